@@ -1,0 +1,28 @@
+# Interface target carrying the project's warning flags and determinism flags.
+add_library(stepsim_warnings INTERFACE)
+add_library(stepsim::warnings ALIAS stepsim_warnings)
+target_compile_options(stepsim_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -ffp-contract=off)
+if(STEPSIM_SANITIZE)
+  target_compile_options(stepsim_warnings INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(stepsim_warnings INTERFACE -fsanitize=address,undefined)
+endif()
+
+# stepsim_library(NAME SOURCES... DEPS ...) declares stepsim::NAME from NAME/src and NAME/include.
+function(stepsim_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(stepsim_${name} STATIC ${ARG_SOURCES})
+  add_library(stepsim::${name} ALIAS stepsim_${name})
+  target_include_directories(stepsim_${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_compile_features(stepsim_${name} PUBLIC cxx_std_20)
+  target_link_libraries(stepsim_${name} PUBLIC ${ARG_DEPS} PRIVATE stepsim::warnings ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# stepsim_test(NAME SOURCES... DEPS ...) declares one doctest executable; ctest runs each case on its own.
+function(stepsim_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} stepsim_test_main stepsim::warnings doctest::doctest)
+  target_compile_definitions(${name} PRIVATE STEPSIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" STEPSIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  doctest_discover_tests(${name} ADD_LABELS 0)
+endfunction()

@@ -1,0 +1,39 @@
+#pragma once
+// Loading scenarios: JSON text (or a file) plus "--set key=value" overrides -> validated Scenario.
+// Every failure throws stepsim::ScenarioError naming the JSON path and the reason.
+
+#include <string>
+#include <vector>
+
+#include "stepsim/scenarios/scenario.hpp"
+
+namespace stepsim::scenarios {
+
+// An override "parallel.tp=4": the dotted path and the raw value text. The value is parsed as
+// JSON when it parses (4, true, "x", {...}), otherwise taken as a string (1f1b, h100-sxm-80gb).
+struct Override {
+  std::string path;
+  std::string value;
+};
+
+// Parses "a.b=c"; throws ScenarioError("--set", ...) when there is no '='.
+Override parse_override(const std::string& text);
+
+// Loads from JSON text. `origin` names the source in messages (a file name or "<default>").
+Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides = {},
+                            const std::string& origin = "<scenario>");
+
+// Loads a file; throws ScenarioError(path, "cannot open ...") when it cannot be read.
+Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides = {});
+
+// The built-in default scenario (Llama-3.1-70B on 16 x DGX H100).
+std::string default_scenario_text();
+
+// Preset lookup (names as in scenarios/presets/). Throw ScenarioError(path, "unknown preset ...").
+ModelSpec model_preset(const std::string& name, const std::string& path = "model");
+GpuSpec gpu_preset(const std::string& name, const std::string& path = "cluster.gpu");
+std::vector<std::string> model_preset_names();
+std::vector<std::string> gpu_preset_names();
+std::vector<std::string> cluster_preset_names();
+
+}  // namespace stepsim::scenarios

@@ -1,0 +1,106 @@
+#pragma once
+// The step graph: the ops of one training step with their work (FLOPs, bytes), where they run
+// (device and stream), their memory effects, and the dependencies between them. Ops carry work,
+// not durations; a cost model fills in `duration_s` (what the analytic engine replays) and the
+// flows of every communication op (what the SimGrid engine replays) before an engine runs.
+//
+// Devices are "folded": one device stands for a set of identical ranks (for example every TP rank
+// and DP replica of a pipeline stage). A communication op runs the collective of its device's group
+// (instance 0 of the CommGroup) and, at the same time, the identical collectives of the other
+// instances, so that the load they put on shared links stays in the simulation.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepsim::sim {
+
+// Streams of a device. Ops on one (device, stream) run one at a time; among ready ops the one
+// with the lowest op index starts first. Different streams of a device run concurrently.
+enum class Stream : std::uint8_t { Compute = 0, TpComm, CpComm, PpComm, DpComm };
+inline constexpr int kNumStreams = 5;
+
+enum class OpKind : std::uint8_t { Compute, Collective, SendRecv, Delay };
+enum class Collective : std::uint8_t { None, AllReduce, ReduceScatter, AllGather, AllToAll };
+enum class Phase : std::uint8_t { Forward, Backward, Recompute, GradReduce, ParamGather, Optimizer, Other };
+
+// One point-to-point transfer between two GPUs (global GPU indices).
+struct Flow {
+  std::int64_t src_gpu = 0;
+  std::int64_t dst_gpu = 0;
+  double bytes = 0;
+};
+
+// How a communication op moves data: a fixed start-up latency, then rounds run one after the
+// other; the flows of a round run concurrently and the round ends when its last flow ends.
+// `rounds` covers every instance of the op's group (see the file comment).
+struct CommPlan {
+  double setup_s = 0;
+  std::vector<std::vector<Flow>> rounds;
+};
+
+struct Op {
+  OpKind kind = OpKind::Compute;
+  Phase phase = Phase::Other;
+  Stream stream = Stream::Compute;
+  Collective collective = Collective::None;
+  std::int32_t device = 0;
+  std::int32_t peer_device = -1;    // SendRecv: receiving device
+  std::int32_t stage = -1;
+  std::int32_t chunk = -1;
+  std::int32_t micro_batch = -1;
+  std::int32_t layer = -1;          // first layer of the op's layer group, -1 when not a layer op
+  std::int32_t group = -1;          // CommGroup index for Collective ops
+  double flops = 0;                 // compute work executed (hardware FLOPs)
+  double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
+  double bytes = 0;                 // compute: HBM traffic; communication: message size S (nccl-tests)
+  double duration_s = 0;            // filled by the cost model
+  std::int64_t alloc_bytes = 0;     // device memory allocated when the op starts
+  std::int64_t free_bytes = 0;      // device memory released when the op ends
+  std::int32_t plan = -1;           // index into StepGraph::plans (communication ops)
+  std::string label;                // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
+};
+
+// The GPUs of one collective: instance 0 is the tracked group, the others are symmetric copies.
+struct CommGroup {
+  std::vector<std::vector<std::int64_t>> instances;
+};
+
+struct Device {
+  std::int64_t gpu = 0;             // representative global GPU (rank) of this device
+  std::int32_t stage = 0;
+  std::int64_t multiplicity = 1;    // ranks this device stands for
+  std::int64_t static_bytes = 0;    // memory held for the whole step (weights, grads, optimizer, buffers)
+  std::int64_t capacity_bytes = 0;  // device memory
+};
+
+class StepGraph {
+ public:
+  std::vector<Device> devices;
+  std::vector<Op> ops;
+  std::vector<CommGroup> groups;
+  std::vector<CommPlan> plans;
+
+  std::int32_t add_op(Op op);
+  // `before` must finish before `after` starts.
+  void add_edge(std::int32_t before, std::int32_t after);
+
+  const std::vector<std::int32_t>& successors(std::int32_t op) const { return succ_[static_cast<std::size_t>(op)]; }
+  const std::vector<std::int32_t>& predecessors(std::int32_t op) const { return pred_[static_cast<std::size_t>(op)]; }
+  std::size_t num_edges() const { return num_edges_; }
+
+  // Throws InternalError on a cycle (naming an op on it), an op on a device that does not exist,
+  // a communication op without a plan, or an edge to a missing op.
+  void validate() const;
+  // Ops in a topological order (Boost.Graph); throws InternalError on a cycle.
+  std::vector<std::int32_t> topological_order() const;
+  // "fwd mb 5 chunk 0 stage 0" style description for messages.
+  std::string describe(std::int32_t op) const;
+
+ private:
+  std::vector<std::vector<std::int32_t>> succ_;
+  std::vector<std::vector<std::int32_t>> pred_;
+  std::size_t num_edges_ = 0;
+};
+
+}  // namespace stepsim::sim
