@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/costmodel/comm.hpp"
+
 namespace stepsim::sim {
 
 // Streams of a device. Ops on one (device, stream) run one at a time; among ready ops the one
@@ -21,23 +23,11 @@ enum class Stream : std::uint8_t { Compute = 0, TpComm, CpComm, PpComm, DpComm }
 inline constexpr int kNumStreams = 5;
 
 enum class OpKind : std::uint8_t { Compute, Collective, SendRecv, Delay };
-enum class Collective : std::uint8_t { None, AllReduce, ReduceScatter, AllGather, AllToAll };
 enum class Phase : std::uint8_t { Forward, Backward, Recompute, GradReduce, ParamGather, Optimizer, Other };
 
-// One point-to-point transfer between two GPUs (global GPU indices).
-struct Flow {
-  std::int64_t src_gpu = 0;
-  std::int64_t dst_gpu = 0;
-  double bytes = 0;
-};
-
-// How a communication op moves data: a fixed start-up latency, then rounds run one after the
-// other; the flows of a round run concurrently and the round ends when its last flow ends.
-// `rounds` covers every instance of the op's group (see the file comment).
-struct CommPlan {
-  double setup_s = 0;
-  std::vector<std::vector<Flow>> rounds;
-};
+using costmodel::Collective;
+using costmodel::CommPlan;
+using costmodel::Flow;
 
 struct Op {
   OpKind kind = OpKind::Compute;
