@@ -5,9 +5,9 @@
 // flows of every communication op (what the SimGrid engine replays) before an engine runs.
 //
 // Devices are "folded": one device stands for a set of identical ranks (for example every TP rank
-// and DP replica of a pipeline stage). A communication op runs the collective of its device's group
-// (instance 0 of the CommGroup) and, at the same time, the identical collectives of the other
-// instances, so that the load they put on shared links stays in the simulation.
+// and DP replica of a pipeline stage). A communication op's plan holds the flows of its device's
+// group and, at the same time, those of the identical collectives of the ranks it stands for, so
+// that the load they put on shared links stays in the simulation.
 
 #include <cstdint>
 #include <string>
@@ -40,7 +40,6 @@ struct Op {
   std::int32_t chunk = -1;
   std::int32_t micro_batch = -1;
   std::int32_t layer = -1;          // first layer of the op's layer group, -1 when not a layer op
-  std::int32_t group = -1;          // CommGroup index for Collective ops
   double flops = 0;                 // compute work executed (hardware FLOPs)
   double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
   double bytes = 0;                 // compute: HBM traffic; communication: message size S (nccl-tests)
@@ -49,11 +48,6 @@ struct Op {
   std::int64_t free_bytes = 0;      // device memory released when the op ends
   std::int32_t plan = -1;           // index into StepGraph::plans (communication ops)
   std::string label;                // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
-};
-
-// The GPUs of one collective: instance 0 is the tracked group, the others are symmetric copies.
-struct CommGroup {
-  std::vector<std::vector<std::int64_t>> instances;
 };
 
 struct Device {
@@ -68,7 +62,6 @@ class StepGraph {
  public:
   std::vector<Device> devices;
   std::vector<Op> ops;
-  std::vector<CommGroup> groups;
   std::vector<CommPlan> plans;
 
   std::int32_t add_op(Op op);
