@@ -3,6 +3,29 @@
 // algorithm (what the SimGrid engine replays, with contention) and their closed-form time when
 // no link is shared (what the analytic engine uses). Both come from one plan, so the engines
 // agree exactly wherever flows do not share a link.
+//
+// Algorithms (NCCL ring, Simple protocol; nccl-tests size convention: S is the full buffer):
+//   - AllReduce: 2(n-1) rounds (reduce-scatter then all-gather); ReduceScatter, AllGather: n-1
+//     rounds. In every round each member sends S/n bytes to its ring successor; the ring is the
+//     members in the order given.
+//   - AllToAll: n-1 rounds; in round j (1..n-1) member i sends S/n bytes to member (i+j) mod n.
+//   - SendRecv: each instance {src, dst} is one flow of S bytes; one round.
+//   - n = 1 (or no instance): empty plan, zero time.
+//
+// Multi-node rings (channels): NCCL runs one ring per NIC, each leaving the node through a
+// different NIC, so a node's NICs add up (training-step.md section 8; NVIDIA/nccl issue 601).
+// The plan models this by splitting every inter-node ring transfer A -> B of a round into k
+// sub-flows of 1/k of the bytes, k = min(distinct NICs the group has on A's node, on B's node):
+// sub-flow j goes from the group member owning the j-th of those NICs on A's node (by NIC index,
+// first member in ring order) to the member owning the j-th NIC on B's node. With identical
+// layouts on every node (Megatron placements) sub-flow j stays on one rail. A group with one
+// member per node (k = 1) keeps its plain ring flows. AllToAll and SendRecv are not split
+// (all-to-all does not aggregate NICs: nccl-tests issue 267).
+//
+// Protocol efficiency: NCCL moves data below line rate (H100 NVLink ~370 of 450 GB/s, A100
+// NVLink ~230 of 300, NDR ~46-49 of 50, HDR ~24 of 25; training-step.md section 8). A flow's
+// bytes are divided by the efficiency of its path (intra-node: NVLink, inter-node: network), so
+// both engines, replaying flows on line-rate links, see the same slowdown.
 
 #include <cstdint>
 #include <vector>
@@ -17,7 +40,7 @@ enum class Collective : std::uint8_t { None, AllReduce, ReduceScatter, AllGather
 struct Flow {
   std::int64_t src_gpu = 0;
   std::int64_t dst_gpu = 0;
-  double bytes = 0;
+  double bytes = 0;           // bytes on the wire, protocol efficiency included
 };
 
 // A fixed start-up latency, then rounds one after the other; the flows of a round run
@@ -27,15 +50,49 @@ struct CommPlan {
   std::vector<std::vector<Flow>> rounds;
 };
 
+// Knobs of the communication model, with their defaults and sources.
+struct CommSettings {
+  // Fraction of NVLink line rate a ring reaches: ~370/450 on H100 (nccl-tests issue 212),
+  // ~230/300 on A100 (nccl-tests issue 149).
+  double nvlink_efficiency = 0.80;
+  // Fraction of NIC line rate: ~46-49/50 GB/s on NDR (nccl-tests issues 267, 290), ~24/25 on HDR
+  // (NVIDIA/nccl issue 412).
+  double network_efficiency = 0.94;
+  // Start-up latency of a collective: NCCL tuner base latency, ring, Simple protocol, 8.4 us
+  // (src/graph/tuning.cc). Per-step latency comes from the links of each flow's route.
+  double collective_setup_s = 8.4e-6;
+  // Start-up latency of a send/recv beyond its route latency (none modeled).
+  double p2p_setup_s = 0.0;
+};
+
 // Plans `kind` of `bytes` (nccl-tests convention: the full buffer S) over every instance of a
 // group at once. instances[0] is the tracked group; the others are identical collectives that
 // run at the same time (symmetric ranks), included so that the link load they cause is replayed.
-// For SendRecv each instance is a pair {src, dst}.
+// For SendRecv each instance is a pair {src, dst}. All instances must have the same size
+// (InternalError otherwise).
+CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
+                         const std::vector<std::vector<std::int64_t>>& instances, double bytes,
+                         const CommSettings& settings);
+// Same with CommSettings{}.
 CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
                          const std::vector<std::vector<std::int64_t>>& instances, double bytes);
 
 // Time of a plan when no two flows share a link: setup_s + sum over rounds of the slowest flow,
-// a flow taking route latency + bytes / route bottleneck bandwidth.
+// a flow taking route latency + bytes / route bottleneck bandwidth. O(flows).
 double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan);
+
+// Ring steps of a collective over n members: 2(n-1) for AllReduce, n-1 for ReduceScatter,
+// AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; training-step.md 8).
+std::int64_t ring_steps(Collective kind, std::int64_t n);
+
+// Closed-form alpha-beta ring time: steps * (latency_s + (S/n) / bw_Bps); SendRecv:
+// latency_s + S / bw_Bps. No setup latency and no efficiency: pass the effective bandwidth.
+// Equals S * bus_bandwidth_factor / bw_Bps + steps * latency_s.
+double ring_time_s(Collective kind, std::int64_t n, double bytes, double bw_Bps, double latency_s);
+
+// nccl-tests bus bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor, with
+// 2(n-1)/n for AllReduce, (n-1)/n for ReduceScatter, AllGather and AllToAll, 1 for SendRecv,
+// 0 for None.
+double bus_bandwidth_factor(Collective kind, std::int64_t n);
 
 }  // namespace stepsim::costmodel

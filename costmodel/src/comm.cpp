@@ -1,0 +1,194 @@
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "stepsim/costmodel/comm.hpp"
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::costmodel {
+
+namespace {
+
+std::string kind_name(Collective kind) {
+  switch (kind) {
+    case Collective::None: return "none";
+    case Collective::AllReduce: return "all-reduce";
+    case Collective::ReduceScatter: return "reduce-scatter";
+    case Collective::AllGather: return "all-gather";
+    case Collective::AllToAll: return "all-to-all";
+    case Collective::SendRecv: return "send/recv";
+  }
+  return "?";
+}
+
+void check_settings(const CommSettings& s) {
+  auto fraction = [](double v) { return v > 0.0 && v <= 1.0; };
+  if (!fraction(s.nvlink_efficiency) || !fraction(s.network_efficiency))
+    throw InternalError("costmodel: protocol efficiencies must lie in (0, 1]");
+  if (s.collective_setup_s < 0.0 || s.p2p_setup_s < 0.0)
+    throw InternalError("costmodel: setup latencies must not be negative");
+}
+
+// Bytes on the wire for `bytes` of payload between two GPUs: payload / efficiency of the path.
+double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::int64_t src, std::int64_t dst,
+                  double bytes) {
+  const bool same_node = cluster.node_of(src) == cluster.node_of(dst);
+  return bytes / (same_node ? s.nvlink_efficiency : s.network_efficiency);
+}
+
+// For each node a group touches: the group's exit GPUs, one per distinct NIC, ordered by NIC
+// index (the first member in ring order that uses the NIC).
+std::map<std::int32_t, std::vector<std::int64_t>> exits_by_node(const topology::Cluster& cluster,
+                                                                const std::vector<std::int64_t>& members) {
+  std::map<std::int32_t, std::vector<std::pair<std::int32_t, std::int64_t>>> by_nic;
+  for (std::int64_t gpu : members) {
+    auto& nics = by_nic[cluster.node_of(gpu)];
+    const std::int32_t nic = cluster.nic_of(gpu);
+    const bool seen = std::any_of(nics.begin(), nics.end(), [&](const auto& p) { return p.first == nic; });
+    if (!seen) nics.emplace_back(nic, gpu);
+  }
+  std::map<std::int32_t, std::vector<std::int64_t>> exits;
+  for (auto& [node, nics] : by_nic) {
+    std::sort(nics.begin(), nics.end());
+    auto& out = exits[node];
+    out.reserve(nics.size());
+    for (const auto& p : nics) out.push_back(p.second);
+  }
+  return exits;
+}
+
+// The flows of one ring round of one instance: member i sends `chunk_bytes` to member i+1;
+// inter-node transfers are split over the NICs the group has on both nodes.
+void append_ring_round(const topology::Cluster& cluster, const CommSettings& s,
+                       const std::vector<std::int64_t>& members, double chunk_bytes, std::vector<Flow>& round) {
+  const std::size_t n = members.size();
+  const auto exits = exits_by_node(cluster, members);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t a = members[i];
+    const std::int64_t b = members[(i + 1) % n];
+    const std::int32_t node_a = cluster.node_of(a);
+    const std::int32_t node_b = cluster.node_of(b);
+    if (node_a == node_b) {
+      round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, chunk_bytes)});
+      continue;
+    }
+    const auto& out = exits.at(node_a);
+    const auto& in = exits.at(node_b);
+    const std::size_t k = std::min(out.size(), in.size());
+    const double part = chunk_bytes / static_cast<double>(k);
+    for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
+  }
+}
+
+}  // namespace
+
+std::int64_t ring_steps(Collective kind, std::int64_t n) {
+  if (n <= 1) return 0;
+  switch (kind) {
+    case Collective::AllReduce: return 2 * (n - 1);
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+    case Collective::AllToAll: return n - 1;
+    case Collective::SendRecv: return 1;
+    case Collective::None: return 0;
+  }
+  return 0;
+}
+
+double bus_bandwidth_factor(Collective kind, std::int64_t n) {
+  if (n <= 0) return 0.0;
+  const auto nd = static_cast<double>(n);
+  switch (kind) {
+    case Collective::AllReduce: return 2.0 * (nd - 1.0) / nd;
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+    case Collective::AllToAll: return (nd - 1.0) / nd;
+    case Collective::SendRecv: return 1.0;
+    case Collective::None: return 0.0;
+  }
+  return 0.0;
+}
+
+double ring_time_s(Collective kind, std::int64_t n, double bytes, double bw_Bps, double latency_s) {
+  const std::int64_t steps = ring_steps(kind, n);
+  if (steps == 0) return 0.0;
+  const double per_step_bytes = kind == Collective::SendRecv ? bytes : bytes / static_cast<double>(n);
+  return static_cast<double>(steps) * (latency_s + per_step_bytes / bw_Bps);
+}
+
+CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
+                         const std::vector<std::vector<std::int64_t>>& instances, double bytes) {
+  return plan_collective(cluster, kind, instances, bytes, CommSettings{});
+}
+
+CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
+                         const std::vector<std::vector<std::int64_t>>& instances, double bytes,
+                         const CommSettings& settings) {
+  check_settings(settings);
+  if (kind == Collective::None) throw InternalError("costmodel: cannot plan a collective of kind none");
+  if (bytes < 0.0) throw InternalError("costmodel: negative message size for " + kind_name(kind));
+  CommPlan plan;
+  if (instances.empty()) return plan;
+  const std::size_t n = instances.front().size();
+  for (const auto& inst : instances)
+    if (inst.size() != n)
+      throw InternalError("costmodel: " + kind_name(kind) + " instances of different sizes (" + std::to_string(n) +
+                          " and " + std::to_string(inst.size()) + ")");
+
+  if (kind == Collective::SendRecv) {
+    if (n != 2) throw InternalError("costmodel: a send/recv instance is a pair {src, dst}, got " + std::to_string(n) + " GPUs");
+    std::vector<Flow> round;
+    round.reserve(instances.size());
+    for (const auto& inst : instances)
+      if (inst[0] != inst[1]) round.push_back(Flow{inst[0], inst[1], wire_bytes(cluster, settings, inst[0], inst[1], bytes)});
+    if (round.empty()) return plan;
+    plan.setup_s = settings.p2p_setup_s;
+    plan.rounds.push_back(std::move(round));
+    return plan;
+  }
+
+  const auto steps = ring_steps(kind, static_cast<std::int64_t>(n));
+  if (steps == 0) return plan;
+  const double chunk_bytes = bytes / static_cast<double>(n);
+  plan.setup_s = settings.collective_setup_s;
+  plan.rounds.reserve(static_cast<std::size_t>(steps));
+
+  if (kind == Collective::AllToAll) {
+    for (std::size_t j = 1; j < n; ++j) {
+      std::vector<Flow> round;
+      round.reserve(n * instances.size());
+      for (const auto& inst : instances)
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::int64_t a = inst[i];
+          const std::int64_t b = inst[(i + j) % n];
+          round.push_back(Flow{a, b, wire_bytes(cluster, settings, a, b, chunk_bytes)});
+        }
+      plan.rounds.push_back(std::move(round));
+    }
+    return plan;
+  }
+
+  // Ring collectives: every round moves the same chunks along the same ring.
+  std::vector<Flow> round;
+  round.reserve(n * instances.size());
+  for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
+  plan.rounds.assign(static_cast<std::size_t>(steps), round);
+  return plan;
+}
+
+double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
+  double total_s = plan.setup_s;
+  for (const auto& round : plan.rounds) {
+    double slowest_s = 0.0;
+    for (const Flow& f : round) {
+      if (f.src_gpu == f.dst_gpu) continue;
+      const topology::Route r = cluster.route(f.src_gpu, f.dst_gpu);
+      slowest_s = std::max(slowest_s, r.latency_s + f.bytes / r.bottleneck_Bps);
+    }
+    total_s += slowest_s;
+  }
+  return total_s;
+}
+
+}  // namespace stepsim::costmodel

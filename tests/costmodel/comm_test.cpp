@@ -1,0 +1,245 @@
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+
+#include "stepsim/costmodel/comm.hpp"
+#include "stepsim/scenarios/error.hpp"
+
+namespace {
+
+using stepsim::costmodel::bus_bandwidth_factor;
+using stepsim::costmodel::Collective;
+using stepsim::costmodel::CommPlan;
+using stepsim::costmodel::CommSettings;
+using stepsim::costmodel::Flow;
+using stepsim::costmodel::isolated_time_s;
+using stepsim::costmodel::plan_collective;
+using stepsim::costmodel::ring_steps;
+using stepsim::costmodel::ring_time_s;
+using stepsim::scenarios::ClusterSpec;
+using stepsim::scenarios::FabricTopology;
+using stepsim::topology::Cluster;
+
+// H100-like: 450 GB/s NVLink per direction, 2 us; NDR NICs 50 GB/s, 4 us; rail-optimized.
+ClusterSpec make_spec(std::int64_t gpus_per_node, std::int64_t nodes, std::int64_t nics) {
+  ClusterSpec s;
+  s.gpus_per_node = gpus_per_node;
+  s.nodes = nodes;
+  s.intra_node.bw_Bps = 450e9;
+  s.intra_node.latency_s = 2e-6;
+  s.inter_node.nics_per_node = nics;
+  s.inter_node.nic_Bps = 50e9;
+  s.inter_node.latency_s = 4e-6;
+  s.inter_node.topology = FabricTopology::RailFatTree;
+  return s;
+}
+
+CommSettings line_rate() {
+  CommSettings s;
+  s.nvlink_efficiency = 1.0;
+  s.network_efficiency = 1.0;
+  return s;
+}
+
+std::vector<std::int64_t> arithmetic(std::int64_t first, std::int64_t stride, std::int64_t count) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t i = 0; i < count; ++i) v.push_back(first + i * stride);
+  return v;
+}
+
+std::set<std::int32_t> links_used(const Cluster& c, const CommPlan& plan) {
+  std::set<std::int32_t> ids;
+  for (const auto& round : plan.rounds)
+    for (const Flow& f : round)
+      for (std::int32_t id : c.route(f.src_gpu, f.dst_gpu).links) ids.insert(id);
+  return ids;
+}
+
+constexpr double kM = 1e9;
+
+}  // namespace
+
+TEST_CASE("comm: TP ring all-reduce of 8 over NVLink matches 2(k-1)(alpha + M/(kB)) with efficiency") {
+  const Cluster c(make_spec(8, 1, 8));
+  const CommPlan plan = plan_collective(c, Collective::AllReduce, {arithmetic(0, 1, 8)}, kM);
+  REQUIRE(plan.rounds.size() == 14);
+  CHECK(plan.setup_s == 8.4e-6);
+  for (const auto& round : plan.rounds) {
+    REQUIRE(round.size() == 8);
+    for (std::size_t i = 0; i < 8; ++i) {
+      CHECK(round[i].src_gpu == static_cast<std::int64_t>(i));
+      CHECK(round[i].dst_gpu == static_cast<std::int64_t>((i + 1) % 8));
+      CHECK(round[i].bytes == doctest::Approx(1.5625e8));   // 1e9 / 8 / 0.8
+    }
+  }
+  // 8.4 us + 14 * (2 us + 1.25e8 B / (0.8 * 450e9 B/s)) = 8.4e-6 + 14 * (2e-6 + 3.4722222e-4)
+  const double expected_s = 8.4e-6 + 14.0 * (2e-6 + 1.25e8 / 360e9);
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(expected_s).epsilon(1e-12));
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(4.8780e-3).epsilon(1e-4));
+  CHECK(isolated_time_s(c, plan) ==
+        doctest::Approx(8.4e-6 + ring_time_s(Collective::AllReduce, 8, kM, 0.8 * 450e9, 2e-6)).epsilon(1e-12));
+}
+
+TEST_CASE("comm: reduce-scatter and all-gather take half the all-reduce rounds") {
+  const Cluster c(make_spec(8, 1, 8));
+  const auto group = arithmetic(0, 1, 8);
+  const CommPlan ar = plan_collective(c, Collective::AllReduce, {group}, kM);
+  const CommPlan rs = plan_collective(c, Collective::ReduceScatter, {group}, kM);
+  const CommPlan ag = plan_collective(c, Collective::AllGather, {group}, kM);
+  CHECK(rs.rounds.size() == 7);
+  CHECK(ag.rounds.size() == 7);
+  const double ar_s = isolated_time_s(c, ar) - ar.setup_s;
+  CHECK(isolated_time_s(c, rs) - rs.setup_s == doctest::Approx(ar_s / 2).epsilon(1e-12));
+  CHECK(isolated_time_s(c, ag) - ag.setup_s == doctest::Approx(ar_s / 2).epsilon(1e-12));
+}
+
+TEST_CASE("comm: DP ring of 4 nodes, one NIC each") {
+  const Cluster c(make_spec(8, 4, 8));
+  const CommPlan plan = plan_collective(c, Collective::AllReduce, {arithmetic(0, 8, 4)}, kM);
+  REQUIRE(plan.rounds.size() == 6);
+  for (const auto& round : plan.rounds) CHECK(round.size() == 4);   // one GPU per node: no split
+  // 8.4 us + 6 * (4 us + 2.5e8 B / (0.94 * 50e9 B/s))
+  const double expected_s = 8.4e-6 + 6.0 * (4e-6 + 2.5e8 / (0.94 * 50e9));
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(expected_s).epsilon(1e-12));
+  const CommPlan bare = plan_collective(c, Collective::AllReduce, {arithmetic(0, 8, 4)}, kM, line_rate());
+  CHECK(isolated_time_s(c, bare) == doctest::Approx(8.4e-6 + 6.0 * (4e-6 + 5e-3)).epsilon(1e-12));
+}
+
+TEST_CASE("comm: two DP instances on distinct rails use disjoint links") {
+  const Cluster c(make_spec(8, 4, 8));
+  const auto rail0 = arithmetic(0, 8, 4);
+  const auto rail1 = arithmetic(1, 8, 4);
+  const CommPlan both = plan_collective(c, Collective::ReduceScatter, {rail0, rail1}, kM);
+  REQUIRE(both.rounds.size() == 3);
+  CHECK(both.rounds[0].size() == 8);
+  const auto a = links_used(c, plan_collective(c, Collective::ReduceScatter, {rail0}, kM));
+  const auto b = links_used(c, plan_collective(c, Collective::ReduceScatter, {rail1}, kM));
+  CHECK_FALSE(a.empty());
+  for (std::int32_t id : a) CHECK(b.count(id) == 0);
+  // Disjoint links: the pair takes as long as one instance.
+  CHECK(isolated_time_s(c, both) ==
+        doctest::Approx(isolated_time_s(c, plan_collective(c, Collective::ReduceScatter, {rail0}, kM))));
+}
+
+TEST_CASE("comm: bytes conservation, each member sends (n-1)/n S for RS and AG, 2(n-1)/n S for AR") {
+  const Cluster c(make_spec(8, 1, 8));
+  const auto group = arithmetic(0, 1, 8);
+  for (Collective kind : {Collective::ReduceScatter, Collective::AllGather, Collective::AllReduce}) {
+    const CommPlan plan = plan_collective(c, kind, {group}, kM, line_rate());
+    std::map<std::int64_t, double> sent;
+    for (const auto& round : plan.rounds)
+      for (const Flow& f : round) sent[f.src_gpu] += f.bytes;
+    REQUIRE(sent.size() == 8);
+    for (const auto& [gpu, bytes] : sent) CHECK(bytes == doctest::Approx(kM * bus_bandwidth_factor(kind, 8)));
+  }
+}
+
+TEST_CASE("comm: multi-node ring splits inter-node transfers over the group's NICs") {
+  // 16 GPUs on 2 nodes, 8 NICs each: every round, each node boundary becomes 8 flows of S/16/8.
+  const Cluster c(make_spec(8, 2, 8));
+  const auto group = arithmetic(0, 1, 16);
+  const CommPlan plan = plan_collective(c, Collective::AllGather, {group}, kM, line_rate());
+  REQUIRE(plan.rounds.size() == 15);
+  const auto& round = plan.rounds[0];
+  CHECK(round.size() == 14 + 2 * 8);
+  double total = 0;
+  int inter = 0;
+  for (const Flow& f : round) {
+    total += f.bytes;
+    if (c.node_of(f.src_gpu) != c.node_of(f.dst_gpu)) {
+      ++inter;
+      CHECK(f.bytes == doctest::Approx(kM / 16 / 8));
+      CHECK(c.nic_of(f.src_gpu) == c.nic_of(f.dst_gpu));   // stays on its rail
+    }
+  }
+  CHECK(inter == 16);
+  CHECK(total == doctest::Approx(kM));   // n flows of S/n in every round
+  // Round time: max(NVLink 2 us + 62.5 MB / 450 GB/s, network 4 us + 7.8125 MB / 50 GB/s)
+  const double round_s = std::max(2e-6 + 6.25e7 / 450e9, 4e-6 + 7.8125e6 / 50e9);
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(8.4e-6 + 15 * round_s).epsilon(1e-12));
+
+  // ABCI-like: 4 NICs per node -> 4 sub-flows per boundary.
+  const Cluster abci(make_spec(8, 2, 4));
+  const CommPlan p4 = plan_collective(abci, Collective::AllGather, {group}, kM, line_rate());
+  int inter4 = 0;
+  for (const Flow& f : p4.rounds[0])
+    if (abci.node_of(f.src_gpu) != abci.node_of(f.dst_gpu)) {
+      ++inter4;
+      CHECK(f.bytes == doctest::Approx(kM / 16 / 4));
+    }
+  CHECK(inter4 == 8);
+}
+
+TEST_CASE("comm: send/recv is a single flow of S bytes") {
+  const Cluster c(make_spec(8, 2, 8));
+  const CommPlan plan = plan_collective(c, Collective::SendRecv, {{3, 11}}, 16777216.0);
+  REQUIRE(plan.rounds.size() == 1);
+  REQUIRE(plan.rounds[0].size() == 1);
+  CHECK(plan.rounds[0][0].src_gpu == 3);
+  CHECK(plan.rounds[0][0].dst_gpu == 11);
+  CHECK(plan.rounds[0][0].bytes == doctest::Approx(16777216.0 / 0.94));
+  CHECK(plan.setup_s == 0.0);
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(4e-6 + 16777216.0 / (0.94 * 50e9)).epsilon(1e-12));
+  // Identical pairs on the other rails travel alongside.
+  const CommPlan eight = plan_collective(c, Collective::SendRecv, {{0, 8}, {1, 9}, {2, 10}, {3, 11}}, 1e6);
+  CHECK(eight.rounds[0].size() == 4);
+}
+
+TEST_CASE("comm: all-to-all sends S/n to member i+j in round j") {
+  const Cluster c(make_spec(8, 1, 8));
+  const CommPlan plan = plan_collective(c, Collective::AllToAll, {{0, 2, 4, 6}}, 4e6, line_rate());
+  REQUIRE(plan.rounds.size() == 3);
+  const std::vector<std::int64_t> m = {0, 2, 4, 6};
+  for (std::size_t j = 0; j < 3; ++j)
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(plan.rounds[j][i].src_gpu == m[i]);
+      CHECK(plan.rounds[j][i].dst_gpu == m[(i + j + 1) % 4]);
+      CHECK(plan.rounds[j][i].bytes == 1e6);
+    }
+}
+
+TEST_CASE("comm: a group of one is an empty plan") {
+  const Cluster c(make_spec(8, 1, 8));
+  for (Collective kind : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::AllToAll}) {
+    const CommPlan plan = plan_collective(c, kind, {{5}, {6}}, kM);
+    CHECK(plan.rounds.empty());
+    CHECK(plan.setup_s == 0.0);
+    CHECK(isolated_time_s(c, plan) == 0.0);
+  }
+  CHECK(plan_collective(c, Collective::AllReduce, {}, kM).rounds.empty());
+  CHECK(plan_collective(c, Collective::SendRecv, {{2, 2}}, kM).rounds.empty());
+}
+
+TEST_CASE("comm: closed forms") {
+  CHECK(ring_steps(Collective::AllReduce, 8) == 14);
+  CHECK(ring_steps(Collective::ReduceScatter, 8) == 7);
+  CHECK(ring_steps(Collective::AllGather, 8) == 7);
+  CHECK(ring_steps(Collective::AllToAll, 8) == 7);
+  CHECK(ring_steps(Collective::SendRecv, 2) == 1);
+  CHECK(ring_steps(Collective::AllReduce, 1) == 0);
+  CHECK(bus_bandwidth_factor(Collective::AllReduce, 8) == 14.0 / 8.0);
+  CHECK(bus_bandwidth_factor(Collective::ReduceScatter, 16) == 15.0 / 16.0);
+  CHECK(bus_bandwidth_factor(Collective::AllGather, 4) == 0.75);
+  CHECK(bus_bandwidth_factor(Collective::SendRecv, 2) == 1.0);
+  // Reference figure: 2(k-1)(alpha + M/(kB)) for k = 8, alpha 2 us, B 450 GB/s, M 1 GB = 3.916889 ms.
+  CHECK(ring_time_s(Collective::AllReduce, 8, kM, 450e9, 2e-6) == doctest::Approx(3.916889e-3).epsilon(1e-6));
+  // k = 4 over one 50 GB/s NIC, alpha 4 us: 30.024 ms.
+  CHECK(ring_time_s(Collective::AllReduce, 4, kM, 50e9, 4e-6) == doctest::Approx(30.024e-3).epsilon(1e-9));
+  CHECK(ring_time_s(Collective::SendRecv, 2, kM, 50e9, 4e-6) == doctest::Approx(4e-6 + 0.02));
+  CHECK(ring_time_s(Collective::AllGather, 1, kM, 50e9, 4e-6) == 0.0);
+}
+
+TEST_CASE("comm: bad requests are internal errors") {
+  const Cluster c(make_spec(8, 1, 8));
+  CHECK_THROWS_WITH_AS(plan_collective(c, Collective::AllReduce, {{0, 1}, {2, 3, 4}}, kM),
+                       "costmodel: all-reduce instances of different sizes (2 and 3)", stepsim::InternalError);
+  CHECK_THROWS_WITH_AS(plan_collective(c, Collective::SendRecv, {{0, 1, 2}}, kM),
+                       "costmodel: a send/recv instance is a pair {src, dst}, got 3 GPUs", stepsim::InternalError);
+  CHECK_THROWS_WITH_AS(plan_collective(c, Collective::None, {{0, 1}}, kM),
+                       "costmodel: cannot plan a collective of kind none", stepsim::InternalError);
+  CommSettings bad;
+  bad.network_efficiency = 1.5;
+  CHECK_THROWS_WITH_AS(plan_collective(c, Collective::AllReduce, {{0, 1}}, kM, bad),
+                       "costmodel: protocol efficiencies must lie in (0, 1]", stepsim::InternalError);
+}
