@@ -10,7 +10,8 @@
 namespace stepsim::scenarios {
 
 // An override "parallel.tp=4": the dotted path and the raw value text. The value is parsed as
-// JSON when it parses (4, true, "x", {...}), otherwise taken as a string (1f1b, h100-sxm-80gb).
+// JSON when it parses (4, true, "x", {...}), otherwise taken as a string (1f1b, h100-sxm-80gb);
+// the value null removes the key, which restores its default.
 struct Override {
   std::string path;
   std::string value;

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "stepsim/scenarios/scenario.hpp"
+
+namespace stepsim::app {
+
+inline constexpr const char* kVersion = "0.1.0";
+
+void register_commands(CLI::App& app);
+
+// Options shared by commands that read one scenario.
+struct ScenarioArgs {
+  std::string file;                  // empty: the built-in default scenario
+  std::vector<std::string> sets;     // --set key=value
+};
+void add_scenario_options(CLI::App& cmd, ScenarioArgs& args);
+scenarios::Scenario load(const ScenarioArgs& args);
+
+// Writes `text` to stdout, or to `file` through a temporary file and a rename (no partial file).
+void emit(const std::string& text, const std::string& file);
+
+}  // namespace stepsim::app

@@ -1,0 +1,41 @@
+// The stepsim command line. Errors become one line on stderr and an exit status:
+// 2 for bad input (scenario, arguments), 3 for an internal error.
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "stepsim/scenarios/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"stepsim: simulate one step of 4D-parallel LLM training on a modeled GPU cluster"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(stepsim::app::kVersion));
+  stepsim::app::register_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "stepsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const stepsim::ScenarioError& e) {
+    std::cerr << "stepsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const stepsim::InternalError& e) {
+    std::cerr << "stepsim: internal error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "stepsim: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

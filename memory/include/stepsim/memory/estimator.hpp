@@ -1,0 +1,94 @@
+#pragma once
+// Memory per GPU.
+//
+// paper mode: the estimator of Fujii, Watanabe, Yokota, "Accelerating Large Language Model
+// Training with 4D Parallelism and Memory Consumption Estimator" (arXiv 2411.06465), exactly as
+// the authors' code computes it (first pipeline stage; norms divided by t; 8p embedding term;
+// output layer only when p = 1; interleaving factor 1 + (p-1)/(p*vpp)).
+//
+// stepsim mode: the same terms for every pipeline stage under the scenario's schedule, with the
+// physical parameter layout (norm weights replicated under TP, vocabulary padded to 128*t), the
+// in-flight micro-batch count of each stage, recomputation, gradient dtype, and explicit terms
+// for what the paper leaves to its 80 % margin (CUDA context, NCCL buffers, distributed-optimizer
+// staging, pipeline buffers, allocator fragmentation).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stepsim/scenarios/scenario.hpp"
+
+namespace stepsim::memory {
+
+struct PaperEstimate {
+  double params_first_stage = 0;          // P1 of the paper (may be fractional: h*v/t)
+  double bytes_per_param = 0;             // 6 + 12/(d*c) with the distributed optimizer, else 18
+  std::int64_t weights_bytes = 0;         // 2 * P1
+  std::int64_t grads_bytes = 0;           // 4 * P1 (2 in bf16)
+  std::int64_t optimizer_bytes = 0;       // 12 * P1 / (d*c) (or 12 * P1)
+  std::int64_t model_states_bytes = 0;    // P1 * bytes_per_param
+  std::int64_t transformer_activation_bytes = 0;  // L * sbh(12 + 4k/a + 8f/h)/(tc) (x interleave factor)
+  std::int64_t embedding_activation_bytes = 0;    // 8 * sbh * p / (tc)
+  std::int64_t output_activation_bytes = 0;       // 4 * sbh * (1 + v/h) / (tc), only when p = 1
+  std::int64_t activation_bytes = 0;
+  std::int64_t total_bytes = 0;
+  std::int64_t gpu_memory_bytes = 0;
+  double usable_fraction = 0.8;
+  bool under_usable_fraction = false;     // total <= usable_fraction * gpu memory
+};
+
+PaperEstimate paper_estimate(const scenarios::Scenario& s);
+
+// One row of stepsim's breakdown.
+struct Term {
+  std::string key;      // JSON key: "weights_bytes", "activations_bytes", ...
+  std::string label;    // table label
+  std::int64_t bytes = 0;
+};
+
+struct StageEstimate {
+  std::int64_t stage = 0;
+  std::int64_t in_flight = 0;        // micro-batches (1F1B, GPipe) or chunk passes (interleaved) held at peak
+  std::vector<Term> terms;
+  std::int64_t total_bytes = 0;
+};
+
+struct StepsimEstimate {
+  std::vector<StageEstimate> stages;  // every pipeline stage
+  std::int64_t peak_stage = 0;
+  std::int64_t peak_bytes = 0;
+  std::int64_t gpu_memory_bytes = 0;
+  bool fits = false;                  // peak <= GPU memory
+};
+
+StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);
+
+// Building blocks shared with the memory timeline of the step engine (so the timeline peak equals
+// the closed form exactly).
+
+// Padded vocabulary: a multiple of 128 * t (Megatron's --make-vocab-size-divisible-by 128 x TP).
+std::int64_t padded_vocab(const scenarios::Scenario& s);
+// Parameters held by one rank of `stage` (physical layout: norms replicated under TP).
+double stage_params(const scenarios::Scenario& s, std::int64_t stage);
+// Activation bytes one rank stores per layer per micro-batch, given the recomputation mode.
+double stored_layer_activation_bytes(const scenarios::Scenario& s);
+// Activation bytes of one layer without recomputation (the working set of a recomputed layer).
+double full_layer_activation_bytes(const scenarios::Scenario& s);
+// Bytes one forward pass of (stage, chunk) allocates and its backward frees.
+std::int64_t chunk_activation_bytes(const scenarios::Scenario& s, std::int64_t stage, std::int64_t chunk);
+// Transient bytes of the output layer and loss on the last stage (fp32 logits; paper's term).
+std::int64_t output_transient_bytes(const scenarios::Scenario& s);
+// Transient bytes of a backward pass beyond the stored activations (full recomputation: one layer).
+std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
+// Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.
+std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
+// Chunk of a stage's k-th forward pass (interleaved: groups of p micro-batches per chunk).
+std::int64_t forward_chunk(const scenarios::Scenario& s, std::int64_t k);
+// Memory held for the whole step on a rank of `stage` (weights, grads, optimizer, buffers).
+std::int64_t static_bytes(const scenarios::Scenario& s, std::int64_t stage);
+// Fragmentation on top of dynamic memory: dynamic * fragmentation_fraction.
+std::int64_t fragmentation_bytes(const scenarios::Scenario& s, std::int64_t dynamic_bytes);
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+}  // namespace stepsim::memory

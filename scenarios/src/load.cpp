@@ -1,0 +1,495 @@
+// Scenario loading: JSON -> Scenario, strict (unknown keys are errors), with defaults, presets,
+// unit conversion and the cross-field rules of the schema (scenarios/README.md).
+
+#include "stepsim/scenarios/load.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::scenarios {
+
+namespace detail {
+const std::map<std::string, std::string>& embedded_files();
+}
+
+namespace {
+
+using Json = nlohmann::json;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+const char* type_name(const Json& j) {
+  if (j.is_object()) return "an object";
+  if (j.is_array()) return "an array";
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_null()) return "null";
+  return "a value";
+}
+
+// Reads the keys of one JSON object; remembers which were read so that finish() can reject the rest.
+class Reader {
+ public:
+  Reader(const Json& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) throw ScenarioError(path_.empty() ? "<root>" : path_, std::string("must be an object, got ") + type_name(j_));
+  }
+
+  bool has(const std::string& key) const { return j_.contains(key); }
+  std::string path(const std::string& key) const { return join(path_, key); }
+
+  const Json* raw(const std::string& key) {
+    seen_.insert(key);
+    auto it = j_.find(key);
+    if (it == j_.end()) return nullptr;
+    return &*it;
+  }
+
+  // Integer in [lo, hi].
+  std::int64_t integer(const std::string& key, std::optional<std::int64_t> def, std::int64_t lo, std::int64_t hi) {
+    const Json* v = raw(key);
+    if (v == nullptr) {
+      if (!def) throw ScenarioError(path(key), "is required");
+      return *def;
+    }
+    std::int64_t x = 0;
+    if (v->is_number_integer()) {
+      x = v->get<std::int64_t>();
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && std::floor(v->get<double>()) == v->get<double>() &&
+               std::fabs(v->get<double>()) < 9e15) {
+      x = static_cast<std::int64_t>(v->get<double>());
+    } else if (v->is_number()) {
+      throw ScenarioError(path(key), "must be an integer, got " + v->dump());
+    } else {
+      throw ScenarioError(path(key), std::string("must be an integer, got ") + type_name(*v));
+    }
+    if (x < lo) throw ScenarioError(path(key), "must be at least " + std::to_string(lo) + ", got " + std::to_string(x));
+    if (x > hi) throw ScenarioError(path(key), "is absurdly large (" + std::to_string(x) + " > " + std::to_string(hi) + ")");
+    return x;
+  }
+
+  // Finite number in (lo, hi] (lo exclusive when lo_exclusive).
+  double number(const std::string& key, std::optional<double> def, double lo, double hi, bool lo_exclusive = true) {
+    const Json* v = raw(key);
+    if (v == nullptr) {
+      if (!def) throw ScenarioError(path(key), "is required");
+      return *def;
+    }
+    if (!v->is_number()) throw ScenarioError(path(key), std::string("must be a number, got ") + type_name(*v));
+    const double x = v->get<double>();
+    if (!std::isfinite(x)) throw ScenarioError(path(key), "must be finite");
+    if (lo_exclusive ? !(x > lo) : !(x >= lo)) {
+      std::ostringstream os;
+      os << "must be " << (lo_exclusive ? "greater than " : "at least ") << lo << ", got " << x;
+      throw ScenarioError(path(key), os.str());
+    }
+    if (x > hi) {
+      std::ostringstream os;
+      os << "is absurdly large (" << x << " > " << hi << ")";
+      throw ScenarioError(path(key), os.str());
+    }
+    return x;
+  }
+
+  bool boolean(const std::string& key, bool def) {
+    const Json* v = raw(key);
+    if (v == nullptr) return def;
+    if (!v->is_boolean()) throw ScenarioError(path(key), std::string("must be true or false, got ") + type_name(*v));
+    return v->get<bool>();
+  }
+
+  std::string string(const std::string& key, std::optional<std::string> def) {
+    const Json* v = raw(key);
+    if (v == nullptr) {
+      if (!def) throw ScenarioError(path(key), "is required");
+      return *def;
+    }
+    if (!v->is_string()) throw ScenarioError(path(key), std::string("must be a string, got ") + type_name(*v));
+    return v->get<std::string>();
+  }
+
+  template <typename E>
+  E choice(const std::string& key, E def, const std::vector<std::pair<std::string, E>>& options) {
+    const Json* v = raw(key);
+    if (v == nullptr) return def;
+    if (!v->is_string()) throw ScenarioError(path(key), std::string("must be a string, got ") + type_name(*v));
+    const auto s = v->get<std::string>();
+    std::string allowed;
+    for (const auto& [name, value] : options) {
+      if (name == s) return value;
+      allowed += (allowed.empty() ? "" : ", ") + name;
+    }
+    throw ScenarioError(path(key), "unknown value \"" + s + "\" (expected one of: " + allowed + ")");
+  }
+
+  void finish(const std::set<std::string>& also_allowed = {}) const {
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (seen_.count(it.key()) == 0 && also_allowed.count(it.key()) == 0)
+        throw ScenarioError(path(it.key()), "unknown key");
+    }
+  }
+
+ private:
+  const Json& j_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+Json parse_json(const std::string& text, const std::string& origin) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::string what = e.what();
+    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the rest.
+    const auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw ScenarioError(origin, "malformed JSON: " + what);
+  }
+}
+
+const Json& preset_json(const std::string& kind, const std::string& name, const std::string& path) {
+  static std::map<std::string, Json> cache;
+  const std::string file = "presets/" + kind + "/" + name + ".json";
+  auto it = cache.find(file);
+  if (it != cache.end()) return it->second;
+  const auto& files = detail::embedded_files();
+  auto f = files.find(file);
+  if (f == files.end()) {
+    std::string names;
+    const std::string prefix = "presets/" + kind + "/";
+    for (const auto& [k, _] : files) {
+      if (k.rfind(prefix, 0) == 0) names += (names.empty() ? "" : ", ") + k.substr(prefix.size(), k.size() - prefix.size() - 5);
+    }
+    throw ScenarioError(path, "unknown preset \"" + name + "\" (known: " + names + ")");
+  }
+  return cache.emplace(file, Json::parse(f->second)).first->second;
+}
+
+std::vector<std::string> preset_names(const std::string& kind) {
+  std::vector<std::string> out;
+  const std::string prefix = "presets/" + kind + "/";
+  for (const auto& [k, _] : detail::embedded_files())
+    if (k.rfind(prefix, 0) == 0) out.push_back(k.substr(prefix.size(), k.size() - prefix.size() - 5));
+  return out;
+}
+
+// Merges `over` into a copy of `base` (objects recursively; everything else replaced).
+Json merged(Json base, const Json& over) {
+  for (auto it = over.begin(); it != over.end(); ++it) {
+    if (it.key() == "preset") continue;
+    if (base.contains(it.key()) && base[it.key()].is_object() && it.value().is_object())
+      base[it.key()] = merged(base[it.key()], it.value());
+    else
+      base[it.key()] = it.value();
+  }
+  return base;
+}
+
+// A preset reference ("name" or {"preset": "name", ...overrides}) resolved to one object.
+Json resolve_preset_ref(const Json& j, const std::string& kind, const std::string& path) {
+  if (j.is_string()) {
+    Json out = preset_json(kind, j.get<std::string>(), path);
+    out["name"] = j.get<std::string>();
+    return out;
+  }
+  if (!j.is_object()) throw ScenarioError(path, std::string("must be a preset name or an object, got ") + type_name(j));
+  if (!j.contains("preset")) return j;
+  if (!j["preset"].is_string()) throw ScenarioError(path + ".preset", "must be a string");
+  const auto name = j["preset"].get<std::string>();
+  Json out = preset_json(kind, name, path + ".preset");
+  out["name"] = name;
+  return merged(out, j);
+}
+
+constexpr std::int64_t kBig = std::numeric_limits<std::int32_t>::max();
+
+ModelSpec read_model(const Json& raw, const std::string& path) {
+  const Json j = resolve_preset_ref(raw, "models", path);
+  Reader r(j, path);
+  ModelSpec m;
+  m.name = r.string("name", std::string("custom"));
+  m.layers = r.integer("layers", std::nullopt, 1, 100000);
+  m.hidden = r.integer("hidden", std::nullopt, 1, 1 << 20);
+  m.ffn_hidden = r.integer("ffn_hidden", std::nullopt, 1, 1 << 22);
+  m.heads = r.integer("heads", std::nullopt, 1, 1 << 16);
+  m.kv_heads = r.integer("kv_heads", m.heads, 1, 1 << 16);
+  m.vocab = r.integer("vocab", std::nullopt, 1, 1 << 26);
+  m.tied_embeddings = r.boolean("tied_embeddings", false);
+  m.mlp = r.choice<MlpKind>("mlp", MlpKind::SwiGlu, {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
+  m.norm = r.choice<NormKind>("norm", NormKind::RmsNorm, {{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}});
+  m.bias = r.boolean("bias", false);
+  r.finish({"source", "description"});
+  if (m.hidden % m.heads != 0) throw ScenarioError(path + ".heads", "must divide hidden (" + std::to_string(m.hidden) + ")");
+  if (m.heads % m.kv_heads != 0) throw ScenarioError(path + ".kv_heads", "must divide heads (" + std::to_string(m.heads) + ")");
+  return m;
+}
+
+GpuSpec read_gpu(const Json& raw, const std::string& path) {
+  const Json j = resolve_preset_ref(raw, "gpus", path);
+  Reader r(j, path);
+  GpuSpec g;
+  g.name = r.string("name", std::string("custom"));
+  g.memory_bytes = r.number("memory_gib", std::nullopt, 0, 1e5) * kGiB;
+  g.peak_bf16_flops = r.number("peak_bf16_tflops", std::nullopt, 0, 1e6) * 1e12;
+  g.hbm_Bps = r.number("hbm_TBps", std::nullopt, 0, 1e4) * 1e12;
+  g.nvlink_Bps = r.number("nvlink_GBps", 300.0, 0, 1e6) * 1e9;
+  r.finish({"source", "description"});
+  return g;
+}
+
+ClusterSpec read_cluster(const Json& raw, const std::string& path) {
+  if (!raw.is_object()) throw ScenarioError(path, std::string("must be an object, got ") + type_name(raw));
+  Json j = raw;
+  ClusterSpec c;
+  if (j.contains("preset")) {
+    if (!j["preset"].is_string()) throw ScenarioError(path + ".preset", "must be a string");
+    c.preset = j["preset"].get<std::string>();
+    Json base = preset_json("clusters", c.preset, path + ".preset");
+    base.erase("source");
+    j = merged(base, j);
+    j.erase("preset");
+  }
+  Reader r(j, path);
+  const Json* gpu = r.raw("gpu");
+  if (gpu == nullptr) throw ScenarioError(path + ".gpu", "is required (a GPU preset name or an object)");
+  c.gpu = read_gpu(*gpu, path + ".gpu");
+  c.gpus_per_node = r.integer("gpus_per_node", std::nullopt, 1, 1024);
+  c.nodes = r.integer("nodes", std::nullopt, 1, 1 << 20);
+  if (c.world_size() > (1 << 22)) throw ScenarioError(path + ".nodes", "world size is absurdly large");
+  c.ideal_network = r.boolean("ideal_network", false);
+
+  // NVLink: per GPU per direction, the GPU's nvlink figure; ~2 us per NCCL step on NVLink
+  // (NCCL tuner per-step latency 0.6-3.4 us depending on protocol, training-step.md section 8).
+  IntraNodeSpec intra;
+  intra.bw_Bps = c.gpu.nvlink_Bps;
+  intra.latency_s = 2e-6;
+  if (const Json* in = r.raw("intra_node")) {
+    Reader ri(*in, path + ".intra_node");
+    intra.bw_Bps = ri.number("bw_GBps", intra.bw_Bps / 1e9, 0, 1e6) * 1e9;
+    intra.latency_s = ri.number("latency_us", intra.latency_s * 1e6, 0, 1e6, false) * 1e-6;
+    ri.finish();
+  }
+  c.intra_node = intra;
+
+  // InfiniBand: one NDR 400 Gb/s NIC per GPU, rail-optimized non-blocking fat tree; ~5 us per
+  // network step (NCCL tuner: 2.7-14 us per inter-node ring step by protocol).
+  InterNodeSpec inter;
+  inter.nics_per_node = c.gpus_per_node;
+  inter.nic_Bps = 400e9 / 8.0;
+  inter.latency_s = 5e-6;
+  if (const Json* ex = r.raw("inter_node")) {
+    Reader re(*ex, path + ".inter_node");
+    inter.nics_per_node = re.integer("nics_per_node", inter.nics_per_node, 1, 1024);
+    inter.nic_Bps = re.number("nic_Gbps", inter.nic_Bps * 8.0 / 1e9, 0, 1e6) * 1e9 / 8.0;
+    inter.latency_s = re.number("latency_us", inter.latency_s * 1e6, 0, 1e6, false) * 1e-6;
+    inter.topology = re.choice<FabricTopology>("topology", FabricTopology::RailFatTree,
+                                               {{"rail-fat-tree", FabricTopology::RailFatTree},
+                                                {"fat-tree", FabricTopology::FatTree},
+                                                {"single-switch", FabricTopology::SingleSwitch}});
+    inter.oversubscription = re.number("oversubscription", 1.0, 0, 1000);
+    if (inter.oversubscription < 1.0) throw ScenarioError(path + ".inter_node.oversubscription", "must be at least 1");
+    re.finish();
+  }
+  c.inter_node = inter;
+  r.finish();
+  return c;
+}
+
+TrainingSpec read_training(const Json& j, const std::string& path) {
+  Reader r(j, path);
+  TrainingSpec t;
+  t.seq_len = r.integer("seq_len", std::nullopt, 1, 1 << 26);
+  t.global_batch = r.integer("global_batch", std::nullopt, 1, 1 << 26);
+  t.micro_batch = r.integer("micro_batch", 1, 1, 1 << 20);
+  t.recompute = r.choice<Recompute>("recompute", Recompute::None,
+                                    {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
+  t.grads_in_fp32 = r.choice<bool>("grad_dtype", true, {{"fp32", true}, {"bf16", false}});
+  if (r.has("train_tokens")) t.train_tokens = r.number("train_tokens", std::nullopt, 0, 1e18);
+  r.finish();
+  return t;
+}
+
+ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_given) {
+  Reader r(j, path);
+  ParallelSpec p;
+  p.tp = r.integer("tp", 1, 1, 1 << 16);
+  p.cp = r.integer("cp", 1, 1, 1 << 16);
+  p.pp = r.integer("pp", 1, 1, 1 << 16);
+  dp_given = r.has("dp");
+  p.dp = r.integer("dp", 1, 1, 1 << 22);
+  p.vpp = r.integer("vpp", 1, 1, 1 << 10);
+  p.schedule = r.choice<Schedule>("schedule", Schedule::OneFOneB,
+                                  {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}});
+  p.sequence_parallel = r.boolean("sequence_parallel", true);
+  p.distributed_optimizer = r.boolean("distributed_optimizer", true);
+  p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
+  p.overlap_param_gather = r.boolean("overlap_param_gather", true);
+  p.rank_order = r.string("rank_order", std::string("tp-cp-dp-pp"));
+  r.finish();
+  return p;
+}
+
+MemorySpec read_memory(const Json* j, const std::string& path) {
+  // Defaults: what the paper's 80 % margin has to cover (paper-memory-model.md section 5): CUDA
+  // context ~0.3-0.5 GB, ~0.5 GB of NCCL buffers per active communicator, allocator fragmentation.
+  MemorySpec m;
+  m.cuda_context_bytes = 0.5 * kGiB;
+  m.nccl_buffer_bytes_per_group = 0.5 * kGiB;
+  m.fragmentation_fraction = 0.10;
+  m.usable_fraction = 0.8;
+  if (j == nullptr) return m;
+  Reader r(*j, path);
+  m.cuda_context_bytes = r.number("cuda_context_gib", m.cuda_context_bytes / kGiB, 0, 1e4, false) * kGiB;
+  m.nccl_buffer_bytes_per_group = r.number("nccl_buffer_gib_per_group", m.nccl_buffer_bytes_per_group / kGiB, 0, 1e4, false) * kGiB;
+  m.fragmentation_fraction = r.number("fragmentation_fraction", m.fragmentation_fraction, 0, 10, false);
+  m.usable_fraction = r.number("usable_fraction", m.usable_fraction, 0, 1);
+  r.finish();
+  return m;
+}
+
+CostSpec read_cost(const Json* j, const std::string& path) {
+  CostSpec c;
+  if (j == nullptr) return c;
+  Reader r(*j, path);
+  if (r.has("usd_per_gpu_hour")) c.usd_per_gpu_hour = r.number("usd_per_gpu_hour", std::nullopt, 0, 1e6, false);
+  r.finish();
+  return c;
+}
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+// Cross-field rules. Each names the field a user would change.
+void check(Scenario& s, bool dp_given) {
+  const auto& m = s.model;
+  auto& p = s.parallel;
+  const auto& t = s.training;
+  if (m.heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
+  if (m.kv_heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
+  if (m.ffn_hidden % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
+  if (m.layers % p.pp != 0) throw ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(m.layers) + ")");
+  if (p.schedule == Schedule::Interleaved && p.vpp < 2)
+    throw ScenarioError("parallel.vpp", "the interleaved schedule needs vpp >= 2, got " + str(p.vpp));
+  if (p.schedule != Schedule::Interleaved && p.vpp != 1)
+    throw ScenarioError("parallel.vpp", "vpp=" + str(p.vpp) + " needs schedule \"interleaved\" (schedule is \"" + to_string(p.schedule) + "\")");
+  if (p.vpp > 1 && m.layers % (p.pp * p.vpp) != 0)
+    throw ScenarioError("parallel.vpp", "layers (" + str(m.layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp));
+  if (p.schedule == Schedule::Interleaved && p.pp < 2)
+    throw ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
+  if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
+    throw ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
+  const std::int64_t world = s.world_size();
+  const std::int64_t model_parallel = p.tp * p.cp * p.pp;
+  if (world % model_parallel != 0)
+    throw ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is not divisible by tp*cp*pp = " + str(model_parallel));
+  if (dp_given) {
+    if (p.tp * p.cp * p.pp * p.dp != world)
+      throw ScenarioError("parallel.dp", "tp*cp*pp*dp = " + str(p.tp * p.cp * p.pp * p.dp) + " does not equal the world size " + str(world));
+  } else {
+    p.dp = world / model_parallel;
+  }
+  if (t.global_batch % (t.micro_batch * p.dp) != 0)
+    throw ScenarioError("training.global_batch", "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp));
+  const std::int64_t mb = s.micro_batches();
+  if (p.schedule == Schedule::Interleaved) {
+    if (mb < p.pp)
+      throw ScenarioError("training.global_batch", "interleaving needs at least pp=" + str(p.pp) + " micro-batches per pipeline, got " + str(mb));
+    if (mb % p.pp != 0)
+      throw ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp));
+  }
+  if (p.tp > 1 && !p.sequence_parallel) {
+    // Allowed: TP without SP (activations of the norm region are then replicated).
+  }
+}
+
+void set_path(Json& root, const Override& ov) {
+  Json value;
+  try {
+    value = Json::parse(ov.value);
+  } catch (const Json::parse_error&) {
+    value = ov.value;
+  }
+  Json* cur = &root;
+  std::string done;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = ov.path.find('.', start);
+    const std::string key = ov.path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (key.empty()) throw ScenarioError("--set " + ov.path, "empty key in the path");
+    done = join(done, key);
+    if (dot == std::string::npos) {
+      if (value.is_null())
+        cur->erase(key);  // "--set key=null" restores the default
+      else
+        (*cur)[key] = value;
+      return;
+    }
+    Json& next = (*cur)[key];
+    if (next.is_null()) next = Json::object();
+    if (next.is_string() && (done == "model" || done == "cluster.gpu")) next = Json{{"preset", next.get<std::string>()}};
+    if (!next.is_object()) throw ScenarioError(done, "is not an object, cannot set " + ov.path);
+    cur = &next;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+Override parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw ScenarioError("--set", "expected key=value, got \"" + text + "\"");
+  return Override{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides, const std::string& origin) {
+  Json root = parse_json(json_text, origin);
+  if (!root.is_object()) throw ScenarioError(origin, std::string("must hold a JSON object, got ") + type_name(root));
+  for (const auto& ov : overrides) set_path(root, ov);
+
+  Reader r(root, "");
+  Scenario s;
+  s.name = r.string("name", std::string("scenario"));
+  const Json* model = r.raw("model");
+  if (model == nullptr) throw ScenarioError("model", "is required (a model preset name or an object)");
+  s.model = read_model(*model, "model");
+  const Json* cluster = r.raw("cluster");
+  if (cluster == nullptr) throw ScenarioError("cluster", "is required");
+  s.cluster = read_cluster(*cluster, "cluster");
+  const Json* training = r.raw("training");
+  if (training == nullptr) throw ScenarioError("training", "is required");
+  s.training = read_training(*training, "training");
+  bool dp_given = false;
+  const Json* parallel = r.raw("parallel");
+  s.parallel = read_parallel(parallel != nullptr ? *parallel : Json::object(), "parallel", dp_given);
+  s.memory = read_memory(r.raw("memory"), "memory");
+  s.cost = read_cost(r.raw("cost"), "cost");
+  r.finish({"description"});
+  check(s, dp_given);
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file, "cannot open the scenario file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return load_scenario_text(ss.str(), overrides, file);
+}
+
+std::string default_scenario_text() { return detail::embedded_files().at("examples/default.json"); }
+
+ModelSpec model_preset(const std::string& name, const std::string& path) { return read_model(Json(name), path); }
+GpuSpec gpu_preset(const std::string& name, const std::string& path) { return read_gpu(Json(name), path); }
+std::vector<std::string> model_preset_names() { return preset_names("models"); }
+std::vector<std::string> gpu_preset_names() { return preset_names("gpus"); }
+std::vector<std::string> cluster_preset_names() { return preset_names("clusters"); }
+
+}  // namespace stepsim::scenarios

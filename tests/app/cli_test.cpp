@@ -1,0 +1,118 @@
+// End-to-end checks of the stepsim executable: exit statuses, messages, files, determinism.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;   // stdout
+  std::string err;   // stderr
+};
+
+std::string tmpdir() {
+  static const std::string dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("stepsim_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d.string();
+  }();
+  return dir;
+}
+
+std::string slurp(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result run(const std::string& args) {
+  static int n = 0;
+  const std::string err_file = tmpdir() + "/err" + std::to_string(n++);
+  const std::string cmd = std::string(STEPSIM_BINARY_DIR) + "/app/stepsim " + args + " 2>" + err_file;
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t got = 0;
+  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), got);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.err = slurp(err_file);
+  return r;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string f = tmpdir() + "/" + name;
+  std::ofstream(f, std::ios::binary) << text;
+  return f;
+}
+
+const std::string kExample = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/examples/llama31-8b-tsubame.json";
+
+}  // namespace
+
+TEST_CASE("stepsim memory prints the breakdown and the verdict") {
+  const auto r = run("memory " + kExample);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("67.517") != std::string::npos);
+  CHECK(r.out.find("under 80 %") != std::string::npos);
+  CHECK(r.out.find("peak: stage 0") != std::string::npos);
+}
+
+TEST_CASE("stepsim memory --format json has the contract keys and is byte-identical on repeat") {
+  const auto a = run("memory " + kExample + " --format json");
+  const auto b = run("memory " + kExample + " --format json");
+  CHECK(a.status == 0);
+  CHECK(a.out == b.out);
+  for (const char* key : {"\"model_states_bytes\": 48181592064", "\"activation_bytes\": 24314380288", "\"total_bytes\"",
+                          "\"gpu_memory_bytes\"", "\"under_80_percent\": true", "\"stages\"", "\"stage\": 0",
+                          "\"weights_bytes\"", "\"activations_bytes\""})
+    CHECK_MESSAGE(a.out.find(key) != std::string::npos, key);
+}
+
+TEST_CASE("the default scenario runs without a file") {
+  const auto r = run("memory");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("llama-3.1-70b") != std::string::npos);
+}
+
+TEST_CASE("bad input: exit status 2, one line naming the field, no output file") {
+  const std::string out = tmpdir() + "/never.json";
+  struct Case { std::string args; std::string expect; };
+  const Case cases[] = {
+      {"memory " + write_file("bad.json", "{\"model\": "), "malformed JSON"},
+      {"memory " + kExample + " --set parallel.tp=3", "parallel.tp"},
+      {"memory " + kExample + " --set model=llama-9", "unknown preset"},
+      {"memory " + kExample + " --set parallel.dp=4", "parallel.dp"},
+      {"memory /nonexistent.json", "cannot open"},
+      {"memory " + kExample + " --format yaml", "format"},
+      {"nosuchcommand", "subcommand"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run(c.args + " --out " + out);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(c.expect) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(out));
+    CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+  }
+}
+
+TEST_CASE("--out writes the file") {
+  const std::string out = tmpdir() + "/mem.json";
+  const auto r = run("memory " + kExample + " --format json --out " + out);
+  CHECK(r.status == 0);
+  CHECK(slurp(out).find("\"paper\"") != std::string::npos);
+}

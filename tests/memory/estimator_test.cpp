@@ -1,0 +1,127 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+// Llama-3.1-8B, seq 8192, GBS 1024 on 4-GPU H100 94 GB nodes: the paper's test setups.
+scenarios::Scenario llama8b(int tp, int cp, int pp, int mbs, int gpus) {
+  const std::string text = R"({"model": "llama-3.1-8b",
+    "cluster": {"gpu": "h100-sxm-94gb", "gpus_per_node": 4, "nodes": )" + std::to_string(gpus / 4) + R"(},
+    "training": {"seq_len": 8192, "global_batch": 1024, "micro_batch": )" + std::to_string(mbs) + R"(},
+    "parallel": {"tp": )" + std::to_string(tp) + ", \"cp\": " + std::to_string(cp) + ", \"pp\": " + std::to_string(pp) + "}}";
+  return scenarios::load_scenario_text(text);
+}
+
+double gib(std::int64_t b) { return static_cast<double>(b) / memory::kGiB; }
+
+}  // namespace
+
+TEST_CASE("paper mode reproduces the authors' four reference values (section 8) to 0.001 GiB") {
+  struct Case { int tp, cp, pp, mbs, gpus; double states, acts, total; };
+  const Case cases[] = {
+      {2, 1, 1, 1, 4, 44.8726, 22.6445, 67.52},
+      {1, 2, 1, 1, 4, 67.3089, 22.6445, 89.95},
+      {2, 1, 2, 1, 128, 11.9193, 20.7500, 32.67},
+      {2, 2, 1, 2, 128, 23.1374, 22.6445, 45.78},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.tp); CAPTURE(c.cp); CAPTURE(c.pp); CAPTURE(c.mbs);
+    const auto e = memory::paper_estimate(llama8b(c.tp, c.cp, c.pp, c.mbs, c.gpus));
+    CHECK(std::abs(gib(e.model_states_bytes) - c.states) < 0.001);
+    CHECK(std::abs(gib(e.activation_bytes) - c.acts) < 0.001);
+    CHECK(std::abs(gib(e.total_bytes) - c.total) < 0.01);
+  }
+}
+
+TEST_CASE("paper mode: worked example term by term (TP2 CP1 PP1 MBS1 on 4 x H100 94 GB)") {
+  const auto e = memory::paper_estimate(llama8b(2, 1, 1, 1, 4));
+  CHECK(e.params_first_stage == 4015132672.0);
+  CHECK(e.bytes_per_param == 12.0);
+  CHECK(e.model_states_bytes == 48181592064);
+  CHECK(e.weights_bytes == 2 * 4015132672LL);
+  CHECK(e.grads_bytes == 4 * 4015132672LL);
+  CHECK(e.optimizer_bytes == 6 * 4015132672LL);
+  CHECK(e.transformer_activation_bytes == 22011707392);
+  CHECK(e.embedding_activation_bytes == 134217728);
+  CHECK(e.output_activation_bytes == 2168455168);
+  CHECK(e.activation_bytes == 24314380288);
+  CHECK(gib(e.activation_bytes) == 22.64453125);
+  CHECK(e.under_usable_fraction);  // 67.52 GiB = 71.8 % of 94
+  // MBS 2: 44.87 + 45.29 = 90.16 GiB (95.9 %) -> flagged
+  const auto e2 = memory::paper_estimate(llama8b(2, 1, 1, 2, 4));
+  CHECK(std::abs(gib(e2.total_bytes) - 90.16) < 0.01);
+  CHECK_FALSE(e2.under_usable_fraction);
+}
+
+TEST_CASE("paper mode: 18 bytes per parameter without the distributed optimizer") {
+  auto s = llama8b(2, 1, 1, 1, 4);
+  s.parallel.distributed_optimizer = false;
+  const auto e = memory::paper_estimate(s);
+  CHECK(e.bytes_per_param == 18.0);
+  CHECK(e.model_states_bytes == 18 * 4015132672LL);
+}
+
+TEST_CASE("paper mode: interleaving multiplies layer activations by 1 + (p-1)/(p v)") {
+  auto s = llama8b(2, 1, 4, 1, 128);
+  const auto base = memory::paper_estimate(s);
+  s.parallel.schedule = scenarios::Schedule::Interleaved;
+  s.parallel.vpp = 2;
+  const auto inter = memory::paper_estimate(s);
+  CHECK(static_cast<double>(inter.transformer_activation_bytes) ==
+        doctest::Approx(static_cast<double>(base.transformer_activation_bytes) * (1.0 + 3.0 / 8.0)).epsilon(1e-12));
+}
+
+TEST_CASE("stepsim mode: parameters per stage, hand-computed for Llama-3.1-8B TP2 PP2") {
+  const auto s = llama8b(2, 1, 2, 1, 128);
+  // per layer: (2*4096^2*1.25 + 3*4096*14336)/2 + 2*4096 (replicated norms) = 109,051,904 + 8,192
+  const double layer = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
+  CHECK(memory::padded_vocab(s) == 128256);  // already a multiple of 256
+  const double vocab_shard = 128256.0 * 4096 / 2;
+  CHECK(memory::stage_params(s, 0) == 16 * layer + vocab_shard);
+  CHECK(memory::stage_params(s, 1) == 16 * layer + vocab_shard + 4096);
+  auto s8 = llama8b(8, 1, 1, 1, 128);
+  CHECK(memory::padded_vocab(s8) == 129024);  // multiple of 1024
+}
+
+TEST_CASE("stepsim mode: activation per layer matches the paper's coefficient, and full recomputation keeps 2sbh/t") {
+  auto s = llama8b(2, 1, 1, 1, 4);
+  CHECK(memory::full_layer_activation_bytes(s) == 687865856.0);  // 41 sbh / t
+  s.training.recompute = scenarios::Recompute::Full;
+  CHECK(memory::stored_layer_activation_bytes(s) == 2.0 * 8192 * 4096 / 2);
+  CHECK(memory::backward_transient_bytes(s) == 687865856);
+}
+
+TEST_CASE("stepsim mode: in-flight counts per schedule") {
+  auto s = llama8b(2, 1, 4, 1, 128);  // dp 16 -> m = 64
+  REQUIRE(s.micro_batches() == 64);
+  for (int st = 0; st < 4; ++st) CHECK(memory::in_flight(s, st) == 4 - st);
+  s.parallel.schedule = scenarios::Schedule::GPipe;
+  CHECK(memory::in_flight(s, 0) == 64);
+  s.parallel.schedule = scenarios::Schedule::Interleaved;
+  s.parallel.vpp = 2;
+  CHECK(memory::in_flight(s, 0) == 2 * 4 + 4 - 1);  // v p + p - 1
+  CHECK(memory::in_flight(s, 3) == 4 + 1);           // (v-1) p + 1
+}
+
+TEST_CASE("stepsim mode: totals are the sum of the terms, the peak stage is named") {
+  const auto s = llama8b(2, 1, 4, 1, 128);
+  const auto est = memory::stepsim_estimate(s);
+  REQUIRE(est.stages.size() == 4);
+  for (const auto& st : est.stages) {
+    std::int64_t sum = 0;
+    for (const auto& t : st.terms) sum += t.bytes;
+    CHECK(sum == st.total_bytes);
+    CHECK(st.total_bytes <= est.peak_bytes);
+  }
+  CHECK(est.stages[static_cast<std::size_t>(est.peak_stage)].total_bytes == est.peak_bytes);
+  // stage 0 holds 4 micro-batches of 8 layers: 4 * 8 * 41 sbh / t (+ token ids)
+  const auto& acts0 = est.stages[0].terms[3];
+  CHECK(acts0.key == "activations_bytes");
+  CHECK(acts0.bytes == 4 * (8 * 687865856LL + 8 * 8192));
+}

@@ -1,0 +1,174 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+using namespace stepsim;
+using scenarios::Override;
+
+namespace {
+
+const char* kBase = R"({
+  "name": "llama31-8b-tsubame",
+  "model": "llama-3.1-8b",
+  "cluster": { "gpu": "h100-sxm-94gb", "gpus_per_node": 4, "nodes": 1 },
+  "training": { "seq_len": 8192, "global_batch": 1024, "micro_batch": 1, "recompute": "none" },
+  "parallel": { "tp": 2, "cp": 1, "pp": 1, "dp": 2, "vpp": 1, "schedule": "1f1b",
+                "sequence_parallel": true, "distributed_optimizer": true }
+})";
+
+// Loads kBase with overrides and returns the error (path and message) it raises.
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    std::vector<Override> ov;
+    for (const auto& s : sets) ov.push_back(scenarios::parse_override(s));
+    scenarios::load_scenario_text(text, ov, "scenario.json");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::string err(const std::vector<std::string>& sets) { return error_of(kBase, sets); }
+
+}  // namespace
+
+TEST_CASE("the issue's example scenario loads with presets resolved and SI units") {
+  const auto s = scenarios::load_scenario_text(kBase);
+  CHECK(s.name == "llama31-8b-tsubame");
+  CHECK(s.model.layers == 32);
+  CHECK(s.model.hidden == 4096);
+  CHECK(s.model.kv_heads == 8);
+  CHECK(s.model.vocab == 128256);
+  CHECK(s.cluster.gpu.memory_bytes == 94.0 * 1024 * 1024 * 1024);
+  CHECK(s.cluster.gpu.peak_bf16_flops == 989e12);
+  CHECK(s.parallel.dp == 2);
+  CHECK(s.micro_batches() == 512);
+  CHECK(s.cluster.intra_node.bw_Bps == 450e9);
+  CHECK(s.cluster.inter_node.nic_Bps == 50e9);
+}
+
+TEST_CASE("dp is derived from the world size when omitted") {
+  const auto s = scenarios::load_scenario_text(kBase, {{"parallel.dp", "null"}, {"cluster.nodes", "4"}});
+  CHECK(s.parallel.dp == 8);
+  std::string text = kBase;
+  text.replace(text.find("\"dp\": 2, "), 9, "");
+  const auto d = scenarios::load_scenario_text(text, {scenarios::parse_override("cluster.nodes=4")});
+  CHECK(d.parallel.dp == 8);
+}
+
+TEST_CASE("--set overrides use the same validation, and reach into presets") {
+  const auto s = scenarios::load_scenario_text(kBase, {scenarios::parse_override("parallel.tp=4"),
+                                                       scenarios::parse_override("parallel.dp=1"),
+                                                       scenarios::parse_override("training.micro_batch=2"),
+                                                       scenarios::parse_override("model.layers=16")});
+  CHECK(s.parallel.tp == 4);
+  CHECK(s.training.micro_batch == 2);
+  CHECK(s.model.layers == 16);
+  CHECK(s.model.hidden == 4096);
+  CHECK(err({"parallel.tp=3"}).find("parallel.tp") == 0);
+  CHECK(err({"nonsense"}).find("--set") == 0);
+}
+
+TEST_CASE("cluster presets: {\"preset\": \"dgx-h100\", \"nodes\": 16}") {
+  const auto s = scenarios::load_scenario_text(
+      R"({"model": "llama-3.1-70b", "cluster": {"preset": "dgx-h100", "nodes": 16},
+          "training": {"seq_len": 8192, "global_batch": 1024}, "parallel": {"tp": 8, "pp": 4}})");
+  CHECK(s.world_size() == 128);
+  CHECK(s.cluster.gpus_per_node == 8);
+  CHECK(s.cluster.gpu.name == "h100-sxm-80gb");
+  CHECK(s.cluster.inter_node.nics_per_node == 8);
+  CHECK(s.parallel.dp == 4);
+  for (const auto& name : scenarios::cluster_preset_names()) {
+    CAPTURE(name);
+    CHECK_NOTHROW(scenarios::load_scenario_text(
+        R"({"model": "llama-3.1-8b", "cluster": {"preset": ")" + name + R"(", "nodes": 2},
+            "training": {"seq_len": 4096, "global_batch": 64}})"));
+  }
+}
+
+TEST_CASE("every model and GPU preset loads") {
+  CHECK(scenarios::model_preset_names().size() == 7);
+  CHECK(scenarios::gpu_preset_names().size() == 6);
+  for (const auto& n : scenarios::model_preset_names()) CHECK_NOTHROW(scenarios::model_preset(n));
+  for (const auto& n : scenarios::gpu_preset_names()) CHECK(scenarios::gpu_preset(n).peak_bf16_flops > 0);
+  CHECK(scenarios::model_preset("llama-3.1-405b").layers == 126);
+  CHECK(scenarios::model_preset("gpt3-175b").tied_embeddings);
+}
+
+TEST_CASE("the built-in default scenario loads") {
+  const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text());
+  CHECK(s.model.name == "llama-3.1-70b");
+  CHECK(s.world_size() == 128);
+}
+
+// The bad-input table: each case names the JSON path and the reason.
+TEST_CASE("bad input: one clear error naming the field") {
+  struct Case {
+    std::string text;                 // whole document, or empty for kBase
+    std::vector<std::string> sets;
+    std::string expect_prefix;        // path at the start of the message
+    std::string expect_reason;        // a word of the reason
+  };
+  const Case cases[] = {
+      {"{\"model\": ", {}, "scenario.json", "malformed JSON"},
+      {"[1, 2]", {}, "scenario.json", "object"},
+      {"", {"parallel.foo=1"}, "parallel.foo", "unknown key"},
+      {"", {"colour=1"}, "colour", "unknown key"},
+      {"", {"model=llama-9"}, "model", "unknown preset"},
+      {"", {"cluster.gpu=h900"}, "cluster.gpu", "unknown preset"},
+      {"", {"cluster.preset=dgx-z"}, "cluster.preset", "unknown preset"},
+      {"", {"parallel.tp=\"two\""}, "parallel.tp", "must be an integer"},
+      {"", {"parallel.tp=2.5"}, "parallel.tp", "must be an integer"},
+      {"", {"parallel.sequence_parallel=3"}, "parallel.sequence_parallel", "true or false"},
+      {"", {"training.seq_len=0"}, "training.seq_len", "at least 1"},
+      {"", {"training.micro_batch=-2"}, "training.micro_batch", "at least 1"},
+      {"", {"training.seq_len=1000000000000"}, "training.seq_len", "absurdly large"},
+      {"", {"cluster.nodes=0"}, "cluster.nodes", "at least 1"},
+      {"", {"cluster.gpu.memory_gib=-80"}, "cluster.gpu.memory_gib", "greater than 0"},
+      {"", {"model.layers=1e12"}, "model.layers", "absurdly large"},
+      {"", {"training.recompute=some"}, "training.recompute", "unknown value"},
+      {"", {"parallel.schedule=zb"}, "parallel.schedule", "unknown value"},
+      {"", {"parallel.tp=3", "parallel.dp=1"}, "parallel.tp", "does not divide the attention heads"},
+      {"", {"model.heads=48", "model.hidden=6144", "model.kv_heads=12", "parallel.tp=8", "cluster.gpus_per_node=8", "parallel.dp=1"},
+       "parallel.tp", "kv_heads"},
+      {"", {"model.ffn_hidden=14337", "parallel.tp=2"}, "parallel.tp", "ffn_hidden"},
+      {"", {"model.kv_heads=5"}, "model.kv_heads", "must divide heads"},
+      {"", {"parallel.pp=3", "parallel.tp=1", "parallel.dp=1", "cluster.gpus_per_node=3"}, "parallel.pp", "does not divide the layers"},
+      {"", {"parallel.pp=2", "parallel.tp=1", "parallel.schedule=interleaved", "parallel.vpp=3"}, "parallel.vpp", "not divisible by pp*vpp"},
+      {"", {"parallel.vpp=2"}, "parallel.vpp", "needs schedule"},
+      {"", {"parallel.pp=2", "parallel.tp=1", "parallel.schedule=interleaved"}, "parallel.vpp", "needs vpp >= 2"},
+      {"", {"parallel.cp=2", "parallel.tp=1", "training.seq_len=8190"}, "training.seq_len", "2*cp"},
+      {"", {"parallel.dp=4"}, "parallel.dp", "world size"},
+      {"", {"parallel.tp=1", "parallel.pp=1", "parallel.dp=null", "cluster.gpus_per_node=3", "parallel.cp=2"}, "parallel", "not divisible by tp*cp*pp"},
+      {"", {"training.global_batch=1000", "training.micro_batch=3"}, "training.global_batch", "not divisible by micro_batch*dp"},
+      {"", {"parallel.pp=2", "parallel.tp=1", "parallel.schedule=interleaved", "parallel.vpp=2", "training.global_batch=2"},
+       "training.global_batch", "at least pp"},
+      {"", {"parallel.pp=4", "parallel.tp=1", "parallel.dp=1", "parallel.schedule=interleaved", "parallel.vpp=2", "training.global_batch=6"},
+       "training.global_batch", "divisible by pp"},
+      {"", {"cluster.inter_node.topology=torus"}, "cluster.inter_node.topology", "unknown value"},
+      {"", {"cluster.inter_node.oversubscription=0.5"}, "cluster.inter_node.oversubscription", "at least 1"},
+      {"", {"memory.usable_fraction=2"}, "memory.usable_fraction", "absurdly large"},
+      {"{\"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"nodes\": 1}, \"training\": {\"seq_len\": 1, \"global_batch\": 1}}",
+       {}, "model", "is required"},
+      {"", {"training.seq_len=null"}, "training.seq_len", "is required"},
+      {"", {"training.seq_len=[1]"}, "training.seq_len", "must be an integer"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = c.text.empty() ? err(c.sets) : error_of(c.text, c.sets);
+    CAPTURE(msg);
+    CHECK(msg.rfind(c.expect_prefix + ":", 0) == 0);
+    CHECK(msg.find(c.expect_reason) != std::string::npos);
+  }
+}
+
+TEST_CASE("a missing file is a scenario error naming the file") {
+  try {
+    scenarios::load_scenario_file("/nonexistent/scenario.json");
+    FAIL("no error");
+  } catch (const ScenarioError& e) {
+    CHECK(e.path() == "/nonexistent/scenario.json");
+  }
+}
