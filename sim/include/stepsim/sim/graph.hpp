@@ -77,8 +77,16 @@ class StepGraph {
   void validate() const;
   // Ops in a topological order (Boost.Graph); throws InternalError on a cycle.
   std::vector<std::int32_t> topological_order() const;
-  // "fwd mb 5 chunk 0 stage 0" style description for messages.
+  // "fwd, micro-batch 5, chunk 0, stage 0 (device 0)" style description for messages.
   std::string describe(std::int32_t op) const;
+
+  // Every check of validate() except the cycle search: linear in ops and edges, no traversal.
+  // Also rejects a negative or non-finite duration_s, setup_s or flow size.
+  void validate_ops() const;
+  // The ops of one dependency cycle in edge order (empty when the graph is acyclic).
+  std::vector<std::int32_t> find_cycle() const;
+  // Error message naming the ops of a cycle found by find_cycle().
+  std::string describe_cycle(const std::vector<std::int32_t>& cycle) const;
 
  private:
   std::vector<std::vector<std::int32_t>> succ_;

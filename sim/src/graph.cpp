@@ -1,0 +1,225 @@
+#include "stepsim/sim/graph.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
+
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::sim {
+
+namespace {
+
+std::size_t as_index(std::int32_t i) { return static_cast<std::size_t>(i); }
+
+const char* kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::Compute: return "compute";
+    case OpKind::Collective: return "collective";
+    case OpKind::SendRecv: return "send/recv";
+    case OpKind::Delay: return "delay";
+  }
+  return "op";
+}
+
+bool is_comm(OpKind k) { return k == OpKind::Collective || k == OpKind::SendRecv; }
+
+// "op 17 (fwd, micro-batch 5, chunk 0, stage 0 (device 0))" for error messages.
+std::string name_op(const StepGraph& g, std::int32_t op) {
+  return "op " + std::to_string(op) + " (" + g.describe(op) + ")";
+}
+
+}  // namespace
+
+std::int32_t StepGraph::add_op(Op op) {
+  if (ops.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw InternalError("step graph: too many ops (the limit is 2^31 - 1)");
+  }
+  ops.push_back(std::move(op));
+  if (succ_.size() < ops.size()) {
+    succ_.resize(ops.size());
+    pred_.resize(ops.size());
+  }
+  return static_cast<std::int32_t>(ops.size() - 1);
+}
+
+void StepGraph::add_edge(std::int32_t before, std::int32_t after) {
+  if (before < 0 || after < 0) {
+    throw InternalError("step graph: edge " + std::to_string(before) + " -> " + std::to_string(after) +
+                        " has a negative op index");
+  }
+  // An edge may name an op that is added later; validate() reports it if it never is.
+  const std::size_t need = std::max(as_index(before), as_index(after)) + 1;
+  if (succ_.size() < need) {
+    succ_.resize(need);
+    pred_.resize(need);
+  }
+  succ_[as_index(before)].push_back(after);
+  pred_[as_index(after)].push_back(before);
+  ++num_edges_;
+}
+
+std::string StepGraph::describe(std::int32_t op) const {
+  if (op < 0 || as_index(op) >= ops.size()) return "missing op " + std::to_string(op);
+  const Op& o = ops[as_index(op)];
+  std::string s = o.label.empty() ? std::string(kind_name(o.kind)) : o.label;
+  if (o.micro_batch >= 0) s += ", micro-batch " + std::to_string(o.micro_batch);
+  if (o.chunk >= 0) s += ", chunk " + std::to_string(o.chunk);
+  if (o.layer >= 0) s += ", layer " + std::to_string(o.layer);
+  if (o.stage >= 0) s += ", stage " + std::to_string(o.stage);
+  s += " (device " + std::to_string(o.device);
+  if (o.kind == OpKind::SendRecv) s += " -> " + std::to_string(o.peer_device);
+  s += ")";
+  return s;
+}
+
+void StepGraph::validate_ops() const {
+  const auto num_devices = static_cast<std::int64_t>(devices.size());
+  const auto num_plans = static_cast<std::int64_t>(plans.size());
+  if (succ_.size() < ops.size()) {
+    throw InternalError("step graph: " + std::to_string(ops.size() - succ_.size()) +
+                        " ops were pushed into `ops` directly; add ops with add_op()");
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& o = ops[i];
+    const auto id = static_cast<std::int32_t>(i);
+    if (o.device < 0 || o.device >= num_devices) {
+      throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
+                          ", but the graph has " + std::to_string(num_devices) + " devices");
+    }
+    if (static_cast<int>(o.stream) >= kNumStreams) {
+      throw InternalError("step graph: " + name_op(*this, id) + " has an invalid stream " +
+                          std::to_string(static_cast<int>(o.stream)));
+    }
+    if (!std::isfinite(o.duration_s) || o.duration_s < 0) {
+      throw InternalError("step graph: " + name_op(*this, id) + " has an invalid duration " +
+                          std::to_string(o.duration_s) + " s");
+    }
+    if (is_comm(o.kind) && (o.plan < 0 || o.plan >= num_plans)) {
+      throw InternalError("step graph: communication " + name_op(*this, id) + " has plan index " +
+                          std::to_string(o.plan) + ", but the graph has " + std::to_string(num_plans) + " plans");
+    }
+    if (o.kind == OpKind::SendRecv &&
+        (o.peer_device < 0 || o.peer_device >= num_devices || o.peer_device == o.device)) {
+      throw InternalError("step graph: send/recv " + name_op(*this, id) + " has peer device " +
+                          std::to_string(o.peer_device) + " (it must be another of the " +
+                          std::to_string(num_devices) + " devices)");
+    }
+  }
+  for (std::size_t i = ops.size(); i < succ_.size(); ++i) {
+    const auto missing = static_cast<std::int32_t>(i);
+    if (!pred_[i].empty()) {
+      throw InternalError("step graph: edge from " + name_op(*this, pred_[i].front()) + " to missing op " +
+                          std::to_string(missing) + " (the graph has " + std::to_string(ops.size()) + " ops)");
+    }
+    if (!succ_[i].empty()) {
+      throw InternalError("step graph: edge from missing op " + std::to_string(missing) + " to " +
+                          name_op(*this, succ_[i].front()) + " (the graph has " + std::to_string(ops.size()) +
+                          " ops)");
+    }
+  }
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    const CommPlan& plan = plans[p];
+    if (!std::isfinite(plan.setup_s) || plan.setup_s < 0) {
+      throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " +
+                          std::to_string(plan.setup_s) + " s");
+    }
+    for (const auto& round : plan.rounds) {
+      for (const Flow& f : round) {
+        if (!std::isfinite(f.bytes) || f.bytes < 0) {
+          throw InternalError("step graph: plan " + std::to_string(p) + " has a flow of " + std::to_string(f.bytes) +
+                              " bytes");
+        }
+      }
+    }
+  }
+}
+
+std::vector<std::int32_t> StepGraph::find_cycle() const {
+  // Iterative depth-first search with three colours; a back edge closes a cycle, which is then
+  // read off the DFS stack.
+  const std::size_t n = std::min(ops.size(), succ_.size());
+  enum : std::uint8_t { kWhite, kGrey, kBlack };
+  std::vector<std::uint8_t> colour(n, kWhite);
+  struct Frame {
+    std::int32_t op;
+    std::size_t next;
+  };
+  std::vector<Frame> stack;
+  for (std::size_t root = 0; root < n; ++root) {
+    if (colour[root] != kWhite) continue;
+    stack.push_back({static_cast<std::int32_t>(root), 0});
+    colour[root] = kGrey;
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const auto& out = succ_[as_index(top.op)];
+      if (top.next == out.size()) {
+        colour[as_index(top.op)] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      const std::int32_t v = out[top.next++];
+      if (as_index(v) >= n) continue;  // missing op: reported by validate_ops()
+      if (colour[as_index(v)] == kGrey) {
+        std::vector<std::int32_t> cycle;
+        auto it = std::find_if(stack.begin(), stack.end(), [v](const Frame& f) { return f.op == v; });
+        for (; it != stack.end(); ++it) cycle.push_back(it->op);
+        return cycle;
+      }
+      if (colour[as_index(v)] == kWhite) {
+        colour[as_index(v)] = kGrey;
+        stack.push_back({v, 0});
+      }
+    }
+  }
+  return {};
+}
+
+std::string StepGraph::describe_cycle(const std::vector<std::int32_t>& cycle) const {
+  constexpr std::size_t kMaxShown = 6;
+  std::string s = "step graph has a dependency cycle of " + std::to_string(cycle.size()) + " ops: ";
+  for (std::size_t i = 0; i < cycle.size() && i < kMaxShown; ++i) {
+    if (i > 0) s += " -> ";
+    s += name_op(*this, cycle[i]);
+  }
+  if (cycle.size() > kMaxShown) s += " -> ...";
+  if (!cycle.empty()) s += " -> back to op " + std::to_string(cycle.front());
+  return s;
+}
+
+void StepGraph::validate() const {
+  validate_ops();
+  const auto cycle = find_cycle();
+  if (!cycle.empty()) throw InternalError(describe_cycle(cycle));
+}
+
+std::vector<std::int32_t> StepGraph::topological_order() const {
+  using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  const std::size_t n = ops.size();
+  BoostGraph g(n);
+  for (std::size_t u = 0; u < n && u < succ_.size(); ++u) {
+    for (const std::int32_t v : succ_[u]) {
+      if (as_index(v) < n) boost::add_edge(u, as_index(v), g);
+    }
+  }
+  std::vector<BoostGraph::vertex_descriptor> reversed;
+  reversed.reserve(n);
+  try {
+    boost::topological_sort(g, std::back_inserter(reversed));
+  } catch (const boost::not_a_dag&) {
+    const auto cycle = find_cycle();
+    throw InternalError(cycle.empty() ? std::string("step graph has a dependency cycle") : describe_cycle(cycle));
+  }
+  std::vector<std::int32_t> order;
+  order.reserve(n);
+  for (auto it = reversed.rbegin(); it != reversed.rend(); ++it) order.push_back(static_cast<std::int32_t>(*it));
+  return order;
+}
+
+}  // namespace stepsim::sim

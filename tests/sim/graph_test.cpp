@@ -1,0 +1,170 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/sim/graph.hpp"
+
+namespace sim = stepsim::sim;
+
+namespace {
+
+sim::Op compute_op(std::int32_t device, const std::string& label, std::int32_t micro_batch = -1) {
+  sim::Op op;
+  op.kind = sim::OpKind::Compute;
+  op.device = device;
+  op.stage = device;
+  op.micro_batch = micro_batch;
+  op.label = label;
+  return op;
+}
+
+std::string message_of(const sim::StepGraph& g) {
+  try {
+    g.validate();
+  } catch (const stepsim::InternalError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("graph: describe names label, micro-batch, chunk, stage and device") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  sim::Op op = compute_op(0, "fwd", 5);
+  op.chunk = 0;
+  g.add_op(op);
+  CHECK(g.describe(0) == "fwd, micro-batch 5, chunk 0, stage 0 (device 0)");
+  CHECK(g.describe(3) == "missing op 3");
+}
+
+TEST_CASE("graph: validate accepts a chain and counts edges") {
+  sim::StepGraph g;
+  g.devices.resize(2);
+  const auto a = g.add_op(compute_op(0, "fwd"));
+  const auto b = g.add_op(compute_op(1, "fwd"));
+  const auto c = g.add_op(compute_op(1, "bwd"));
+  g.add_edge(a, b);
+  g.add_edge(b, c);
+  CHECK_NOTHROW(g.validate());
+  CHECK(g.num_edges() == 2);
+  CHECK(g.successors(a) == std::vector<std::int32_t>{b});
+  CHECK(g.predecessors(c) == std::vector<std::int32_t>{b});
+}
+
+TEST_CASE("graph: validate names an op of a cycle") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  const auto a = g.add_op(compute_op(0, "fwd", 0));
+  const auto b = g.add_op(compute_op(0, "fwd", 1));
+  const auto c = g.add_op(compute_op(0, "bwd", 1));
+  g.add_edge(a, b);
+  g.add_edge(b, c);
+  g.add_edge(c, b);
+  CHECK_THROWS_AS(g.validate(), stepsim::InternalError);
+  const std::string msg = message_of(g);
+  CHECK(msg.find("cycle of 2 ops") != std::string::npos);
+  CHECK(msg.find("op 1 (fwd, micro-batch 1, stage 0 (device 0))") != std::string::npos);
+  CHECK(msg.find("op 2 (bwd, micro-batch 1, stage 0 (device 0))") != std::string::npos);
+  CHECK(msg.find("op 0 ") == std::string::npos);
+
+  CHECK_THROWS_AS(g.topological_order(), stepsim::InternalError);
+  try {
+    (void)g.topological_order();
+  } catch (const stepsim::InternalError& e) {
+    CHECK(std::string(e.what()).find("op 1 (fwd, micro-batch 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("graph: validate rejects a self-loop") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  const auto a = g.add_op(compute_op(0, "opt"));
+  g.add_edge(a, a);
+  CHECK(message_of(g) == "step graph has a dependency cycle of 1 ops: op 0 (opt, stage 0 (device 0)) -> back to op 0");
+}
+
+TEST_CASE("graph: validate rejects an op on a missing device") {
+  sim::StepGraph g;
+  g.devices.resize(2);
+  g.add_op(compute_op(0, "fwd"));
+  g.add_op(compute_op(7, "bwd"));
+  CHECK_THROWS_AS(g.validate(), stepsim::InternalError);
+  CHECK(message_of(g) == "step graph: op 1 (bwd, stage 7 (device 7)) runs on device 7, but the graph has 2 devices");
+}
+
+TEST_CASE("graph: validate rejects a communication op without a valid plan") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  sim::Op op;
+  op.kind = sim::OpKind::Collective;
+  op.stream = sim::Stream::TpComm;
+  op.label = "tp.ag";
+  op.plan = -1;
+  g.add_op(op);
+  CHECK(message_of(g) ==
+        "step graph: communication op 0 (tp.ag (device 0)) has plan index -1, but the graph has 0 plans");
+  g.plans.emplace_back();
+  g.ops[0].plan = 0;
+  CHECK_NOTHROW(g.validate());
+  g.ops[0].plan = 1;
+  CHECK(message_of(g).find("has plan index 1, but the graph has 1 plans") != std::string::npos);
+}
+
+TEST_CASE("graph: validate rejects a send/recv with a bad peer") {
+  sim::StepGraph g;
+  g.devices.resize(2);
+  g.plans.emplace_back();
+  sim::Op op;
+  op.kind = sim::OpKind::SendRecv;
+  op.stream = sim::Stream::PpComm;
+  op.label = "pp.send";
+  op.plan = 0;
+  op.peer_device = 1;
+  g.add_op(op);
+  CHECK_NOTHROW(g.validate());
+  g.ops[0].peer_device = 2;
+  CHECK(message_of(g) == "step graph: send/recv op 0 (pp.send (device 0 -> 2)) has peer device 2 "
+                         "(it must be another of the 2 devices)");
+  g.ops[0].peer_device = 0;
+  CHECK(message_of(g).find("has peer device 0") != std::string::npos);
+}
+
+TEST_CASE("graph: validate rejects an edge to a missing op") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  g.add_op(compute_op(0, "fwd"));
+  g.add_edge(0, 4);
+  CHECK(message_of(g) == "step graph: edge from op 0 (fwd, stage 0 (device 0)) to missing op 4 (the graph has 1 ops)");
+  CHECK_THROWS_AS(g.add_edge(-1, 0), stepsim::InternalError);
+}
+
+TEST_CASE("graph: validate rejects negative durations and flow sizes") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  g.add_op(compute_op(0, "fwd"));
+  g.ops[0].duration_s = -1;
+  CHECK(message_of(g).find("op 0 (fwd, stage 0 (device 0)) has an invalid duration") != std::string::npos);
+  g.ops[0].duration_s = 1;
+  g.plans.push_back({0.0, {{{0, 1, -5.0}}}});
+  CHECK(message_of(g).find("plan 0 has a flow of -5") != std::string::npos);
+}
+
+TEST_CASE("graph: topological order respects every edge") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  for (int i = 0; i < 8; ++i) g.add_op(compute_op(0, "op"));
+  // Edges against index order so that the identity is not a valid answer.
+  const std::vector<std::pair<int, int>> edges = {{7, 3}, {3, 0}, {6, 0}, {5, 6}, {7, 5}, {0, 1}, {2, 1}, {4, 2}};
+  for (const auto& [u, v] : edges) g.add_edge(u, v);
+  const auto order = g.topological_order();
+  REQUIRE(order.size() == 8);
+  std::vector<int> position(8, -1);
+  for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+  CHECK(std::count(position.begin(), position.end(), -1) == 0);
+  for (const auto& [u, v] : edges) CHECK(position[static_cast<std::size_t>(u)] < position[static_cast<std::size_t>(v)]);
+}
