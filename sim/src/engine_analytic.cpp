@@ -48,14 +48,31 @@ Trace run_analytic(const StepGraph& graph) {
   trace.engine = EngineKind::Analytic;
   trace.ops.resize(n);
 
-  std::vector<std::int32_t> waiting(n);      // unfinished predecessors
-  std::vector<std::uint32_t> stream_of(n);   // device * kNumStreams + stream
+  // Compact copies of what the replay touches per op: the graph's per-op vectors and Op records
+  // are scattered in memory, and a replay that chases them is bound by cache misses. Copying them
+  // in index order (sequential reads the hardware overlaps) makes the event loop several times
+  // faster on large graphs.
+  struct OpState {
+    double duration_s;
+    std::uint32_t stream;     // device * kNumStreams + stream
+    std::int32_t waiting;     // unfinished predecessors
+  };
+  std::vector<OpState> state(n);
+  std::vector<std::size_t> succ_begin(n + 1);
+  std::vector<std::int32_t> succ;
+  succ.reserve(graph.num_edges());
   for (std::size_t i = 0; i < n; ++i) {
     const Op& op = graph.ops[i];
-    waiting[i] = static_cast<std::int32_t>(graph.predecessors(static_cast<std::int32_t>(i)).size());
-    stream_of[i] = static_cast<std::uint32_t>(static_cast<std::size_t>(op.device) * kNumStreams +
-                                              static_cast<std::size_t>(op.stream));
+    const auto id = static_cast<std::int32_t>(i);
+    state[i] = {op.duration_s,
+                static_cast<std::uint32_t>(static_cast<std::size_t>(op.device) * kNumStreams +
+                                           static_cast<std::size_t>(op.stream)),
+                static_cast<std::int32_t>(graph.predecessors(id).size())};
+    succ_begin[i] = succ.size();
+    const auto& out = graph.successors(id);
+    succ.insert(succ.end(), out.begin(), out.end());
   }
+  succ_begin[n] = succ.size();
 
   std::vector<std::vector<std::int32_t>> ready(num_streams);  // min-heaps of op indices
   std::vector<std::uint8_t> busy(num_streams, 0);
@@ -66,7 +83,7 @@ Trace run_analytic(const StepGraph& graph) {
   const std::greater<std::int32_t> lower_index_first;
 
   auto make_ready = [&](std::int32_t op) {
-    const std::uint32_t s = stream_of[as_index(op)];
+    const std::uint32_t s = state[as_index(op)].stream;
     auto& q = ready[s];
     q.push_back(op);
     std::push_heap(q.begin(), q.end(), lower_index_first);
@@ -84,7 +101,7 @@ Trace run_analytic(const StepGraph& graph) {
       const std::int32_t op = q.back();
       q.pop_back();
       busy[s] = 1;
-      const double end_s = now_s + graph.ops[as_index(op)].duration_s;
+      const double end_s = now_s + state[as_index(op)].duration_s;
       trace.ops[as_index(op)] = {now_s, end_s};
       events.push_back({end_s, op});
       std::push_heap(events.begin(), events.end(), LaterEvent{});
@@ -93,7 +110,7 @@ Trace run_analytic(const StepGraph& graph) {
   };
 
   for (std::size_t i = 0; i < n; ++i) {
-    if (waiting[i] == 0) make_ready(static_cast<std::int32_t>(i));
+    if (state[i].waiting == 0) make_ready(static_cast<std::int32_t>(i));
   }
   start_ready(0.0);
 
@@ -106,14 +123,15 @@ Trace run_analytic(const StepGraph& graph) {
       const std::int32_t op = events.back().op;
       events.pop_back();
       ++completed;
-      const std::uint32_t s = stream_of[as_index(op)];
+      const std::uint32_t s = state[as_index(op)].stream;
       busy[s] = 0;
       if (!touched[s]) {
         touched[s] = 1;
         touched_list.push_back(s);
       }
-      for (const std::int32_t next : graph.successors(op)) {
-        if (--waiting[as_index(next)] == 0) make_ready(next);
+      for (std::size_t k = succ_begin[as_index(op)]; k < succ_begin[as_index(op) + 1]; ++k) {
+        const std::int32_t next = succ[k];
+        if (--state[as_index(next)].waiting == 0) make_ready(next);
       }
     }
     makespan_s = now_s;
