@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/costmodel/comm.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/topology/cluster.hpp"
 

@@ -425,6 +425,24 @@ TEST_CASE("simgrid: a bad graph or plan throws in the parent") {
   CHECK(sim::run_analytic(bad_plan).makespan_s == 0.0);
 }
 
+TEST_CASE("simgrid: more GPUs than the platform limit are refused") {
+  scenarios::ClusterSpec spec = single_node(8);
+  spec.nodes = 513;
+  spec.inter_node.nics_per_node = 8;
+  const topology::Cluster cluster(spec);
+  REQUIRE(cluster.num_gpus() == 4104);
+  sim::CommPlan plan;
+  plan.rounds.emplace_back();
+  for (std::int64_t i = 0; i < cluster.num_gpus(); ++i) plan.rounds[0].push_back({i, (i + 1) % cluster.num_gpus(), 1e6});
+  sim::StepGraph g;
+  g.devices.resize(1);
+  add_comm(g, 0, sim::Stream::DpComm, plan, 1e-3);
+  CHECK_THROWS_WITH_AS(sim::run_simgrid(g, cluster),
+                       "simgrid engine: the step's flows touch 4104 GPUs; the SimGrid platform supports at most 4096 "
+                       "(its route table grows as the square). Use the analytic engine for this run",
+                       stepsim::InternalError);
+}
+
 TEST_CASE("engines: run dispatches on the engine kind") {
   const topology::Cluster cluster(single_node(2));
   sim::StepGraph g;
