@@ -31,10 +31,17 @@ struct Trace {
   double makespan_s = 0;
 };
 
+// Validates the graph first (a cycle, a missing device or plan: InternalError in the caller).
 Trace run_analytic(const StepGraph& graph);
 
 // Runs SimGrid in a forked child process (SimGrid's engine cannot be re-created in one process)
-// and returns its trace. Throws InternalError when the child fails.
+// and returns its trace. Throws InternalError when the child fails. Call it from a
+// single-threaded process. A communication op's duration_s is not used: its plan is replayed
+// (setup_s, then each round's flows, each flow waiting its route latency and then sending its
+// bytes, rounded to whole bytes, on links shared max-min fairly). Flows must join two distinct
+// GPUs of the cluster, and all flows together may touch at most 4096 GPUs (InternalError
+// otherwise, before forking). An op of zero duration, or with an empty plan and no setup, ends
+// at its start time.
 Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster);
 
 Trace run(EngineKind engine, const StepGraph& graph, const topology::Cluster& cluster);
