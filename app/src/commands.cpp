@@ -8,6 +8,7 @@
 
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/results/memory_report.hpp"
+#include "stepsim/results/simulate.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -68,10 +69,41 @@ void register_memory(CLI::App& app) {
   });
 }
 
+void register_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "simulate one training step: time, throughput, MFU, bubble, memory over time, OOM point");
+  auto args = std::make_shared<ScenarioArgs>();
+  auto format = std::make_shared<std::string>("table");
+  auto out = std::make_shared<std::string>();
+  auto trace = std::make_shared<std::string>();
+  auto engine = std::make_shared<std::string>("auto");
+  auto granularity = std::make_shared<std::string>("chunk");
+  add_scenario_options(*cmd, *args);
+  cmd->add_option("--engine", *engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
+      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--out", *out, "write the report to this file instead of stdout");
+  cmd->add_option("--trace", *trace, "write a Chrome trace-event JSON file (open in Perfetto)");
+  cmd->add_option("--granularity", *granularity, "ops per pass: chunk (layer groups) or layer")
+      ->check(CLI::IsMember({"chunk", "layer"}));
+  cmd->callback([=]() {
+    const auto s = load(*args);
+    results::SimulateOptions so;
+    if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
+    if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
+    so.per_layer = *granularity == "layer";
+    const auto sim = results::simulate(s, so);
+    const std::string text = *format == "json" ? results::report_json(sim.report) : results::report_table(sim.report);
+    const std::string trace_text = trace->empty() ? std::string() : results::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline);
+    if (!trace->empty()) emit(trace_text, *trace);
+    emit(text, *out);
+  });
+}
+
 }  // namespace
 
 void register_commands(CLI::App& app) {
   register_memory(app);
+  register_run(app);
 }
 
 }  // namespace stepsim::app

@@ -72,7 +72,7 @@ std::int64_t padded_vocab(const Scenario& s) {
 // Per layer per TP rank: attention 2h^2(1 + k/a)/t, MLP 3hf/t (SwiGLU) or 2hf/t (GeLU), biases of
 // column-parallel layers split by t and of row-parallel layers replicated, norms replicated
 // (2h for RMSNorm, 4h for LayerNorm: weight and bias).
-double stage_params(const Scenario& s, std::int64_t stage) {
+double layer_params(const Scenario& s) {
   const auto& m = s.model;
   const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
   const double mlp_mats = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
@@ -81,17 +81,25 @@ double stage_params(const Scenario& s, std::int64_t stage) {
     const double fc1_out = m.mlp == MlpKind::SwiGlu ? 2.0 * f : f;
     layer += (h * (1.0 + 2.0 * k / a) + fc1_out) / t + 2.0 * h;
   }
-  const double norm = m.norm == NormKind::RmsNorm ? h : 2.0 * h;
-  layer += 2.0 * norm;
-  const double layers_per_stage = d(m.layers / s.parallel.pp);
-  double P = layers_per_stage * layer;
-  const double vocab_shard = d(padded_vocab(s)) * h / t;
-  if (stage == 0) P += vocab_shard;
-  if (stage == s.parallel.pp - 1) {
-    P += norm;  // final norm
-    // The output layer: its own weights when untied; tied embeddings on one stage share them.
-    if (!m.tied_embeddings || s.parallel.pp > 1) P += vocab_shard;
-  }
+  return layer + 2.0 * final_norm_params(s);
+}
+
+double embedding_params(const Scenario& s) { return d(padded_vocab(s)) * d(s.model.hidden) / d(s.parallel.tp); }
+
+double final_norm_params(const Scenario& s) {
+  return s.model.norm == NormKind::RmsNorm ? d(s.model.hidden) : 2.0 * d(s.model.hidden);
+}
+
+// The output layer has its own weights when untied; tied embeddings on one stage share them
+// (with p > 1 the last stage keeps a copy, as Megatron does).
+double output_params(const Scenario& s) {
+  return (!s.model.tied_embeddings || s.parallel.pp > 1) ? embedding_params(s) : 0.0;
+}
+
+double stage_params(const Scenario& s, std::int64_t stage) {
+  double P = d(s.model.layers / s.parallel.pp) * layer_params(s);
+  if (stage == 0) P += embedding_params(s);
+  if (stage == s.parallel.pp - 1) P += final_norm_params(s) + output_params(s);
   return P;
 }
 
@@ -214,7 +222,11 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     // chunk 0 also hold the token ids; which passes are in flight follows the forward order.
     std::int64_t acts = 0;
     for (std::int64_t k = 0; k < se.in_flight; ++k) acts += chunk_activation_bytes(s, stage, forward_chunk(s, k));
-    const std::int64_t output = stage == p - 1 ? output_transient_bytes(s) : 0;
+    // The last stage holds the logits of every in-flight pass of its last chunk.
+    std::int64_t output = 0;
+    if (stage == p - 1)
+      for (std::int64_t k = 0; k < se.in_flight; ++k)
+        if (forward_chunk(s, k) == s.parallel.vpp - 1) output += output_transient_bytes(s);
     const std::int64_t recompute = backward_transient_bytes(s);
     const std::int64_t dynamic = acts + output + recompute;
     const std::int64_t frag = fragmentation_bytes(s, dynamic);

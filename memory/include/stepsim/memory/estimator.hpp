@@ -68,6 +68,13 @@ StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);
 
 // Padded vocabulary: a multiple of 128 * t (Megatron's --make-vocab-size-divisible-by 128 x TP).
 std::int64_t padded_vocab(const scenarios::Scenario& s);
+// Parameters of one transformer layer on one TP rank (norms replicated).
+double layer_params(const scenarios::Scenario& s);
+// Parameters of the embedding shard (padded vocabulary / t) and of the final norm.
+double embedding_params(const scenarios::Scenario& s);
+double final_norm_params(const scenarios::Scenario& s);
+// Output-layer parameters on the last stage (0 when tied embeddings share the first stage's).
+double output_params(const scenarios::Scenario& s);
 // Parameters held by one rank of `stage` (physical layout: norms replicated under TP).
 double stage_params(const scenarios::Scenario& s, std::int64_t stage);
 // Activation bytes one rank stores per layer per micro-batch, given the recomputation mode.

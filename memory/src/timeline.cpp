@@ -1,0 +1,47 @@
+#include "stepsim/memory/timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace stepsim::memory {
+
+Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
+                        const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction) {
+  std::sort(events.begin(), events.end(), [](const MemEvent& a, const MemEvent& b) {
+    return std::make_tuple(a.device, a.time_s, a.delta_bytes, a.op) < std::make_tuple(b.device, b.time_s, b.delta_bytes, b.op);
+  });
+  Timeline tl;
+  tl.devices.resize(static_bytes.size());
+  for (std::size_t i = 0; i < static_bytes.size(); ++i) {
+    auto& d = tl.devices[i];
+    d.static_bytes = static_bytes[i];
+    d.capacity_bytes = capacity_bytes[i];
+    d.peak_bytes = static_bytes[i];
+    d.points.push_back({0.0, static_bytes[i]});
+  }
+  auto total = [&](std::size_t dev, std::int64_t dynamic) {
+    const auto frag = static_cast<std::int64_t>(std::llround(static_cast<double>(dynamic) * fragmentation_fraction));
+    return tl.devices[dev].static_bytes + dynamic + frag;
+  };
+  std::vector<std::int64_t> dynamic(static_bytes.size(), 0);
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    const auto& e = events[k];
+    const auto dev = static_cast<std::size_t>(e.device);
+    dynamic[dev] += e.delta_bytes;
+    const std::int64_t now = total(dev, dynamic[dev]);
+    auto& d = tl.devices[dev];
+    if (now > d.peak_bytes) {
+      d.peak_bytes = now;
+      d.peak_time_s = e.time_s;
+      d.peak_op = e.op;
+    }
+    if (now > d.capacity_bytes && e.delta_bytes > 0 && (!tl.oom || e.time_s < tl.oom->time_s))
+      tl.oom = OomPoint{e.device, e.time_s, e.op, now - d.capacity_bytes};
+    const bool last_at_time = k + 1 == events.size() || events[k + 1].device != e.device || events[k + 1].time_s != e.time_s;
+    if (last_at_time) d.points.push_back({e.time_s, now});
+  }
+  return tl;
+}
+
+}  // namespace stepsim::memory

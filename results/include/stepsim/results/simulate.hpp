@@ -1,0 +1,31 @@
+#pragma once
+// One scenario through the whole pipeline: cluster, cost model, step graph, engine, memory
+// timeline, report.
+
+#include <optional>
+
+#include "stepsim/memory/timeline.hpp"
+#include "stepsim/results/step_report.hpp"
+#include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/engine.hpp"
+
+namespace stepsim::results {
+
+struct SimulateOptions {
+  std::optional<sim::EngineKind> engine;  // default: simgrid up to 1,024 GPUs, analytic above
+  bool per_layer = false;
+};
+
+struct Simulation {
+  sim::BuiltStep step;
+  sim::Trace trace;
+  memory::Timeline timeline;
+  StepReport report;
+};
+
+sim::EngineKind default_engine(const scenarios::Scenario& s);
+
+Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options = {});
+
+}  // namespace stepsim::results

@@ -1,0 +1,40 @@
+#pragma once
+// Builds the step graph of a scenario: every forward and backward pass of every micro-batch,
+// stage and chunk in the order of the pipeline schedule, the TP/SP collectives, the CP K/V ring,
+// the PP sends, the DP gradient reduction in buckets, the optimizer step and the parameter
+// all-gather, with durations from the cost model and memory effects from memory/.
+
+#include <cstdint>
+
+#include "stepsim/costmodel/comm.hpp"
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/sim/graph.hpp"
+#include "stepsim/topology/cluster.hpp"
+
+namespace stepsim::sim {
+
+struct BuildOptions {
+  // One op per layer instead of one per (pass, chunk). Passes whose layers finish gradient
+  // buckets or wait for parameter buckets are split per layer anyway.
+  bool per_layer = false;
+  // Add the flows of the symmetric groups (other TP ranks, DP replicas) to every plan that
+  // leaves a node, so that the SimGrid engine sees the load they put on shared links.
+  bool symmetric_instances = true;
+  costmodel::CommSettings comm;
+};
+
+struct StepWork {
+  double model_flops = 0;        // Megatron's model FLOPs of the whole step (all GPUs)
+  double hardware_flops_per_gpu = 0;  // executed FLOPs of the busiest rank (recomputation included)
+};
+
+struct BuiltStep {
+  StepGraph graph;
+  StepWork work;
+};
+
+BuiltStep build_step(const scenarios::Scenario& s, const topology::Cluster& cluster,
+                     const costmodel::ComputeModel& compute, const BuildOptions& options = {});
+
+}  // namespace stepsim::sim

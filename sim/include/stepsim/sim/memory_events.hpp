@@ -1,0 +1,18 @@
+#pragma once
+// The memory effects of a replayed step: each op's allocation at its start and release at its
+// end, as timeline events (memory/timeline.hpp).
+
+#include <vector>
+
+#include "stepsim/memory/timeline.hpp"
+#include "stepsim/sim/engine.hpp"
+#include "stepsim/sim/graph.hpp"
+
+namespace stepsim::sim {
+
+std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace& trace);
+
+// The timeline of every device (static memory, capacity and fragmentation from the graph and `f`).
+memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction);
+
+}  // namespace stepsim::sim

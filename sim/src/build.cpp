@@ -1,0 +1,568 @@
+#include "stepsim/sim/build.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/sim/schedule.hpp"
+
+namespace stepsim::sim {
+
+using costmodel::Collective;
+using scenarios::Recompute;
+using scenarios::Scenario;
+
+namespace {
+
+double d(std::int64_t x) { return static_cast<double>(x); }
+
+// Megatron's gradient bucket size: max(40e6, 1e6 * data-parallel size) parameters
+// (megatron/core/distributed; training-step.md section 6).
+double bucket_size_params(const Scenario& s) { return std::max(40e6, 1e6 * d(s.parallel.dp * s.parallel.cp)); }
+
+struct Bucket {
+  double params = 0;
+  std::int64_t lowest_layer = 0;   // layer index inside the chunk whose backward completes the bucket
+  std::int64_t highest_layer = 0;  // first layer whose forward needs the bucket's parameters
+  std::int32_t gather_op = -1;     // parameter all-gather op (overlapped with the forward)
+};
+
+class Builder {
+ public:
+  Builder(const Scenario& s, const topology::Cluster& cluster, const costmodel::ComputeModel& compute,
+          const BuildOptions& opt)
+      : s_(s), cl_(cluster), cm_(compute), opt_(opt), pl_(s.parallel, s.parallel.rank_order) {
+    p_ = s.parallel.pp;
+    v_ = s.parallel.vpp;
+    m_ = s.micro_batches();
+    t_ = s.parallel.tp;
+    c_ = s.parallel.cp;
+    dp_ = s.parallel.dp;
+    layers_per_chunk_ = s.model.layers / (p_ * v_);
+    if (pl_.world_size() != s.world_size())
+      throw InternalError("placement covers " + std::to_string(pl_.world_size()) + " ranks, the cluster has " +
+                          std::to_string(s.world_size()));
+  }
+
+  BuiltStep build() {
+    precompute_costs();
+    for (std::int64_t i = 0; i < p_; ++i) {
+      Device dev;
+      dev.stage = static_cast<std::int32_t>(i);
+      dev.gpu = pl_.rank({0, 0, 0, i});
+      dev.multiplicity = t_ * c_ * dp_;
+      dev.static_bytes = memory::static_bytes(s_, i);
+      dev.capacity_bytes = static_cast<std::int64_t>(s_.cluster.gpu.memory_bytes);
+      out_.graph.devices.push_back(dev);
+    }
+    plan_buckets();
+    if (s_.parallel.overlap_param_gather) add_param_gathers_at_start();
+
+    last_compute_.assign(static_cast<std::size_t>(p_), -1);
+    fwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
+    bwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
+    fwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
+    bwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
+    // The passes of all stages, interleaved in "time order" is not needed: dependencies carry the
+    // order across stages; each stage's compute stream follows its schedule through chain edges.
+    // Passes are emitted round-robin over stages so that op indices roughly follow time.
+    std::vector<std::vector<Pass>> orders;
+    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
+    // Emit in dependency-respecting order: repeatedly take, on each stage, the next pass whose
+    // cross-stage input has been emitted.
+    std::vector<std::size_t> next(static_cast<std::size_t>(p_), 0);
+    std::size_t remaining = 0;
+    for (const auto& o : orders) remaining += o.size();
+    while (remaining > 0) {
+      bool progressed = false;
+      for (std::int64_t i = 0; i < p_; ++i) {
+        auto& k = next[static_cast<std::size_t>(i)];
+        while (k < orders[static_cast<std::size_t>(i)].size() && input_ready(i, orders[static_cast<std::size_t>(i)][k])) {
+          emit_pass(i, orders[static_cast<std::size_t>(i)][k]);
+          ++k;
+          --remaining;
+          progressed = true;
+        }
+      }
+      if (!progressed) throw InternalError("pipeline schedule deadlocks: no stage can take its next pass");
+    }
+    for (std::int64_t i = 0; i < p_; ++i) add_step_end(i);
+    out_.work.model_flops = costmodel::megatron_model_flops(s_);
+    out_.work.hardware_flops_per_gpu = max_stage_flops_;
+    return std::move(out_);
+  }
+
+ private:
+  // ---- costs per layer / per extra, one rank, one micro-batch
+  struct PassCost {
+    double time_s = 0;
+    double flops = 0;
+  };
+  static PassCost cost(const costmodel::ComputeModel& cm, const std::vector<costmodel::Kernel>& ks) {
+    return PassCost{cm.time_s(ks), costmodel::total_flops(ks)};
+  }
+
+  void precompute_costs() {
+    layer_fwd_ = cost(cm_, costmodel::layer_forward(s_));
+    layer_bwd_ = cost(cm_, costmodel::layer_backward(s_));
+    layer_rec_ = cost(cm_, costmodel::layer_recompute(s_));
+    emb_fwd_ = cost(cm_, costmodel::embedding_forward(s_));
+    emb_bwd_ = cost(cm_, costmodel::embedding_backward(s_));
+    out_fwd_ = cost(cm_, costmodel::output_forward(s_));
+    out_bwd_ = cost(cm_, costmodel::output_backward(s_));
+    // TP/SP collectives: S = 2 s b h / c bytes each (training-step.md section 1.2).
+    tp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden);
+    // CP ring: per step K and V of one rank, 4 s b k d_h / (c t) bytes (section 4).
+    const double head_dim = d(s_.model.hidden) / d(s_.model.heads);
+    cp_msg_bytes_ = 4.0 * d(s_.training.seq_len) * d(s_.training.micro_batch) * d(s_.model.kv_heads) * head_dim /
+                    (d(c_) * d(t_));
+    // PP: each rank sends its shard [s/(c t), b, h] in bf16 (section 5); without SP the whole [s/c, b, h].
+    pp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden) /
+                (s_.parallel.sequence_parallel ? d(t_) : 1.0);
+  }
+
+  // ---- plans
+  std::vector<std::int64_t> tp_group(std::int64_t cp, std::int64_t dp, std::int64_t stage) const {
+    return pl_.tp_group(pl_.rank({0, cp, dp, stage}));
+  }
+
+  // Instances of a group kind on a stage: [0] is the tracked group (of rank tp=cp=dp=0).
+  std::vector<std::vector<std::int64_t>> instances(char kind, std::int64_t stage) const {
+    std::vector<std::vector<std::int64_t>> out;
+    const std::int64_t r0 = pl_.rank({0, 0, 0, stage});
+    auto first = kind == 't' ? pl_.tp_group(r0) : kind == 'c' ? pl_.cp_group(r0) : pl_.dp_cp_group(r0);
+    const bool local = topology::within_node(cl_, first);
+    out.push_back(std::move(first));
+    if (!opt_.symmetric_instances || local) return out;
+    if (kind == 't') {
+      for (std::int64_t cp = 0; cp < c_; ++cp)
+        for (std::int64_t dp = 0; dp < dp_; ++dp)
+          if (cp != 0 || dp != 0) out.push_back(pl_.tp_group(pl_.rank({0, cp, dp, stage})));
+    } else if (kind == 'c') {
+      for (std::int64_t dp = 0; dp < dp_; ++dp)
+        for (std::int64_t tp = 0; tp < t_; ++tp)
+          if (tp != 0 || dp != 0) out.push_back(pl_.cp_group(pl_.rank({tp, 0, dp, stage})));
+    } else {
+      for (std::int64_t tp = 1; tp < t_; ++tp) out.push_back(pl_.dp_cp_group(pl_.rank({tp, 0, 0, stage})));
+    }
+    return out;
+  }
+
+  std::vector<std::vector<std::int64_t>> pp_pairs(std::int64_t from, std::int64_t to) const {
+    std::vector<std::vector<std::int64_t>> out;
+    out.push_back({pl_.rank({0, 0, 0, from}), pl_.rank({0, 0, 0, to})});
+    const bool local = cl_.node_of(out[0][0]) == cl_.node_of(out[0][1]);
+    if (!opt_.symmetric_instances || local) return out;
+    for (std::int64_t dp = 0; dp < dp_; ++dp)
+      for (std::int64_t cp = 0; cp < c_; ++cp)
+        for (std::int64_t tp = 0; tp < t_; ++tp)
+          if (tp != 0 || cp != 0 || dp != 0) out.push_back({pl_.rank({tp, cp, dp, from}), pl_.rank({tp, cp, dp, to})});
+    return out;
+  }
+
+  struct PlanRef {
+    std::int32_t index = -1;
+    double time_s = 0;
+  };
+
+  // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
+  // and the setup absorbs the start-up and per-round latencies of the other count - 1, so that
+  // the isolated time is exactly count x that of one collective.
+  PlanRef plan(Collective kind, char group_kind, std::int64_t stage, std::int64_t to_stage, double bytes, double count) {
+    const auto key = std::make_tuple(static_cast<int>(kind), group_kind, stage, to_stage, bytes, count);
+    auto it = plan_cache_.find(key);
+    if (it != plan_cache_.end()) return it->second;
+    costmodel::CommPlan one;
+    if (!s_.cluster.ideal_network) {
+      const auto inst = kind == Collective::SendRecv ? pp_pairs(stage, to_stage) : instances(group_kind, stage);
+      one = costmodel::plan_collective(cl_, kind, inst, bytes, opt_.comm);
+    }
+    const double one_time = costmodel::isolated_time_s(cl_, one);
+    costmodel::CommPlan many = one;
+    for (auto& round : many.rounds)
+      for (auto& f : round) f.bytes *= count;
+    many.setup_s = 0;
+    const double bw_time = costmodel::isolated_time_s(cl_, many);
+    many.setup_s = std::max(0.0, count * one_time - bw_time);
+    PlanRef ref;
+    ref.index = static_cast<std::int32_t>(out_.graph.plans.size());
+    ref.time_s = costmodel::isolated_time_s(cl_, many);
+    out_.graph.plans.push_back(std::move(many));
+    plan_cache_.emplace(key, ref);
+    return ref;
+  }
+
+  std::int32_t comm_op(OpKind kind, Collective coll, Stream stream, std::int64_t stage, Phase phase, const PlanRef& pr,
+                       double bytes, const char* label, std::int64_t mb, std::int64_t chunk, std::int64_t peer = -1) {
+    Op op;
+    op.kind = kind;
+    op.collective = coll;
+    op.stream = stream;
+    op.phase = phase;
+    op.device = static_cast<std::int32_t>(stage);
+    op.peer_device = static_cast<std::int32_t>(peer);
+    op.stage = static_cast<std::int32_t>(stage);
+    op.chunk = static_cast<std::int32_t>(chunk);
+    op.micro_batch = static_cast<std::int32_t>(mb);
+    op.bytes = bytes;
+    op.plan = pr.index;
+    op.duration_s = pr.time_s;
+    op.label = label;
+    return out_.graph.add_op(std::move(op));
+  }
+
+  // ---- buckets
+  void plan_buckets() {
+    buckets_.assign(static_cast<std::size_t>(p_ * v_), {});
+    const double lp = memory::layer_params(s_);
+    for (std::int64_t i = 0; i < p_; ++i) {
+      for (std::int64_t j = 0; j < v_; ++j) {
+        auto& bs = buckets_[static_cast<std::size_t>(i * v_ + j)];
+        double extra_first = (i == 0 && j == 0) ? memory::embedding_params(s_) : 0.0;
+        double extra_last = (i == p_ - 1 && j == v_ - 1) ? memory::output_params(s_) + memory::final_norm_params(s_) : 0.0;
+        if (i == 0 && j == 0 && s_.parallel.overlap_grad_reduce) {
+          // Walk layers from the last (first to finish backward) to the first; close a bucket once
+          // it holds at least the bucket size.
+          const double size = bucket_size_params(s_);
+          Bucket cur;
+          cur.highest_layer = layers_per_chunk_ - 1;
+          cur.params = extra_last;
+          for (std::int64_t l = layers_per_chunk_ - 1; l >= 0; --l) {
+            cur.params += lp;
+            cur.lowest_layer = l;
+            if (l == 0) {
+              cur.params += extra_first;
+              bs.push_back(cur);
+            } else if (cur.params >= size) {
+              bs.push_back(cur);
+              cur = Bucket{};
+              cur.highest_layer = l - 1;
+            }
+          }
+        } else {
+          Bucket b;
+          b.params = lp * d(layers_per_chunk_) + extra_first + extra_last;
+          b.lowest_layer = 0;
+          b.highest_layer = layers_per_chunk_ - 1;
+          bs.push_back(b);
+        }
+      }
+    }
+  }
+
+  bool dp_active() const { return dp_ * c_ > 1; }
+  double grad_bytes_per_param() const { return s_.training.grads_in_fp32 ? 4.0 : 2.0; }
+
+  std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const Bucket& b) {
+    const auto pr = plan(Collective::AllGather, 'd', stage, -1, 2.0 * b.params, 1.0);
+    return comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather, pr, 2.0 * b.params,
+                   "dp.param_ag", -1, chunk);
+  }
+
+  void add_param_gathers_at_start() {
+    if (!s_.parallel.distributed_optimizer || !dp_active()) return;
+    for (std::int64_t i = 0; i < p_; ++i)
+      for (std::int64_t j = 0; j < v_; ++j) {
+        auto& bs = buckets_[static_cast<std::size_t>(i * v_ + j)];
+        // forward order: the bucket holding the first layers first
+        for (auto it = bs.rbegin(); it != bs.rend(); ++it) it->gather_op = param_gather_op(i, j, *it);
+      }
+  }
+
+  // ---- passes
+  std::size_t slot(std::int64_t stage, std::int64_t chunk, std::int64_t mb) const {
+    return static_cast<std::size_t>((stage * v_ + chunk) * m_ + mb);
+  }
+  // Virtual stage of (stage, chunk): chunk * p + stage.
+  bool has_prev_virtual(std::int64_t stage, std::int64_t chunk) const { return stage > 0 || chunk > 0; }
+  bool has_next_virtual(std::int64_t stage, std::int64_t chunk) const { return stage < p_ - 1 || chunk < v_ - 1; }
+  std::pair<std::int64_t, std::int64_t> prev_virtual(std::int64_t stage, std::int64_t chunk) const {
+    return stage > 0 ? std::make_pair(stage - 1, chunk) : std::make_pair(p_ - 1, chunk - 1);
+  }
+  std::pair<std::int64_t, std::int64_t> next_virtual(std::int64_t stage, std::int64_t chunk) const {
+    return stage < p_ - 1 ? std::make_pair(stage + 1, chunk) : std::make_pair(std::int64_t{0}, chunk + 1);
+  }
+
+  bool input_ready(std::int64_t stage, const Pass& ps) const {
+    if (ps.forward) {
+      if (!has_prev_virtual(stage, ps.chunk)) return true;
+      const auto [ps_, pc] = prev_virtual(stage, ps.chunk);
+      return fwd_send_[slot(ps_, pc, ps.micro_batch)] >= 0;
+    }
+    if (!has_next_virtual(stage, ps.chunk)) return fwd_end_[slot(stage, ps.chunk, ps.micro_batch)] >= 0;
+    const auto [ns, nc] = next_virtual(stage, ps.chunk);
+    return bwd_send_[slot(ns, nc, ps.micro_batch)] >= 0;
+  }
+
+  // Splits a pass of layers into op groups: per layer where asked or where buckets need it.
+  std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(bool split) const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> g;  // [first, count]
+    if (split || opt_.per_layer) {
+      for (std::int64_t l = 0; l < layers_per_chunk_; ++l) g.emplace_back(l, 1);
+    } else {
+      g.emplace_back(0, layers_per_chunk_);
+    }
+    return g;
+  }
+
+  std::int32_t compute_op(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int64_t first_layer,
+                          double time_s, double flops, const char* label) {
+    Op op;
+    op.kind = OpKind::Compute;
+    op.phase = phase;
+    op.stream = Stream::Compute;
+    op.device = static_cast<std::int32_t>(stage);
+    op.stage = static_cast<std::int32_t>(stage);
+    op.chunk = static_cast<std::int32_t>(chunk);
+    op.micro_batch = static_cast<std::int32_t>(mb);
+    op.layer = static_cast<std::int32_t>(first_layer);
+    op.flops = flops;
+    op.duration_s = time_s;
+    op.label = label;
+    const auto id = out_.graph.add_op(std::move(op));
+    auto& last = last_compute_[static_cast<std::size_t>(stage)];
+    if (last >= 0) out_.graph.add_edge(last, id);
+    last = id;
+    stage_flops_[stage] += flops;
+    max_stage_flops_ = std::max(max_stage_flops_, stage_flops_[stage]);
+    return id;
+  }
+
+  void emit_pass(std::int64_t stage, const Pass& ps) {
+    if (ps.forward)
+      emit_forward(stage, ps.chunk, ps.micro_batch);
+    else
+      emit_backward(stage, ps.chunk, ps.micro_batch);
+  }
+
+  void emit_forward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
+    const bool first_virtual = !has_prev_virtual(stage, chunk);
+    const bool last_virtual = !has_next_virtual(stage, chunk);
+    const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + chunk)];
+    const bool wait_params = mb == 0 && s_.parallel.overlap_param_gather && bs.size() > 1 && bs.front().gather_op >= 0;
+    std::vector<std::int32_t> deps;
+    if (!first_virtual) {
+      const auto [ps_, pc] = prev_virtual(stage, chunk);
+      deps.push_back(fwd_send_[slot(ps_, pc, mb)]);
+    }
+    std::int32_t first_op = -1, prev = -1;
+    const auto groups = layer_groups(wait_params);
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto [first, count] = groups[gi];
+      const bool head = gi == 0, tail = gi + 1 == groups.size();
+      double time = d(count) * layer_fwd_.time_s, flops = d(count) * layer_fwd_.flops, tp_count = 4.0 * d(count);
+      if (head && first_virtual) time += emb_fwd_.time_s, flops += emb_fwd_.flops, tp_count += 1.0;
+      if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += 1.0;
+      const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, time, flops, "fwd");
+      for (auto dep : deps) out_.graph.add_edge(dep, op);
+      deps.clear();
+      if (prev >= 0) out_.graph.add_edge(prev, op);
+      if (mb == 0 && s_.parallel.overlap_param_gather)
+        for (const auto& b : bs)
+          if (b.gather_op >= 0 && b.highest_layer >= first && b.highest_layer < first + count)
+            out_.graph.add_edge(b.gather_op, op);
+      if (head) {
+        first_op = op;
+        auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
+        o.alloc_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0);
+      }
+      std::int32_t end = op;
+      if (c_ > 1) {
+        const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), d(count));
+        const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, Phase::Forward, pr,
+                                cp_msg_bytes_ * d(c_) * d(count), "cp.kv", mb, chunk);
+        if (prev >= 0) out_.graph.add_edge(prev, cp);
+        if (!first_virtual && head) {
+          const auto [ps_, pc] = prev_virtual(stage, chunk);
+          out_.graph.add_edge(fwd_send_[slot(ps_, pc, mb)], cp);
+        }
+        end = join(op, cp, stage);
+      }
+      if (t_ > 1) {
+        const auto pr = plan(Collective::AllGather, 't', stage, -1, tp_bytes_, tp_count);
+        const auto tp = comm_op(OpKind::Collective, Collective::AllGather, Stream::TpComm, stage, Phase::Forward, pr,
+                                tp_bytes_ * tp_count, "tp.ag_rs", mb, chunk);
+        out_.graph.add_edge(end, tp);
+        end = tp;
+        if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
+      }
+      prev = end;
+    }
+    (void)first_op;
+    fwd_end_[slot(stage, chunk, mb)] = prev;
+    if (!last_virtual) {
+      const auto [ns, nc] = next_virtual(stage, chunk);
+      const auto pr = plan(Collective::SendRecv, 'p', stage, ns, pp_bytes_, 1.0);
+      const auto send = comm_op(OpKind::SendRecv, Collective::SendRecv, Stream::PpComm, stage, Phase::Forward, pr, pp_bytes_,
+                                "pp.send_act", mb, chunk, ns);
+      out_.graph.add_edge(prev, send);
+      fwd_send_[slot(stage, chunk, mb)] = send;
+    } else {
+      fwd_send_[slot(stage, chunk, mb)] = prev;
+    }
+  }
+
+  // An op on the compute stream can only run after `a` (compute) and `b` (communication on another
+  // stream) have both finished: the next op depends on both. Returns the op to depend on.
+  std::int32_t join(std::int32_t a, std::int32_t b, std::int64_t stage) {
+    Op op;
+    op.kind = OpKind::Delay;
+    op.phase = Phase::Other;
+    op.stream = Stream::CpComm;
+    op.device = static_cast<std::int32_t>(stage);
+    op.stage = static_cast<std::int32_t>(stage);
+    op.label = "join";
+    const auto id = out_.graph.add_op(std::move(op));
+    out_.graph.add_edge(a, id);
+    out_.graph.add_edge(b, id);
+    return id;
+  }
+
+  // Vocabulary-parallel cross-entropy: three TP all-reduces of n fp32 values (max, target logit,
+  // sum of exponentials), latency-bound (training-step.md section 2).
+  std::int32_t add_cross_entropy(std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t after, Phase phase) {
+    const double bytes = 4.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch);
+    const auto pr = plan(Collective::AllReduce, 't', stage, -1, bytes, 3.0);
+    const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, phase, pr, 3.0 * bytes, "tp.ce_ar",
+                            mb, chunk);
+    out_.graph.add_edge(after, op);
+    return op;
+  }
+
+  void emit_backward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
+    const bool first_virtual = !has_prev_virtual(stage, chunk);
+    const bool last_virtual = !has_next_virtual(stage, chunk);
+    const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + chunk)];
+    const bool last_mb = mb == m_ - 1;
+    const bool split = last_mb && dp_active() && s_.parallel.overlap_grad_reduce && bs.size() > 1;
+    std::int32_t dep = last_virtual ? fwd_end_[slot(stage, chunk, mb)] : -1;
+    if (!last_virtual) {
+      const auto [ns, nc] = next_virtual(stage, chunk);
+      dep = bwd_send_[slot(ns, nc, mb)];
+    }
+    const double rec_tp = s_.training.recompute == Recompute::Full ? 4.0 : 0.0;
+    const double cp_units = 2.0 + (s_.training.recompute == Recompute::None ? 0.0 : 1.0);
+    auto groups = layer_groups(split);
+    std::reverse(groups.begin(), groups.end());
+    std::int32_t prev = dep;
+    std::int32_t last_compute = -1;
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto [first, count] = groups[gi];
+      const bool head = gi == 0, tail = gi + 1 == groups.size();
+      double time = d(count) * (layer_bwd_.time_s + layer_rec_.time_s);
+      double flops = d(count) * (layer_bwd_.flops + layer_rec_.flops);
+      double tp_count = (6.0 + rec_tp) * d(count);
+      if (head && last_virtual) time += out_bwd_.time_s, flops += out_bwd_.flops, tp_count += 1.0;
+      if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += 1.0;
+      const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
+      if (prev >= 0) out_.graph.add_edge(prev, op);
+      auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
+      if (head) o.alloc_bytes = memory::backward_transient_bytes(s_);
+      if (tail)
+        o.free_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0) +
+                       memory::backward_transient_bytes(s_);
+      last_compute = op;
+      std::int32_t end = op;
+      if (c_ > 1) {
+        const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), cp_units * d(count));
+        const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, Phase::Backward, pr,
+                                cp_msg_bytes_ * d(c_) * cp_units * d(count), "cp.kv_dkv", mb, chunk);
+        if (prev >= 0) out_.graph.add_edge(prev, cp);
+        end = join(op, cp, stage);
+      }
+      if (t_ > 1) {
+        const auto pr = plan(Collective::ReduceScatter, 't', stage, -1, tp_bytes_, tp_count);
+        const auto tp = comm_op(OpKind::Collective, Collective::ReduceScatter, Stream::TpComm, stage, Phase::Backward, pr,
+                                tp_bytes_ * tp_count, "tp.ag_rs", mb, chunk);
+        out_.graph.add_edge(end, tp);
+        end = tp;
+      }
+      prev = end;
+      if (last_mb) finish_buckets(stage, chunk, first, count, end);
+    }
+    (void)last_compute;
+    bwd_end_[slot(stage, chunk, mb)] = prev;
+    if (!first_virtual) {
+      const auto [ps_, pc] = prev_virtual(stage, chunk);
+      const auto pr = plan(Collective::SendRecv, 'p', stage, ps_, pp_bytes_, 1.0);
+      const auto send = comm_op(OpKind::SendRecv, Collective::SendRecv, Stream::PpComm, stage, Phase::Backward, pr, pp_bytes_,
+                                "pp.send_grad", mb, chunk, ps_);
+      out_.graph.add_edge(prev, send);
+      bwd_send_[slot(stage, chunk, mb)] = send;
+    } else {
+      bwd_send_[slot(stage, chunk, mb)] = prev;
+    }
+  }
+
+  // Gradient reduction of one bucket over DP x CP: reduce-scatter with the distributed optimizer,
+  // all-reduce without; fp32 (or bf16) gradients.
+  void grad_reduce_op(std::int64_t stage, std::int64_t chunk, const Bucket& b, std::int32_t after) {
+    const bool distopt = s_.parallel.distributed_optimizer;
+    const auto kind = distopt ? Collective::ReduceScatter : Collective::AllReduce;
+    const double bytes = grad_bytes_per_param() * b.params;
+    const auto pr = plan(kind, 'd', stage, -1, bytes, 1.0);
+    const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, pr, bytes,
+                            distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
+    out_.graph.add_edge(after, op);
+    grad_ops_[stage].push_back(op);
+  }
+
+  // With overlap, a bucket's reduction starts as soon as the last micro-batch's backward has
+  // finished the bucket's lowest layer (Megatron launches it from the gradient hook).
+  void finish_buckets(std::int64_t stage, std::int64_t chunk, std::int64_t first, std::int64_t count, std::int32_t after) {
+    if (!dp_active() || !s_.parallel.overlap_grad_reduce) return;
+    for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + chunk)])
+      if (b.lowest_layer >= first && b.lowest_layer < first + count) grad_reduce_op(stage, chunk, b, after);
+  }
+
+  void add_step_end(std::int64_t stage) {
+    const auto last = last_compute_[static_cast<std::size_t>(stage)];
+    // Without overlap the gradient reduction starts once the whole backward of the stage is done.
+    if (dp_active() && !s_.parallel.overlap_grad_reduce)
+      for (std::int64_t j = 0; j < v_; ++j)
+        for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)]) grad_reduce_op(stage, j, b, last);
+    const double params = memory::stage_params(s_, stage);
+    const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
+    const auto opt = cost(cm_, costmodel::optimizer_step(s_, shard));
+    const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, opt.time_s, opt.flops, "optimizer");
+    for (auto g : grad_ops_[stage]) out_.graph.add_edge(g, op);
+    if (!s_.parallel.overlap_param_gather && s_.parallel.distributed_optimizer && dp_active()) {
+      std::int32_t prev = op;
+      for (std::int64_t j = 0; j < v_; ++j) {
+        const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + j)];
+        for (auto it = bs.rbegin(); it != bs.rend(); ++it) {
+          const auto ag = param_gather_op(stage, j, *it);
+          out_.graph.add_edge(prev, ag);
+          prev = ag;
+        }
+      }
+    }
+  }
+
+  const Scenario& s_;
+  const topology::Cluster& cl_;
+  const costmodel::ComputeModel& cm_;
+  BuildOptions opt_;
+  topology::Placement pl_;
+  std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1, layers_per_chunk_ = 1;
+  PassCost layer_fwd_, layer_bwd_, layer_rec_, emb_fwd_, emb_bwd_, out_fwd_, out_bwd_;
+  double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
+  std::map<std::tuple<int, char, std::int64_t, std::int64_t, double, double>, PlanRef> plan_cache_;
+  std::vector<std::vector<Bucket>> buckets_;
+  std::vector<std::int32_t> last_compute_, fwd_end_, bwd_end_, fwd_send_, bwd_send_;
+  std::map<std::int64_t, std::vector<std::int32_t>> grad_ops_;
+  std::map<std::int64_t, double> stage_flops_;
+  double max_stage_flops_ = 0;
+  BuiltStep out_;
+};
+
+}  // namespace
+
+BuiltStep build_step(const Scenario& s, const topology::Cluster& cluster, const costmodel::ComputeModel& compute,
+                     const BuildOptions& options) {
+  return Builder(s, cluster, compute, options).build();
+}
+
+}  // namespace stepsim::sim

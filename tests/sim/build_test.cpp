@@ -1,0 +1,186 @@
+// The step graph builder and the schedules against their closed forms.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/engine.hpp"
+#include "stepsim/sim/memory_events.hpp"
+#include "stepsim/sim/schedule.hpp"
+
+using namespace stepsim;
+using scenarios::Schedule;
+
+namespace {
+
+std::string passes(const std::vector<sim::Pass>& v, bool chunks) {
+  std::string out;
+  for (const auto& p : v) {
+    if (!out.empty()) out += ' ';
+    out += (p.forward ? "F" : "B") + std::to_string(p.micro_batch);
+    if (chunks) out += "." + std::to_string(p.chunk);
+  }
+  return out;
+}
+
+scenarios::Scenario scenario(const std::vector<std::string>& sets) {
+  const char* base = R"({"model": "llama-3.1-8b",
+    "cluster": {"gpu": "h100-sxm-94gb", "gpus_per_node": 4, "nodes": 2},
+    "training": {"seq_len": 4096, "global_batch": 16},
+    "parallel": {"tp": 2, "pp": 4}})";
+  std::vector<scenarios::Override> ov;
+  for (const auto& s : sets) ov.push_back(scenarios::parse_override(s));
+  return scenarios::load_scenario_text(base, ov);
+}
+
+sim::BuiltStep build(const scenarios::Scenario& s, bool symmetric = true) {
+  const topology::Cluster cluster(s.cluster);
+  const costmodel::ComputeModel cm(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  sim::BuildOptions o;
+  o.symmetric_instances = symmetric;
+  return sim::build_step(s, cluster, cm, o);
+}
+
+// Forward passes last tf per stage (split evenly over chunks and layer groups), backward tb;
+// everything else is free.
+void set_uniform(sim::StepGraph& g, double tf, double tb, std::int64_t layers_per_chunk, std::int64_t v) {
+  for (auto& op : g.ops) {
+    if (op.kind != sim::OpKind::Compute) {
+      op.duration_s = 0;
+      continue;
+    }
+    const double share = 1.0 / static_cast<double>(v);
+    // a pass split per layer spreads the pass time over its layer ops
+    (void)layers_per_chunk;
+    if (op.phase == sim::Phase::Forward) op.duration_s = tf * share;
+    else if (op.phase == sim::Phase::Backward) op.duration_s = tb * share;
+    else op.duration_s = 0;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("1F1B order on each stage (p = 4, m = 6), as drawn in schedule.hpp") {
+  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 0), false) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
+  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 1), false) == "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
+  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 3), false) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 2, 1, 0), false) == "F0 F1 B0 B1");
+  CHECK(passes(sim::stage_schedule(Schedule::GPipe, 2, 3, 1, 1), false) == "F0 F1 F2 B0 B1 B2");
+}
+
+TEST_CASE("interleaved order (p = 2, v = 2, m = 4, stage 0), as drawn in schedule.hpp") {
+  CHECK(passes(sim::stage_schedule(Schedule::Interleaved, 2, 4, 2, 0), true) ==
+        "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0");
+}
+
+TEST_CASE("every schedule runs each (micro-batch, chunk) forward once, then its backward once") {
+  for (auto sch : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved}) {
+    const std::int64_t v = sch == Schedule::Interleaved ? 3 : 1;
+    for (std::int64_t stage = 0; stage < 4; ++stage) {
+      std::set<std::pair<int, int>> fwd, bwd;
+      for (const auto& p : sim::stage_schedule(sch, 4, 8, v, stage)) {
+        const auto key = std::make_pair(p.micro_batch, p.chunk);
+        if (p.forward) {
+          CHECK(fwd.insert(key).second);
+        } else {
+          CHECK(fwd.count(key) == 1);
+          CHECK(bwd.insert(key).second);
+        }
+      }
+      CHECK(fwd.size() == static_cast<std::size_t>(8 * v));
+      CHECK(bwd.size() == fwd.size());
+    }
+  }
+}
+
+TEST_CASE("ideal cluster: 1F1B and GPipe take (m + p - 1)(tf + tb), interleaved (m + (p - 1)/v)(tf + tb)") {
+  const double tf = 1.0, tb = 2.0;
+  struct Case { Schedule sch; int p, m, v; };
+  const Case cases[] = {{Schedule::OneFOneB, 4, 8, 1}, {Schedule::OneFOneB, 4, 2, 1}, {Schedule::OneFOneB, 2, 16, 1},
+                        {Schedule::GPipe, 4, 8, 1},    {Schedule::Interleaved, 4, 8, 2}, {Schedule::Interleaved, 2, 4, 4},
+                        {Schedule::Interleaved, 4, 4, 2}};
+  for (const auto& c : cases) {
+    CAPTURE(c.p); CAPTURE(c.m); CAPTURE(c.v); CAPTURE(static_cast<int>(c.sch));
+    auto s = scenario({"cluster.ideal_network=true", "parallel.tp=1", "cluster.gpus_per_node=" + std::to_string(c.p),
+                       "cluster.nodes=1", "parallel.pp=" + std::to_string(c.p), "training.global_batch=" + std::to_string(c.m),
+                       "parallel.schedule=" + scenarios::to_string(c.sch), "parallel.vpp=" + std::to_string(c.v)});
+    REQUIRE(s.micro_batches() == c.m);
+    auto b = build(s);
+    set_uniform(b.graph, tf, tb, s.model.layers / (c.p * c.v), c.v);
+    const auto tr = sim::run_analytic(b.graph);
+    const double expect = c.sch == Schedule::Interleaved ? (c.m + (c.p - 1.0) / c.v) * (tf + tb) : (c.m + c.p - 1.0) * (tf + tb);
+    CHECK(tr.makespan_s == doctest::Approx(expect).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("1F1B: the timeline peak of every stage equals the closed-form stepsim estimate") {
+  for (const auto& extra : std::vector<std::vector<std::string>>{
+           {}, {"training.recompute=full"}, {"training.global_batch=2"}, {"parallel.pp=2", "training.micro_batch=2"},
+           {"parallel.tp=1", "parallel.pp=8", "training.recompute=selective"}}) {
+    auto sets = extra;
+    auto s = scenario(sets);
+    CAPTURE(s.parallel.pp); CAPTURE(s.micro_batches());
+    auto b = build(s);
+    const topology::Cluster cluster(s.cluster);
+    const auto tr = sim::run_analytic(b.graph);
+    const auto tl = sim::memory_timeline(b.graph, tr, s.memory.fragmentation_fraction);
+    const auto est = memory::stepsim_estimate(s);
+    REQUIRE(tl.devices.size() == est.stages.size());
+    for (std::size_t i = 0; i < est.stages.size(); ++i) {
+      CAPTURE(i);
+      CHECK(tl.devices[i].peak_bytes == est.stages[i].total_bytes);
+      CHECK(est.stages[i].in_flight == std::min<std::int64_t>(s.parallel.pp - static_cast<std::int64_t>(i), s.micro_batches()));
+    }
+  }
+}
+
+TEST_CASE("GPipe holds all m micro-batches on every stage at its peak") {
+  auto s = scenario({"parallel.schedule=gpipe"});
+  auto b = build(s);
+  const auto tl = sim::memory_timeline(b.graph, sim::run_analytic(b.graph), s.memory.fragmentation_fraction);
+  const auto est = memory::stepsim_estimate(s);
+  for (std::size_t i = 0; i < est.stages.size(); ++i) {
+    CHECK(est.stages[i].in_flight == s.micro_batches());
+    CHECK(tl.devices[i].peak_bytes == est.stages[i].total_bytes);
+  }
+}
+
+TEST_CASE("both engines give the same makespan where no link is shared") {
+  // PP only, 4 stages on NVLink; and TP only on 2 GPUs: no two concurrent flows share a link.
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {"parallel.tp=1", "cluster.nodes=1", "parallel.pp=4"},
+           {"parallel.tp=2", "parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=2", "training.global_batch=4",
+            "model.layers=4"}}) {
+    const auto s = scenario(sets);
+    auto b = build(s);
+    const topology::Cluster cluster(s.cluster);
+    const auto a = sim::run_analytic(b.graph);
+    const auto g = sim::run_simgrid(b.graph, cluster);
+    CHECK(g.makespan_s == doctest::Approx(a.makespan_s).epsilon(1e-6));
+    CHECK(a.makespan_s > 0);
+  }
+}
+
+TEST_CASE("the graph validates, and its op counts follow the layout") {
+  auto s = scenario({});
+  auto b = build(s);
+  CHECK_NOTHROW(b.graph.validate());
+  std::int64_t fwd = 0, bwd = 0, send = 0, tp = 0, opt = 0;
+  for (const auto& op : b.graph.ops) {
+    if (op.phase == sim::Phase::Forward && op.kind == sim::OpKind::Compute) ++fwd;
+    if (op.phase == sim::Phase::Backward && op.kind == sim::OpKind::Compute) ++bwd;
+    if (op.kind == sim::OpKind::SendRecv) ++send;
+    if (op.stream == sim::Stream::TpComm) ++tp;
+    if (op.phase == sim::Phase::Optimizer) ++opt;
+  }
+  const std::int64_t m = s.micro_batches(), p = s.parallel.pp;
+  CHECK(fwd == m * p);   // dp = 1: no bucket splits
+  CHECK(bwd == m * p);
+  CHECK(send == 2 * m * (p - 1));
+  CHECK(tp == 2 * m * p + m);  // one per pass, plus the cross-entropy all-reduces on the last stage
+  CHECK(opt == p);
+}
