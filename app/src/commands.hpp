@@ -13,6 +13,11 @@ inline constexpr const char* kVersion = "0.1.0";
 
 void register_commands(CLI::App& app);
 
+// Command families defined in their own files (app/src/<family>_cmd.cpp).
+void register_validate(CLI::App& app);
+void register_sweep(CLI::App& app);
+void register_report(CLI::App& app);
+
 // Options shared by commands that read one scenario.
 struct ScenarioArgs {
   std::string file;                  // empty: the built-in default scenario
