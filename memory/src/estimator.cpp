@@ -106,8 +106,8 @@ double stage_params(const Scenario& s, std::int64_t stage) {
 // Stored activations per layer per micro-batch (paper-memory-model.md section 4.1, 4.2):
 // parts replicated across TP unless SP: norm inputs and the inputs of QKV and FC1 (4 x 2sbh);
 // parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (8sbf SwiGLU,
-// 4sbf GeLU). Sequence split by c. FlashAttention: no s^2 tensors, so selective recomputation
-// of the attention core stores the same tensors.
+// 4sbf GeLU). Sequence split by c. With FlashAttention there are no s^2 tensors, so selective
+// recomputation of the attention core stores the same tensors.
 double full_layer_activation_bytes(const Scenario& s) {
   const auto& m = s.model;
   const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
@@ -115,7 +115,16 @@ double full_layer_activation_bytes(const Scenario& s) {
   const double replicated = 8.0 / (s.parallel.sequence_parallel ? t : 1.0);
   const double mlp = m.mlp == MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h;
   const double split = (4.0 + 4.0 * k / a + mlp) / t;
-  return sbh * (replicated + split);
+  double bytes = sbh * (replicated + split);
+  // Unfused attention keeps the s x s scores and softmax output in bf16 (2 + 2 bytes per score)
+  // and, for GPT models with attention dropout, a 1-byte mask: 5 a s^2 b / t (Korthikanti et al.
+  // 2022, Table 2), each CP rank holding s/c query rows. Selective recomputation drops them.
+  if (s.training.attention == scenarios::Attention::Unfused && s.training.recompute != Recompute::Selective) {
+    const double sq = d(s.training.seq_len);
+    const double per_score = m.mlp == MlpKind::Gelu ? 5.0 : 4.0;
+    bytes += per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
+  }
+  return bytes;
 }
 
 // Full recomputation keeps only each layer's input: 2sbh / (c * (SP ? t : 1)).

@@ -313,6 +313,7 @@ TrainingSpec read_training(const Json& j, const std::string& path) {
   t.recompute = r.choice<Recompute>("recompute", Recompute::None,
                                     {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
   t.grads_in_fp32 = r.choice<bool>("grad_dtype", true, {{"fp32", true}, {"bf16", false}});
+  t.attention = r.choice<Attention>("attention", Attention::Flash, {{"flash", Attention::Flash}, {"unfused", Attention::Unfused}});
   if (r.has("train_tokens")) t.train_tokens = r.number("train_tokens", std::nullopt, 0, 1e18);
   r.finish();
   return t;

@@ -20,6 +20,8 @@ std::string to_string(Recompute r) {
   return "?";
 }
 
+std::string to_string(Attention a) { return a == Attention::Flash ? "flash" : "unfused"; }
+
 std::string to_string(FabricTopology t) {
   switch (t) {
     case FabricTopology::RailFatTree: return "rail-fat-tree";

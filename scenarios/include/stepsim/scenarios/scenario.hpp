@@ -64,6 +64,9 @@ struct ClusterSpec {
 };
 
 enum class Recompute { None, Selective, Full };
+// Attention kernel: fused FlashAttention (no s x s tensors; Megatron with TransformerEngine), or
+// Megatron's unfused path (scores, fused scale-mask-softmax, dropout; the 2021-22 papers' runs).
+enum class Attention { Flash, Unfused };
 
 struct TrainingSpec {
   std::int64_t seq_len = 0;
@@ -71,6 +74,7 @@ struct TrainingSpec {
   std::int64_t micro_batch = 1;
   Recompute recompute = Recompute::None;
   bool grads_in_fp32 = true;                    // "grad_dtype": "fp32" | "bf16"
+  Attention attention = Attention::Flash;       // "attention": "flash" | "unfused"
   std::optional<double> train_tokens;           // token budget for time/cost to train
 };
 
@@ -118,6 +122,7 @@ struct Scenario {
 
 std::string to_string(Schedule s);
 std::string to_string(Recompute r);
+std::string to_string(Attention a);
 std::string to_string(FabricTopology t);
 
 }  // namespace stepsim::scenarios

@@ -1,0 +1,526 @@
+// Sweep files: parsing, and the enumeration of candidate scenarios in a fixed order.
+
+#include "stepsim/scenarios/sweep.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+namespace stepsim::scenarios {
+
+namespace detail {
+const std::map<std::string, std::string>& embedded_files();
+}
+
+namespace {
+
+using Json = nlohmann::json;
+
+const char* type_name(const Json& j) {
+  if (j.is_object()) return "an object";
+  if (j.is_array()) return "an array";
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_null()) return "null";
+  return "a value";
+}
+
+bool is_positive_integer(const Json& j) { return j.is_number_integer() && j.get<std::int64_t>() >= 1; }
+
+// Axes whose values are positive integers / one of a set of strings.
+const std::set<std::string>& integer_axes() {
+  static const std::set<std::string> s{"gpus", "cluster.nodes", "training.seq_len", "training.global_batch",
+                                       "training.micro_batch", "parallel.tp", "parallel.cp", "parallel.pp",
+                                       "parallel.dp", "parallel.vpp"};
+  return s;
+}
+
+const std::map<std::string, std::vector<std::string>>& choice_axes() {
+  static const std::map<std::string, std::vector<std::string>> m{
+      {"parallel.schedule", {"1f1b", "gpipe", "interleaved"}},
+      {"training.recompute", {"none", "selective", "full"}},
+  };
+  return m;
+}
+
+bool is_layout_axis(const std::string& name) {
+  return name == "parallel.tp" || name == "parallel.cp" || name == "parallel.pp" || name == "parallel.dp";
+}
+
+// Sort rank of an axis: fixed positions for the known axes, other fields after gpus.
+int axis_rank(const std::string& name) {
+  static const std::vector<std::string> before{"model", "cluster", "cluster.nodes", "gpus"};
+  static const std::vector<std::string> after{"training.seq_len", "training.global_batch", "training.micro_batch",
+                                              "training.recompute", "parallel.tp", "parallel.cp", "parallel.pp",
+                                              "parallel.dp", "parallel.schedule", "parallel.vpp"};
+  for (std::size_t i = 0; i < before.size(); ++i)
+    if (before[i] == name) return static_cast<int>(i);
+  for (std::size_t i = 0; i < after.size(); ++i)
+    if (after[i] == name) return 200 + static_cast<int>(i);
+  return 100;
+}
+
+// The scenario path an axis writes ("gpus" writes cluster.nodes).
+std::string axis_target(const std::string& name) { return name == "gpus" ? "cluster.nodes" : name; }
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    out.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// Sets a dotted path in a scenario object (the rules of --set: a preset name on the way becomes
+// {"preset": name}).
+void set_path(Json& root, const std::string& path, const Json& value, const std::string& where) {
+  const auto keys = split_path(path);
+  Json* cur = &root;
+  std::string done;
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    done += (done.empty() ? "" : ".") + keys[i];
+    Json& next = (*cur)[keys[i]];
+    if (next.is_null()) next = Json::object();
+    if (next.is_string() && (done == "model" || done == "cluster.gpu")) next = Json{{"preset", next.get<std::string>()}};
+    if (!next.is_object()) throw ScenarioError(where, "base." + done + " is not an object, cannot set " + path);
+    cur = &next;
+  }
+  (*cur)[keys.back()] = value;
+}
+
+const Json* get_path(const Json& root, const std::string& path) {
+  const Json* cur = &root;
+  for (const auto& k : split_path(path)) {
+    if (!cur->is_object()) return nullptr;
+    auto it = cur->find(k);
+    if (it == cur->end()) return nullptr;
+    cur = &*it;
+  }
+  return cur;
+}
+
+std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+Json parse_json(const std::string& text, const std::string& origin) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw ScenarioError(origin, "malformed JSON: " + what);
+  }
+}
+
+std::optional<std::int64_t> read_limit(const Json& c, const std::string& key) {
+  auto it = c.find(key);
+  if (it == c.end()) return std::nullopt;
+  if (!is_positive_integer(*it)) throw ScenarioError("constraints." + key, std::string("must be a positive integer, got ") + it->dump());
+  return it->get<std::int64_t>();
+}
+
+bool read_flag(const Json& c, const std::string& key, bool def) {
+  auto it = c.find(key);
+  if (it == c.end()) return def;
+  if (!it->is_boolean()) throw ScenarioError("constraints." + key, std::string("must be true or false, got ") + type_name(*it));
+  return it->get<bool>();
+}
+
+SweepConstraints read_constraints(const Json& c) {
+  if (!c.is_object()) throw ScenarioError("constraints", std::string("must be an object, got ") + type_name(c));
+  static const std::set<std::string> known{"tp_cp_within_node", "max_tp", "max_cp", "max_pp", "max_dp", "powers_of_two"};
+  for (auto it = c.begin(); it != c.end(); ++it)
+    if (known.count(it.key()) == 0) throw ScenarioError("constraints." + it.key(), "unknown key");
+  SweepConstraints out;
+  out.tp_cp_within_node = read_flag(c, "tp_cp_within_node", true);
+  out.powers_of_two = read_flag(c, "powers_of_two", false);
+  out.max_tp = read_limit(c, "max_tp");
+  out.max_cp = read_limit(c, "max_cp");
+  out.max_pp = read_limit(c, "max_pp");
+  out.max_dp = read_limit(c, "max_dp");
+  return out;
+}
+
+SweepAxis read_axis(const std::string& name, const Json& v) {
+  const std::string where = "axes." + name;
+  if (name.empty() || name.front() == '.' || name.back() == '.' || name.find("..") != std::string::npos)
+    throw ScenarioError(where, "is not a field path");
+  SweepAxis axis;
+  axis.name = name;
+  if (v.is_string() && v.get<std::string>() == "auto") {
+    if (!is_layout_axis(name))
+      throw ScenarioError(where, "\"auto\" is only allowed for parallel.tp, parallel.cp, parallel.pp and parallel.dp");
+    axis.automatic = true;
+    return axis;
+  }
+  if (!v.is_array()) throw ScenarioError(where, std::string("must be a list of values") + (is_layout_axis(name) ? " or \"auto\"" : "") + ", got " + type_name(v));
+  if (v.empty()) throw ScenarioError(where, "must list at least one value");
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Json& x = v[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    if (integer_axes().count(name) != 0 && !is_positive_integer(x))
+      throw ScenarioError(at, std::string("must be a positive integer, got ") + (x.is_number() ? x.dump() : type_name(x)));
+    if (auto c = choice_axes().find(name); c != choice_axes().end()) {
+      if (!x.is_string()) throw ScenarioError(at, std::string("must be a string, got ") + type_name(x));
+      if (std::find(c->second.begin(), c->second.end(), x.get<std::string>()) == c->second.end()) {
+        std::string allowed;
+        for (const auto& a : c->second) allowed += (allowed.empty() ? "" : ", ") + a;
+        throw ScenarioError(at, "unknown value \"" + x.get<std::string>() + "\" (expected one of: " + allowed + ")");
+      }
+    }
+    if ((name == "model" || name == "cluster") && !x.is_string() && !x.is_object())
+      throw ScenarioError(at, std::string("must be a preset name or an object, got ") + type_name(x));
+    if (x.is_null()) throw ScenarioError(at, "must not be null");
+    if (!seen.insert(x.dump()).second) throw ScenarioError(at, "repeats the value " + x.dump());
+    axis.values_json.push_back(x.dump());
+  }
+  return axis;
+}
+
+bool power_of_two(std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; }
+
+std::vector<std::int64_t> divisors(std::int64_t n) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// GPUs per node of a cluster value (its own field, else its preset's); nullopt when unknown.
+std::optional<std::int64_t> gpus_per_node(const Json& cluster) {
+  if (!cluster.is_object()) return std::nullopt;
+  if (auto it = cluster.find("gpus_per_node"); it != cluster.end()) {
+    if (is_positive_integer(*it)) return it->get<std::int64_t>();
+    return std::nullopt;
+  }
+  auto p = cluster.find("preset");
+  if (p == cluster.end() || !p->is_string()) return std::nullopt;
+  const auto& files = detail::embedded_files();
+  auto f = files.find("presets/clusters/" + p->get<std::string>() + ".json");
+  if (f == files.end()) return std::nullopt;
+  const Json preset = Json::parse(f->second);
+  if (auto g = preset.find("gpus_per_node"); g != preset.end() && is_positive_integer(*g)) return g->get<std::int64_t>();
+  return std::nullopt;
+}
+
+class Enumerator {
+ public:
+  explicit Enumerator(const SweepSpec& spec) : spec_(spec) {
+    for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
+      const auto& n = spec_.axes[i].name;
+      if (!is_layout_axis(n) && n != "parallel.schedule" && n != "parallel.vpp") outer_.push_back(i);
+    }
+    for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
+      const auto& n = spec_.axes[i].name;
+      if (n == "parallel.schedule" || n == "parallel.vpp") inner_tail_.push_back(i);
+    }
+  }
+
+  Enumeration run() {
+    Json base = parse_json(spec_.base_json, "base");
+    chosen_.assign(spec_.axes.size(), std::string());
+    choice_index_.assign(spec_.axes.size(), 0);
+    outer(0, base);
+    if (out_.candidates.empty()) {
+      std::string why = first_invalid_.empty() ? std::string("every candidate is excluded by the constraints") : "first reason: " + first_invalid_;
+      throw ScenarioError(spec_.origin, "the sweep has no valid candidate (" + std::to_string(out_.generated) + " generated; " + why + ")");
+    }
+    return std::move(out_);
+  }
+
+ private:
+  void outer(std::size_t k, const Json& cur) {
+    if (k == outer_.size()) {
+      layout(cur);
+      return;
+    }
+    const std::size_t ai = outer_[k];
+    const SweepAxis& axis = spec_.axes[ai];
+    for (std::size_t vi = 0; vi < axis.values_json.size(); ++vi) {
+      Json next = cur;
+      const Json value = Json::parse(axis.values_json[vi]);
+      const std::string where = "axes." + axis.name + "[" + std::to_string(vi) + "]";
+      if (axis.name == "cluster") {
+        Json c = value.is_string() ? Json{{"preset", value}} : value;
+        const Json* old = get_path(cur, "cluster");
+        if (old != nullptr && old->is_object() && old->contains("nodes") && !c.contains("nodes")) c["nodes"] = (*old)["nodes"];
+        next["cluster"] = c;
+      } else if (axis.name == "gpus") {
+        next_gpus_ = value.get<std::int64_t>();
+      } else {
+        set_path(next, axis.name, value, where);
+      }
+      chosen_[ai] = value_text(value);
+      choice_index_[ai] = vi;
+      outer(k + 1, next);
+    }
+  }
+
+  // Maps a loader error of the neutral scenario to the sweep file's path.
+  [[noreturn]] void rethrow(const ScenarioError& e) {
+    const std::string& p = e.path();
+    const std::string reason = std::string(e.what()).substr(p.size() + 2);
+    std::size_t best = spec_.axes.size();
+    std::size_t best_len = 0;
+    for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
+      const std::string t = axis_target(spec_.axes[i].name);
+      if ((p == t || p.rfind(t + ".", 0) == 0) && t.size() > best_len) {
+        best = i;
+        best_len = t.size();
+      }
+    }
+    if (best < spec_.axes.size()) {
+      const auto& a = spec_.axes[best];
+      throw ScenarioError("axes." + a.name + "[" + std::to_string(choice_index_[best]) + "]" + p.substr(best_len), reason);
+    }
+    if (p == "<root>" || p == "base" || p == spec_.origin) throw ScenarioError("base", reason);
+    throw ScenarioError("base." + p, reason);
+  }
+
+  std::int64_t next_gpus_ = 0;
+
+  void layout(const Json& outer_json) {
+    Json cur = outer_json;
+    const bool has_gpus = std::any_of(spec_.axes.begin(), spec_.axes.end(), [](const SweepAxis& a) { return a.name == "gpus"; });
+    const Json* cluster = get_path(cur, "cluster");
+    std::int64_t gpn = 0;
+    if (cluster != nullptr) gpn = gpus_per_node(*cluster).value_or(0);
+    std::int64_t world = 0;
+    if (gpn > 0) {
+      if (has_gpus) {
+        if (next_gpus_ % gpn != 0) {
+          ++out_.generated;
+          count_invalid("gpus", "gpus=" + std::to_string(next_gpus_) + " is not a multiple of gpus_per_node (" + std::to_string(gpn) + ")");
+          return;
+        }
+        cur["cluster"]["nodes"] = next_gpus_ / gpn;
+      }
+      if (const Json* n = get_path(cur, "cluster.nodes"); n != nullptr && is_positive_integer(*n)) world = gpn * n->get<std::int64_t>();
+    }
+    check_schema(cur, world);
+    // Every layout: tp, cp, pp, dp (lists, "auto", or the base's value), then schedule and vpp.
+    std::vector<std::int64_t> lay(4, 0);
+    layout_axis(0, cur, world, gpn, lay);
+  }
+
+  // Loads the scenario with a layout every model and cluster accept: errors left are malformed values.
+  void check_schema(const Json& cur, std::int64_t world) {
+    Json n = cur;
+    if (auto p = n.find("parallel"); p != n.end() && p->is_object()) {
+      for (const char* k : {"tp", "cp", "pp", "vpp"})
+        if (p->contains(k) && (*p)[k].is_number_integer()) (*p)[k] = 1;
+      if (p->contains("dp") && (*p)["dp"].is_number_integer()) p->erase("dp");
+      if (p->contains("schedule") && (*p)["schedule"].is_string()) {
+        const auto s = (*p)["schedule"].get<std::string>();
+        if (s == "1f1b" || s == "gpipe" || s == "interleaved") (*p)["schedule"] = "1f1b";
+      }
+    }
+    if (auto t = n.find("training"); t != n.end() && t->is_object() && world > 0) {
+      const Json* gb = t->contains("global_batch") ? &(*t)["global_batch"] : nullptr;
+      const Json* mb = t->contains("micro_batch") ? &(*t)["micro_batch"] : nullptr;
+      if (gb != nullptr && is_positive_integer(*gb) && (mb == nullptr || is_positive_integer(*mb)))
+        (*t)["global_batch"] = (mb == nullptr ? 1 : mb->get<std::int64_t>()) * world;
+    }
+    try {
+      (void)load_scenario_text(n.dump(), {}, "base");
+    } catch (const ScenarioError& e) {
+      rethrow(e);
+    }
+  }
+
+  static std::int64_t base_int(const Json& cur, const std::string& path, std::int64_t def) {
+    const Json* v = get_path(cur, path);
+    return v != nullptr && v->is_number_integer() ? v->get<std::int64_t>() : def;
+  }
+
+  const SweepAxis* find_axis(const std::string& name, std::size_t& index) const {
+    for (std::size_t i = 0; i < spec_.axes.size(); ++i)
+      if (spec_.axes[i].name == name) {
+        index = i;
+        return &spec_.axes[i];
+      }
+    return nullptr;
+  }
+
+  void layout_axis(std::size_t k, const Json& cur, std::int64_t world, std::int64_t gpn, std::vector<std::int64_t>& lay) {
+    static const char* names[] = {"parallel.tp", "parallel.cp", "parallel.pp", "parallel.dp"};
+    if (k == 4) {
+      tail(0, cur, world, gpn, lay);
+      return;
+    }
+    std::size_t ai = 0;
+    const SweepAxis* axis = find_axis(names[k], ai);
+    std::int64_t used = 1;
+    for (std::size_t i = 0; i < k; ++i) used *= lay[i];
+    const std::int64_t rest = world > 0 && world % used == 0 ? world / used : 0;
+    std::vector<std::int64_t> values;
+    bool write = axis != nullptr;
+    if (axis == nullptr) {
+      const std::int64_t def = k == 3 ? (rest > 0 ? rest : 1) : 1;
+      values.push_back(base_int(cur, names[k], def));
+    } else if (axis->automatic) {
+      if (k == 3) {
+        values.push_back(rest > 0 ? rest : 1);
+        write = false;
+      } else {
+        values = rest > 0 ? divisors(rest) : std::vector<std::int64_t>{1};
+      }
+    } else {
+      for (const auto& v : axis->values_json) values.push_back(Json::parse(v).get<std::int64_t>());
+    }
+    for (std::size_t vi = 0; vi < values.size(); ++vi) {
+      lay[k] = values[vi];
+      Json next = cur;
+      if (write) set_path(next, names[k], values[vi], "axes." + std::string(names[k]));
+      if (axis != nullptr) {
+        chosen_[ai] = std::to_string(values[vi]);
+        choice_index_[ai] = vi;
+      }
+      layout_axis(k + 1, next, world, gpn, lay);
+    }
+  }
+
+  void tail(std::size_t k, const Json& cur, std::int64_t world, std::int64_t gpn, const std::vector<std::int64_t>& lay) {
+    if (k == inner_tail_.size()) {
+      finish(cur, world, gpn, lay);
+      return;
+    }
+    const std::size_t ai = inner_tail_[k];
+    const SweepAxis& axis = spec_.axes[ai];
+    for (std::size_t vi = 0; vi < axis.values_json.size(); ++vi) {
+      Json next = cur;
+      const Json value = Json::parse(axis.values_json[vi]);
+      set_path(next, axis.name, value, "axes." + axis.name);
+      chosen_[ai] = value_text(value);
+      choice_index_[ai] = vi;
+      tail(k + 1, next, world, gpn, lay);
+    }
+  }
+
+  bool allowed(std::int64_t gpn, const std::vector<std::int64_t>& lay) const {
+    const auto& c = spec_.constraints;
+    const std::int64_t tp = lay[0], cp = lay[1], pp = lay[2], dp = lay[3];
+    if (c.tp_cp_within_node && gpn > 0 && tp * cp > gpn) return false;
+    if (c.max_tp && tp > *c.max_tp) return false;
+    if (c.max_cp && cp > *c.max_cp) return false;
+    if (c.max_pp && pp > *c.max_pp) return false;
+    if (c.max_dp && dp > *c.max_dp) return false;
+    if (c.powers_of_two && !(power_of_two(tp) && power_of_two(cp) && power_of_two(pp) && power_of_two(dp))) return false;
+    return true;
+  }
+
+  void count_invalid(const std::string& field, const std::string& message) {
+    ++out_.invalid;
+    ++out_.invalid_by_field[field];
+    if (first_invalid_.empty()) first_invalid_ = message;
+  }
+
+  void finish(const Json& cur, std::int64_t, std::int64_t gpn, const std::vector<std::int64_t>& lay) {
+    ++out_.generated;
+    if (!allowed(gpn, lay)) {
+      ++out_.excluded_by_constraints;
+      return;
+    }
+    Candidate c;
+    c.scenario_json = cur.dump();
+    try {
+      c.scenario = load_scenario_text(c.scenario_json, {}, spec_.origin);
+    } catch (const ScenarioError& e) {
+      count_invalid(e.path(), e.what());
+      return;
+    }
+    std::string key;
+    for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
+      key += (key.empty() ? "" : " ") + spec_.axes[i].name + "=" + chosen_[i];
+    }
+    if (key.empty()) key = "base";
+    c.key = std::move(key);
+    c.index = static_cast<std::int64_t>(out_.candidates.size());
+    out_.candidates.push_back(std::move(c));
+  }
+
+  const SweepSpec& spec_;
+  std::vector<std::size_t> outer_;
+  std::vector<std::size_t> inner_tail_;
+  std::vector<std::string> chosen_;
+  std::vector<std::size_t> choice_index_;
+  Enumeration out_;
+  std::string first_invalid_;
+};
+
+}  // namespace
+
+SweepSpec parse_sweep_text(const std::string& json_text, const std::string& origin) {
+  const Json root = parse_json(json_text, origin);
+  if (!root.is_object()) throw ScenarioError(origin, std::string("must hold a JSON object, got ") + type_name(root));
+  static const std::set<std::string> known{"name", "description", "base", "axes", "constraints"};
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (known.count(it.key()) == 0) throw ScenarioError(it.key(), "unknown key (expected name, description, base, axes, constraints)");
+  SweepSpec spec;
+  spec.origin = origin;
+  spec.name = "sweep";
+  if (auto n = root.find("name"); n != root.end()) {
+    if (!n->is_string()) throw ScenarioError("name", std::string("must be a string, got ") + type_name(*n));
+    spec.name = n->get<std::string>();
+  }
+  auto base = root.find("base");
+  if (base == root.end()) throw ScenarioError("base", "is required (a scenario object)");
+  if (!base->is_object()) throw ScenarioError("base", std::string("must be a scenario object, got ") + type_name(*base));
+  spec.base_json = base->dump();
+  auto axes = root.find("axes");
+  if (axes == root.end()) throw ScenarioError("axes", "is required (an object of field -> list of values)");
+  if (!axes->is_object()) throw ScenarioError("axes", std::string("must be an object, got ") + type_name(*axes));
+  for (auto it = axes->begin(); it != axes->end(); ++it) spec.axes.push_back(read_axis(it.key(), it.value()));
+  const bool gpus = axes->contains("gpus");
+  if (gpus && axes->contains("cluster.nodes")) throw ScenarioError("axes.gpus", "cannot be combined with axes.cluster.nodes");
+  for (const auto& a : spec.axes) {
+    if (a.name != "cluster" && a.name.rfind("cluster.", 0) == 0 && axes->contains("cluster") && a.name != "cluster.nodes")
+      throw ScenarioError("axes." + a.name, "cannot be combined with axes.cluster (put the field in the cluster values)");
+    if (a.name == "model" || a.name == "cluster") continue;
+    if (a.name.rfind("model.", 0) == 0 && axes->contains("model"))
+      throw ScenarioError("axes." + a.name, "cannot be combined with axes.model (put the field in the model values)");
+  }
+  std::stable_sort(spec.axes.begin(), spec.axes.end(), [](const SweepAxis& a, const SweepAxis& b) {
+    const int ra = axis_rank(a.name), rb = axis_rank(b.name);
+    if (ra != rb) return ra < rb;
+    return a.name < b.name;
+  });
+  if (auto c = root.find("constraints"); c != root.end()) spec.constraints = read_constraints(*c);
+  return spec;
+}
+
+SweepSpec load_sweep_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file, "cannot open the sweep file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_sweep_text(ss.str(), file);
+}
+
+Enumeration enumerate(const SweepSpec& spec) { return Enumerator(spec).run(); }
+
+std::string enumeration_summary(const Enumeration& e) {
+  std::string s = "generated " + std::to_string(e.generated) + ", " + std::to_string(e.excluded_by_constraints) +
+                  " excluded by constraints, " + std::to_string(e.invalid) + " invalid";
+  if (!e.invalid_by_field.empty()) {
+    std::string parts;
+    for (const auto& [field, n] : e.invalid_by_field) parts += (parts.empty() ? "" : ", ") + field + " " + std::to_string(n);
+    s += " (" + parts + ")";
+  }
+  s += ", " + std::to_string(e.candidates.size()) + " candidates";
+  return s;
+}
+
+}  // namespace stepsim::scenarios
