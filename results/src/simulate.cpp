@@ -1,6 +1,7 @@
 #include "stepsim/results/simulate.hpp"
 
 #include "stepsim/costmodel/compute.hpp"
+#include "stepsim/scenarios/error.hpp"
 #include "stepsim/sim/memory_events.hpp"
 #include "stepsim/topology/cluster.hpp"
 
@@ -12,6 +13,9 @@ sim::EngineKind default_engine(const scenarios::Scenario& s) {
 
 Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options) {
   const auto engine = options.engine.value_or(default_engine(s));
+  if (engine == sim::EngineKind::SimGrid && s.world_size() > kMaxSimGridGpus)
+    throw ScenarioError("--engine", "the simgrid engine handles up to " + std::to_string(kMaxSimGridGpus) +
+                                        " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
   const topology::Cluster cluster(s.cluster);
   const costmodel::ComputeModel compute(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
   sim::BuildOptions bo;

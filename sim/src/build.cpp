@@ -61,6 +61,11 @@ class Builder {
     if (s_.parallel.overlap_param_gather) add_param_gathers_at_start();
 
     last_compute_.assign(static_cast<std::size_t>(p_), -1);
+    // Each step starts by clearing the gradient buffer of the stage's parameters.
+    for (std::int64_t i = 0; i < p_; ++i) {
+      const auto z = cost(cm_, costmodel::zero_grad_buffer(s_, memory::stage_params(s_, i)));
+      compute_op(i, -1, -1, Phase::Other, -1, z.time_s, z.flops, "zero_grad");
+    }
     fwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     bwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     fwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
@@ -253,6 +258,9 @@ class Builder {
   }
 
   bool dp_active() const { return dp_ * c_ > 1; }
+  bool gathers_overlap() const {
+    return dp_active() && s_.parallel.distributed_optimizer && s_.parallel.overlap_param_gather;
+  }
   double grad_bytes_per_param() const { return s_.training.grads_in_fp32 ? 4.0 : 2.0; }
 
   std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const Bucket& b) {
@@ -355,6 +363,8 @@ class Builder {
       double time = d(count) * layer_fwd_.time_s, flops = d(count) * layer_fwd_.flops, tp_count = 4.0 * d(count);
       if (head && first_virtual) time += emb_fwd_.time_s, flops += emb_fwd_.flops, tp_count += 1.0;
       if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += 1.0;
+      // The CP ring, and the parameter all-gather during the first micro-batch, run alongside.
+      if (c_ > 1 || (mb == 0 && gathers_overlap())) time *= 1.0 + cm_.efficiency().comm_slowdown;
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, time, flops, "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
       deps.clear();
@@ -456,6 +466,8 @@ class Builder {
       double tp_count = (6.0 + rec_tp) * d(count);
       if (head && last_virtual) time += out_bwd_.time_s, flops += out_bwd_.flops, tp_count += 1.0;
       if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += 1.0;
+      // The CP ring, and the gradient reduce-scatter during the last micro-batch, run alongside.
+      if (c_ > 1 || (last_mb && dp_active() && s_.parallel.overlap_grad_reduce)) time *= 1.0 + cm_.efficiency().comm_slowdown;
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];

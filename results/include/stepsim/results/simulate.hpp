@@ -2,6 +2,7 @@
 // One scenario through the whole pipeline: cluster, cost model, step graph, engine, memory
 // timeline, report.
 
+#include <cstdint>
 #include <optional>
 
 #include "stepsim/memory/timeline.hpp"
@@ -23,6 +24,9 @@ struct Simulation {
   memory::Timeline timeline;
   StepReport report;
 };
+
+// The SimGrid platform keeps a route table that grows as the square of the GPU count.
+inline constexpr std::int64_t kMaxSimGridGpus = 4096;
 
 sim::EngineKind default_engine(const scenarios::Scenario& s);
 
