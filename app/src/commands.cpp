@@ -104,6 +104,7 @@ void register_run(CLI::App& app) {
 void register_commands(CLI::App& app) {
   register_memory(app);
   register_run(app);
+  register_report(app);
 }
 
 }  // namespace stepsim::app

@@ -1,0 +1,157 @@
+// `stepsim report`: tables and an HTML report with plots, from sweep results or scenarios.
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "commands.hpp"
+#include "stepsim/results/report.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+namespace stepsim::app {
+
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> inputs;
+  std::vector<std::string> sets;
+  std::vector<std::string> compare_sets;
+  std::string format = "md";
+  std::string out;
+  std::string svg_dir;
+  std::string engine = "auto";
+  std::size_t top = 20;
+};
+
+std::string read_text(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file, "cannot open the file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<scenarios::Override> overrides(const std::vector<std::string>& sets) {
+  std::vector<scenarios::Override> out;
+  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
+  return out;
+}
+
+std::string short_label(const std::string& letter, const scenarios::Scenario& s) {
+  std::string l = letter + " (" + scenarios::to_string(s.parallel.schedule);
+  if (s.parallel.vpp > 1) l += ", vpp " + std::to_string(s.parallel.vpp);
+  return l + ")";
+}
+
+results::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const std::string& engine) {
+  results::SimulateOptions so;
+  if (engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
+  if (engine == "analytic") so.engine = sim::EngineKind::Analytic;
+  auto simulation = results::simulate(s, so);
+  return results::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
+}
+
+void run_report(const ReportArgs& a) {
+  results::ReportOptions options;
+  options.version = kVersion;
+  options.format = results::parse_report_format(a.format);
+  options.top = a.top;
+
+  results::ReportOutput output;
+  std::string sweep_file;
+  std::string sweep_text;
+  if (a.inputs.size() == 1) {
+    std::string file = a.inputs.front();
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) {
+      const auto inside = (std::filesystem::path(file) / "results.jsonl").string();
+      if (!std::filesystem::is_regular_file(inside, ec))
+        throw ScenarioError(file, "a directory given as RESULTS must hold results.jsonl (the output of stepsim sweep)");
+      file = inside;
+    }
+    const std::string text = read_text(file);
+    if (results::looks_like_sweep_results(text)) {
+      sweep_file = file;
+      sweep_text = text;
+    }
+  } else {
+    for (const auto& f : a.inputs) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(f, ec) || results::looks_like_sweep_results(read_text(f)))
+        throw ScenarioError(f, "two inputs compare two scenario files; sweep results take one input");
+    }
+  }
+
+  if (!sweep_file.empty()) {
+    if (!a.sets.empty()) throw ScenarioError("--set", "applies to scenario files, not to sweep results");
+    if (!a.compare_sets.empty()) throw ScenarioError("--compare-set", "applies to scenario files, not to sweep results");
+    output = results::sweep_report(results::parse_sweep_results(sweep_text, sweep_file), options);
+  } else {
+    if (a.inputs.size() == 2 && !a.compare_sets.empty())
+      throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
+    const auto base = overrides(a.sets);
+    auto load_one = [&](const std::string& file, const std::vector<scenarios::Override>& ov) {
+      if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
+      return scenarios::load_scenario_file(file, ov);
+    };
+    std::vector<scenarios::Scenario> scenarios_in;
+    if (a.inputs.size() == 2) {
+      scenarios_in.push_back(load_one(a.inputs[0], base));
+      scenarios_in.push_back(load_one(a.inputs[1], base));
+    } else {
+      const std::string file = a.inputs.empty() ? std::string() : a.inputs.front();
+      scenarios_in.push_back(load_one(file, base));
+      if (!a.compare_sets.empty()) {
+        auto ov = base;
+        for (const auto& o : overrides(a.compare_sets)) ov.push_back(o);
+        scenarios_in.push_back(load_one(file, ov));
+      }
+    }
+    std::vector<results::ScenarioRun> runs;
+    if (scenarios_in.size() == 1) {
+      runs.push_back(simulate_run(scenarios_in[0].name, scenarios_in[0], a.engine));
+    } else {
+      runs.push_back(simulate_run(short_label("A", scenarios_in[0]), scenarios_in[0], a.engine));
+      runs.push_back(simulate_run(short_label("B", scenarios_in[1]), scenarios_in[1], a.engine));
+    }
+    output = results::scenario_report(runs, options);
+  }
+
+  if (!a.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.svg_dir, ec);
+    if (ec || !std::filesystem::is_directory(a.svg_dir))
+      throw ScenarioError("--svg-dir", "cannot create the directory " + a.svg_dir);
+    for (const auto& f : output.svgs) emit(f.text, (std::filesystem::path(a.svg_dir) / f.name).string());
+  }
+  emit(output.text, a.out);
+}
+
+}  // namespace
+
+void register_report(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "report", "tables (md, csv, latex, json) and an HTML report with plots, from sweep results or scenarios");
+  auto a = std::make_shared<ReportArgs>();
+  cmd->add_option("results", a->inputs,
+                  "sweep results (results.jsonl or the sweep's output directory), or one or two scenario files "
+                  "(default: the built-in default scenario)")
+      ->expected(0, 2);
+  cmd->add_option("--format", a->format, "md, csv, latex, html or json")
+      ->check(CLI::IsMember({"md", "csv", "latex", "html", "json"}));
+  cmd->add_option("--out", a->out, "write the report to this file instead of stdout");
+  cmd->add_option("--svg-dir", a->svg_dir, "also write every plot as an SVG file into this directory");
+  cmd->add_option("--set", a->sets, "override a scenario field, e.g. --set parallel.tp=4")->take_all()->allow_extra_args(false);
+  cmd->add_option("--compare-set", a->compare_sets,
+                  "compare the scenario with a copy that has this override, e.g. --compare-set parallel.schedule=interleaved")
+      ->take_all()
+      ->allow_extra_args(false);
+  cmd->add_option("--engine", a->engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
+      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  cmd->add_option("--top", a->top, "sweep rows in the md, latex and html tables (0: all)");
+  cmd->callback([a]() { run_report(*a); });
+}
+
+}  // namespace stepsim::app
