@@ -2,60 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include "cli_util.hpp"
+
+using namespace cli;
 
 namespace {
-
-struct Result {
-  int status = -1;
-  std::string out;   // stdout
-  std::string err;   // stderr
-};
-
-std::string tmpdir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("stepsim_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
-  }();
-  return dir;
-}
-
-std::string slurp(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Result run(const std::string& args) {
-  static int n = 0;
-  const std::string err_file = tmpdir() + "/err" + std::to_string(n++);
-  const std::string cmd = std::string(STEPSIM_BINARY_DIR) + "/app/stepsim " + args + " 2>" + err_file;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t got = 0;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), got);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.err = slurp(err_file);
-  return r;
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string f = tmpdir() + "/" + name;
-  std::ofstream(f, std::ios::binary) << text;
-  return f;
-}
 
 const std::string kExample = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/examples/llama31-8b-tsubame.json";
 
