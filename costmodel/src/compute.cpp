@@ -28,6 +28,7 @@ struct Dims {
   bool layernorm = false;
   bool bias = false;
   bool gpt = false;     // learned positions and dropout, no RoPE
+  bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
 };
 
 Dims dims(const Scenario& s) {
@@ -49,6 +50,7 @@ Dims dims(const Scenario& s) {
   x.layernorm = s.model.norm == NormKind::LayerNorm;
   x.bias = s.model.bias;
   x.gpt = gpt_family(s.model);
+  x.unfused = s.training.attention == scenarios::Attention::Unfused;
   return x;
 }
 
@@ -173,6 +175,79 @@ Kernel attention_backward(const Dims& x) {
   return g;
 }
 
+// ---- Unfused attention (Megatron's CoreAttention before FlashAttention, 2021-22). Per rank the
+// a/t heads of b sequences form a batch of b a / t matrix products over s/c query rows and all s
+// keys; the scores are computed in full (the causal mask is applied afterwards by the softmax), so
+// the executed FLOPs are twice the causal count. Batched GEMMs carry the shape of one matrix
+// product in m, n, k; flops and bytes are those of the whole batch. model_flops is half of the
+// executed FLOPs (the causal count), so that the layer's model_flops equal the fused path's.
+
+// Batch of b a / t products.
+double attention_batch(const Dims& x) { return x.b * x.a / x.t; }
+// Query rows per product: s / c.
+double attention_queries(const Dims& x) { return x.s / x.c; }
+// Elements of the scores of one rank: b a s^2 / (t c).
+double score_elems(const Dims& x) { return attention_batch(x) * attention_queries(x) * x.s; }
+
+// A batched GEMM of `batch` products Y[m,n] = X[m,k] W[k,n]: 2 batch m n k FLOPs, bf16 operands
+// and result, 2 batch (mk + kn + mn) bytes.
+Kernel batched_gemm(std::string name, double batch, double m, double n, double k) {
+  Kernel g = gemm(std::move(name), m, n, k);
+  g.flops = batch * g.flops;
+  g.model_flops = 0.5 * g.flops;
+  g.bytes = batch * g.bytes;
+  return g;
+}
+
+// Forward: S = Q K^T (baddbmm with the 1/sqrt(d_h) scale as alpha; m = s/c, n = s, k = d_h);
+// fused scale-mask-softmax (read S, write P, bf16); GPT: attention dropout (read P, write the
+// dropped P and a 1-byte mask); O = P V (m = s/c, n = d_h, k = s); the copy of O from
+// [b, a/t, s/c, d_h] to [s/c, b, a d_h / t] (read and write 2 n a d_h / t).
+std::vector<Kernel> unfused_attention_forward(const Dims& x) {
+  const double batch = attention_batch(x), sq = attention_queries(x), elems = score_elems(x);
+  std::vector<Kernel> ks;
+  ks.push_back(batched_gemm("attn.scores.fprop", batch, sq, x.s, x.dh));
+  ks.push_back(memory("attn.softmax.fwd", 4.0 * elems));
+  if (x.gpt) ks.push_back(memory("attn.dropout.fwd", 5.0 * elems));
+  ks.push_back(batched_gemm("attn.pv.fprop", batch, sq, x.dh, x.s));
+  ks.push_back(memory("attn.context.copy", 4.0 * x.n * x.a * x.dh / x.t));
+  return ks;
+}
+
+// Backward, in execution order: the copy of dO back to the batched layout; dP = dO V^T
+// (m = s/c, n = s, k = d_h) and dV = P^T dO (m = s, n = d_h, k = s/c); GPT: dropout backward (read
+// dP and the mask, write); softmax backward (read dP and P, write dS in place: 6 bytes per score);
+// dQ = dS K (m = s/c, n = d_h, k = s) and dK = dS^T Q (m = s, n = d_h, k = s/c).
+std::vector<Kernel> unfused_attention_backward(const Dims& x) {
+  const double batch = attention_batch(x), sq = attention_queries(x), elems = score_elems(x);
+  std::vector<Kernel> ks;
+  ks.push_back(memory("attn.context.copy_bwd", 4.0 * x.n * x.a * x.dh / x.t));
+  ks.push_back(batched_gemm("attn.pv.dgrad", batch, sq, x.s, x.dh));
+  ks.push_back(batched_gemm("attn.pv.wgrad", batch, x.s, x.dh, sq));
+  if (x.gpt) ks.push_back(memory("attn.dropout.bwd", 5.0 * elems));
+  ks.push_back(memory("attn.softmax.bwd", 6.0 * elems));
+  ks.push_back(batched_gemm("attn.scores.dgrad_q", batch, sq, x.dh, x.s));
+  ks.push_back(batched_gemm("attn.scores.dgrad_k", batch, x.s, x.dh, sq));
+  return ks;
+}
+
+// The attention core of the forward (fused or unfused), CP merge included.
+std::vector<Kernel> attention_core_forward(const Dims& x) {
+  if (x.unfused) return unfused_attention_forward(x);
+  std::vector<Kernel> ks{attention_forward(x)};
+  if (x.c > 1) ks.push_back(attention_cp_merge("attn.cp_merge", x));
+  return ks;
+}
+
+std::vector<Kernel> attention_core_backward(const Dims& x) {
+  if (x.unfused) return unfused_attention_backward(x);
+  return {attention_backward(x)};
+}
+
+void append(std::vector<Kernel>& to, std::vector<Kernel> from) {
+  for (Kernel& k : from) to.push_back(std::move(k));
+}
+
 double qkv_width(const Dims& x) { return (x.a + 2.0 * x.kv) * x.dh / x.t; }
 double fc1_width(const Dims& x) { return (x.swiglu ? 2.0 : 1.0) * x.f / x.t; }
 
@@ -200,8 +275,7 @@ std::vector<Kernel> layer_forward(const Scenario& s) {
   ks.push_back(norm_forward("norm1.fwd", x));
   ks.push_back(gemm("qkv.fprop", x.n, qkv_width(x), x.h));
   if (!x.gpt) ks.push_back(rope("rope.fwd", x));
-  ks.push_back(attention_forward(x));
-  if (x.c > 1) ks.push_back(attention_cp_merge("attn.cp_merge", x));
+  append(ks, attention_core_forward(x));
   ks.push_back(gemm("proj.fprop", x.n, x.h, x.a * x.dh / x.t));
   ks.push_back(residual_forward("residual1.fwd", x));
   ks.push_back(norm_forward("norm2.fwd", x));
@@ -234,7 +308,7 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   if (x.gpt) ks.push_back(dropout_backward("residual1.bwd", x));
   ks.push_back(gemm("proj.dgrad", x.n, q_t, x.h));
   ks.push_back(wgrad("proj.wgrad", q_t, x.h, x.n, x.grad_bytes));
-  ks.push_back(attention_backward(x));
+  append(ks, attention_core_backward(x));
   if (!x.gpt) ks.push_back(rope("rope.bwd", x));
   ks.push_back(gemm("qkv.dgrad", x.n, x.h, qkv_width(x)));
   ks.push_back(wgrad("qkv.wgrad", x.h, qkv_width(x), x.n, x.grad_bytes));
@@ -242,17 +316,15 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   return ks;
 }
 
-// training-step.md section 3: selective re-runs the attention core forward (F5) before B12; full
+// training-step.md section 3: selective re-runs the attention core forward (F5; unfused: scores,
+// softmax, dropout, P V and the output copy) before B12; full
 // re-runs F1-F15 before the layer's backward. Not model FLOPs.
 std::vector<Kernel> layer_recompute(const Scenario& s) {
   switch (s.training.recompute) {
     case Recompute::None:
       return {};
     case Recompute::Selective: {
-      const Dims x = dims(s);
-      std::vector<Kernel> ks{attention_forward(x)};
-      if (x.c > 1) ks.push_back(attention_cp_merge("attn.cp_merge", x));
-      return zero_model_flops(std::move(ks));
+      return zero_model_flops(attention_core_forward(dims(s)));
     }
     case Recompute::Full:
       return zero_model_flops(layer_forward(s));
