@@ -365,6 +365,7 @@ class Builder {
       if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += 1.0;
       // The CP ring, and the parameter all-gather during the first micro-batch, run alongside.
       if (c_ > 1 || (mb == 0 && gathers_overlap())) time *= 1.0 + cm_.efficiency().comm_slowdown;
+      const auto chain_prev = last_compute_[static_cast<std::size_t>(stage)];
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, time, flops, "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
       deps.clear();
@@ -383,7 +384,9 @@ class Builder {
         const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), d(count));
         const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, Phase::Forward, pr,
                                 cp_msg_bytes_ * d(c_) * d(count), "cp.kv", mb, chunk);
+        // The ring starts with its layers' compute, not before: same predecessors.
         if (prev >= 0) out_.graph.add_edge(prev, cp);
+        if (chain_prev >= 0) out_.graph.add_edge(chain_prev, cp);
         if (!first_virtual && head) {
           const auto [ps_, pc] = prev_virtual(stage, chunk);
           out_.graph.add_edge(fwd_send_[slot(ps_, pc, mb)], cp);
@@ -468,6 +471,7 @@ class Builder {
       if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += 1.0;
       // The CP ring, and the gradient reduce-scatter during the last micro-batch, run alongside.
       if (c_ > 1 || (last_mb && dp_active() && s_.parallel.overlap_grad_reduce)) time *= 1.0 + cm_.efficiency().comm_slowdown;
+      const auto chain_prev = last_compute_[static_cast<std::size_t>(stage)];
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
@@ -481,7 +485,9 @@ class Builder {
         const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), cp_units * d(count));
         const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, Phase::Backward, pr,
                                 cp_msg_bytes_ * d(c_) * cp_units * d(count), "cp.kv_dkv", mb, chunk);
+        // The ring starts with its layers' compute, not before: same predecessors.
         if (prev >= 0) out_.graph.add_edge(prev, cp);
+        if (chain_prev >= 0) out_.graph.add_edge(chain_prev, cp);
         end = join(op, cp, stage);
       }
       if (t_ > 1) {

@@ -184,3 +184,22 @@ TEST_CASE("the graph validates, and its op counts follow the layout") {
   CHECK(tp == 2 * m * p + m);  // one per pass, plus the cross-entropy all-reduces on the last stage
   CHECK(opt == p);
 }
+
+TEST_CASE("CP: the K/V ring of a pass starts with its compute and overlaps it") {
+  auto s = scenario({"parallel.tp=1", "parallel.cp=2", "parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=2",
+                     "training.global_batch=4"});
+  auto b = build(s);
+  const auto tr = sim::run_analytic(b.graph);
+  int checked = 0;
+  for (std::size_t i = 0; i < b.graph.ops.size(); ++i) {
+    const auto& op = b.graph.ops[i];
+    if (op.stream != sim::Stream::CpComm || op.kind != sim::OpKind::Collective) continue;
+    // the compute op of the same pass is the one created just before
+    const auto& comp = b.graph.ops[i - 1];
+    REQUIRE(comp.kind == sim::OpKind::Compute);
+    CHECK(comp.micro_batch == op.micro_batch);
+    CHECK(tr.ops[i].start_s == tr.ops[i - 1].start_s);
+    ++checked;
+  }
+  CHECK(checked >= 2 * 4);  // passes whose layers wait for or finish buckets are split per layer
+}
