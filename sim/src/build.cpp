@@ -123,9 +123,10 @@ class Builder {
     const double head_dim = d(s_.model.hidden) / d(s_.model.heads);
     cp_msg_bytes_ = 4.0 * d(s_.training.seq_len) * d(s_.training.micro_batch) * d(s_.model.kv_heads) * head_dim /
                     (d(c_) * d(t_));
-    // PP: each rank sends its shard [s/(c t), b, h] in bf16 (section 5); without SP the whole [s/c, b, h].
-    pp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden) /
-                (s_.parallel.sequence_parallel ? d(t_) : 1.0);
+    // PP: each rank sends its shard [s/(c t), b, h] in bf16 (section 5). Without SP every TP rank
+    // holds the whole activation, and Megatron's scatter/gather optimization (on by default) still
+    // sends 1/t of it per rank and re-gathers it over NVLink on arrival (not modeled: small).
+    pp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden) / d(t_);
   }
 
   // ---- plans
