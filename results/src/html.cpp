@@ -14,13 +14,13 @@ constexpr const char* kCss =
     "h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #dddddd; padding-bottom: 4px; }\n"
     "p.subtitle { color: #555555; margin-top: 0; }\n"
     "p.note { color: #555555; font-size: 13px; }\n"
-    "table { border-collapse: collapse; margin: 8px 0 16px 0; font-size: 13px; }\n"
+    "table { border-collapse: collapse; margin: 8px 0 16px 0; font-size: 12px; }\n"
     "caption { text-align: left; font-weight: bold; padding-bottom: 4px; }\n"
-    "th, td { padding: 3px 10px; border-bottom: 1px solid #e4e4e4; text-align: left; }\n"
+    "th, td { padding: 3px 7px; border-bottom: 1px solid #e4e4e4; text-align: left; white-space: nowrap; }\n"
     "thead th { border-bottom: 2px solid #444444; }\n"
     "th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }\n"
     "div.row { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }\n"
-    "div.block { margin: 8px 0; }\n"
+    "div.block { margin: 8px 0; max-width: 100%; overflow-x: auto; }\n"
     "footer { margin-top: 32px; color: #777777; font-size: 12px; }\n";
 
 }  // namespace

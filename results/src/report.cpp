@@ -292,14 +292,17 @@ XYChart throughput_chart(const SweepResultSet& s, const std::string& title, cons
   c.title = title;
   c.x_label = "GPUs";
   c.y_label = y_label;
-  c.log_x = g_lo > 0 && g_hi >= 8 * g_lo;
+  c.log_x = g_lo > 0 && g_hi >= 2 * g_lo;
+  std::set<std::int64_t> counts;
   for (const auto& [name, m] : best) {
+    for (const auto& [g, v] : m) counts.insert(g);
     XYSeries sr;
     sr.name = name;
     sr.lines = true;
     for (const auto& [g, v] : m) sr.points.push_back({static_cast<double>(g), v, ""});
     c.series.push_back(std::move(sr));
   }
+  for (auto g : counts) c.x_ticks.push_back(static_cast<double>(g));
   return c;
 }
 
@@ -644,7 +647,7 @@ ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& opti
       sections.push_back({"Candidates", "", {to_html(counts_table(sweep)), to_html(ranked_table(sweep, options.top))}, false});
       sections.push_back({"Throughput vs GPU count",
                           "Best runnable layout per GPU count, one series per model and cluster.",
-                          {inline_svg(out.svgs[0]), inline_svg(out.svgs[1])}, true});
+                          {inline_svg(out.svgs[0]), inline_svg(out.svgs[1])}, false});
       sections.push_back({"Time vs cost", "Every runnable layout; the Pareto front (nothing both faster and cheaper) is outlined.",
                           {inline_svg(out.svgs[2])}, false});
       out.text = html_document("stepsim sweep report", description, sections, header_line(options));

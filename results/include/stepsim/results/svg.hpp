@@ -89,6 +89,7 @@ struct XYChart {
   bool log_x = false;
   bool log_y = false;
   std::vector<XYSeries> series;
+  std::vector<double> x_ticks;                 // tick values of the x axis (empty: automatic)
 };
 
 std::string xy_svg(const XYChart& chart, int width_px = 760, int height_px = 440);
