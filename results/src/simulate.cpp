@@ -17,7 +17,8 @@ Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options
     throw ScenarioError("--engine", "the simgrid engine handles up to " + std::to_string(kMaxSimGridGpus) +
                                         " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
   const topology::Cluster cluster(s.cluster);
-  const costmodel::ComputeModel compute(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  const costmodel::ComputeModel compute(s.cluster.gpu,
+                                        options.efficiency.value_or(costmodel::ComputeModel::calibrated(s.cluster.gpu)));
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
   bo.symmetric_instances = engine == sim::EngineKind::SimGrid;

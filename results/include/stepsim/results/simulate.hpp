@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "stepsim/costmodel/compute.hpp"
 #include "stepsim/memory/timeline.hpp"
 #include "stepsim/results/step_report.hpp"
 #include "stepsim/scenarios/scenario.hpp"
@@ -16,6 +17,8 @@ namespace stepsim::results {
 struct SimulateOptions {
   std::optional<sim::EngineKind> engine;  // default: simgrid up to 1,024 GPUs, analytic above
   bool per_layer = false;
+  // Efficiency curves of the scenario's GPU instead of its embedded file (stepsim calibrate).
+  std::optional<costmodel::Efficiency> efficiency;
 };
 
 struct Simulation {

@@ -1,0 +1,104 @@
+// stepsim validate and stepsim calibrate: the model against published measurements, and the fit
+// of a GPU type's efficiency parameters to them.
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "stepsim/costmodel/calibration.hpp"
+#include "stepsim/results/calibrate.hpp"
+#include "stepsim/results/validate.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+namespace stepsim::app {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ','))
+      if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>& sets) {
+  std::vector<scenarios::Override> out;
+  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
+  return out;
+}
+
+void register_validate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("validate", "predicted vs published step time and TFLOP/s per GPU, error per case, MAPE per set");
+  auto sets = std::make_shared<std::vector<std::string>>();
+  auto overrides = std::make_shared<std::vector<std::string>>();
+  auto format = std::make_shared<std::string>("table");
+  auto engine = std::make_shared<std::string>("analytic");
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("--set-name", *sets, "validation set to run (repeatable; default: all of them)");
+  cmd->add_option("--set", *overrides, "override a field of every record's scenario, e.g. --set training.attention=unfused")
+      ->take_all()
+      ->allow_extra_args(false);
+  cmd->add_option("--format", *format, "table, json or md")->check(CLI::IsMember({"table", "json", "md"}));
+  cmd->add_option("--engine", *engine, "analytic (default, fast) or simgrid")->check(CLI::IsMember({"analytic", "simgrid"}));
+  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  cmd->callback([=]() {
+    results::ValidateOptions vo;
+    vo.set_names = split_commas(*sets);
+    vo.engine = *engine == "simgrid" ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
+    vo.overrides = parse_overrides(*overrides);
+    const auto report = results::validate(vo);
+    const std::string text = *format == "json" ? results::validation_json(report)
+                             : *format == "md" ? results::validation_markdown(report)
+                                               : results::validation_table(report);
+    emit(text, *out);
+  });
+}
+
+void register_calibrate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "calibrate", "fit efficiency parameters of one GPU type to the validation sets and write its efficiency file");
+  auto gpu = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  auto records = std::make_shared<std::vector<std::string>>();
+  auto params = std::make_shared<std::vector<std::string>>();
+  auto overrides = std::make_shared<std::vector<std::string>>();
+  auto base = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("--gpu", *gpu, "GPU preset whose efficiency is fitted (e.g. a100-sxm-80gb)")->required();
+  cmd->add_option("--sets", *sets, "validation sets to fit on, comma-separated (default: all)");
+  cmd->add_option("--records", *records, "use only records whose name contains one of these, comma-separated");
+  cmd->add_option("--params", *params,
+                  "parameters to fit, comma-separated: gemm_max, gemm_half_flops, attn_max, attn_half_flops, hbm_eff, "
+                  "comm_slowdown (none: write the start point)");
+  cmd->add_option("--base", *base, "start from this GPU's embedded efficiency (half sizes scaled by the peak ratio)");
+  cmd->add_option("--set", *overrides, "override a field of every record's scenario")->take_all()->allow_extra_args(false);
+  cmd->add_option("--out", *out, "write the efficiency JSON to this file instead of stdout");
+  cmd->callback([=]() {
+    results::CalibrateOptions co;
+    co.gpu = *gpu;
+    co.set_names = split_commas(*sets);
+    co.record_filters = split_commas(*records);
+    co.params = split_commas(*params);
+    if (co.params.size() == 1 && co.params[0] == "none") co.params.clear();
+    co.overrides = parse_overrides(*overrides);
+    co.base_gpu = *base;
+    const auto r = results::calibrate(co);
+    emit(costmodel::efficiency_to_json(r.efficiency, r.source), *out);
+  });
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app) {
+  register_validate_command(app);
+  register_calibrate_command(app);
+}
+
+}  // namespace stepsim::app
