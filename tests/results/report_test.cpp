@@ -154,7 +154,7 @@ TEST_CASE("xml_escape escapes markup characters") {
   CHECK(xml_escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
 }
 
-TEST_CASE("axis ticks are nice numbers; short numbers are compact") {
+TEST_CASE("axis ticks are nice numbers, short numbers are compact") {
   auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -210,7 +210,7 @@ TEST_CASE("sweep results: bad lines name the file and line") {
                        ScenarioError);
 }
 
-TEST_CASE("sweep report tables: md, csv, latex, json; deterministic") {
+TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
   const auto s = parse_sweep_results(kSweep, "results.jsonl");
   const auto md = sweep_report(s, opts(ReportFormat::Markdown)).text;
   CHECK(md.rfind("stepsim 0.1.0: sweep results.jsonl: 6 candidates, 3 runnable, 2 out of memory (1 pruned by the memory "
@@ -273,7 +273,7 @@ TEST_CASE("sweep plots: throughput per GPU count and the Pareto front") {
   CHECK(out.text.find("http://") == out.text.find("http://www.w3.org"));
 }
 
-TEST_CASE("scenario report: summary table, memory plot, Gantt chart; deterministic") {
+TEST_CASE("scenario report: summary table, memory plot, Gantt chart, deterministic") {
   const auto runs = tsubame_run();
   const auto md = scenario_report(runs, opts(ReportFormat::Markdown)).text;
   CHECK(md.rfind("stepsim 0.1.0: llama31-8b-tsubame: llama-3.1-8b on 1 x 4 h100-sxm-94gb", 0) == 0);

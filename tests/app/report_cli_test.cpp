@@ -1,0 +1,165 @@
+// End-to-end checks of `stepsim report`: formats, files, comparisons, sweeps, errors, and the HTML
+// report in a headless browser.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "cli_util.hpp"
+
+namespace {
+
+const std::string kExample = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/examples/llama31-8b-tsubame.json";
+
+const char* kRows =
+    R"({"index":0,"key":"a","status":"ok","reason":null,"model":"llama-3.1-8b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":8,"tp":2,"cp":1,"pp":1,"dp":4,"vpp":1,"micro_batch":1,"global_batch":128,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":40000000000,"stepsim_peak_bytes":42000000000,"gpu_memory_bytes":85899345920,"engine":"analytic","step_time_s":10.0,"tokens_per_s":104857.6,"tflops_per_gpu":450.0,"mfu":0.455,"bubble_fraction":0.0,"exposed_comm_fraction":0.05,"peak_memory_bytes":42000000000,"oom":false,"time_to_train_s":null,"gpu_hours":null,"cost_usd":null}
+{"index":1,"key":"b","status":"ok","reason":null,"model":"llama-3.1-8b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":16,"tp":2,"cp":1,"pp":1,"dp":8,"vpp":1,"micro_batch":1,"global_batch":128,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":40000000000,"stepsim_peak_bytes":42000000000,"gpu_memory_bytes":85899345920,"engine":"analytic","step_time_s":5.3,"tokens_per_s":197844.5,"tflops_per_gpu":425.0,"mfu":0.43,"bubble_fraction":0.0,"exposed_comm_fraction":0.09,"peak_memory_bytes":42000000000,"oom":false,"time_to_train_s":null,"gpu_hours":null,"cost_usd":null}
+{"index":2,"key":"c","status":"oom","reason":"stepsim peak over GPU memory","model":"llama-3.1-8b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":8,"tp":1,"cp":1,"pp":1,"dp":8,"vpp":1,"micro_batch":1,"global_batch":128,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":90000000000,"stepsim_peak_bytes":95000000000,"gpu_memory_bytes":85899345920,"engine":null,"step_time_s":null}
+)";
+
+std::string sweep_dir() {
+  static const std::string dir = [] {
+    const std::string d = cli::tmpdir() + "/sweep-out";
+    std::filesystem::create_directories(d);
+    cli::write_file("sweep-out/results.jsonl", kRows);
+    return d;
+  }();
+  return dir;
+}
+
+bool have(const std::string& tool) { return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0; }
+
+bool xml_ok(const std::string& file) { return std::system(("xmllint --noout '" + file + "'").c_str()) == 0; }
+
+}  // namespace
+
+TEST_CASE("stepsim report on the default scenario writes a self-contained HTML report and SVG files") {
+  const std::string html = cli::tmpdir() + "/default.html";
+  const std::string svgs = cli::tmpdir() + "/default-svg";
+  const auto r = cli::run("report --format html --out " + html + " --svg-dir " + svgs);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  const auto text = cli::slurp(html);
+  CHECK(text.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(text.find("llama31-70b-dgx-h100-128") != std::string::npos);
+  CHECK(text.find("<script") == std::string::npos);
+  CHECK(text.find("<link") == std::string::npos);
+  CHECK(std::filesystem::exists(svgs + "/memory.svg"));
+  CHECK(std::filesystem::exists(svgs + "/gantt.svg"));
+  CHECK_FALSE(std::filesystem::exists(html + ".tmp"));
+  if (!have("xmllint")) {
+    MESSAGE("skipped: xmllint not installed");
+    return;
+  }
+  CHECK(xml_ok(html));
+  CHECK(xml_ok(svgs + "/memory.svg"));
+  CHECK(xml_ok(svgs + "/gantt.svg"));
+}
+
+TEST_CASE("stepsim report formats: md, csv, latex, json, byte-identical on repeat") {
+  for (const char* f : {"md", "csv", "latex", "json", "html"}) {
+    CAPTURE(f);
+    const auto a = cli::run("report " + kExample + " --engine analytic --format " + f);
+    const auto b = cli::run("report " + kExample + " --engine analytic --format " + f);
+    CHECK(a.status == 0);
+    CHECK(a.out == b.out);
+    CHECK(a.out.find("0.1.0") != std::string::npos);
+  }
+  const auto md = cli::run("report " + kExample + " --engine analytic");
+  CHECK(md.out.rfind("stepsim 0.1.0: llama31-8b-tsubame:", 0) == 0);
+  CHECK(md.out.find("| step time (s)") != std::string::npos);
+  const auto tex = cli::run("report " + kExample + " --engine analytic --format latex");
+  CHECK(tex.out.find("\\toprule") != std::string::npos);
+  CHECK(tex.out.find("MFU (\\%)") != std::string::npos);
+}
+
+TEST_CASE("stepsim report compares 1F1B with interleaved: --compare-set or two files") {
+  const auto r = cli::run("report --engine analytic --compare-set parallel.schedule=interleaved --compare-set parallel.vpp=2");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("A (1f1b)") != std::string::npos);
+  CHECK(r.out.find("B (interleaved, vpp 2)") != std::string::npos);
+  const auto b = cli::write_file("interleaved.json",
+                                 R"({"name": "il", "model": "llama-3.1-70b", "cluster": {"preset": "dgx-h100", "nodes": 16},
+  "training": {"seq_len": 8192, "global_batch": 1024}, "parallel": {"tp": 8, "pp": 4, "vpp": 2, "schedule": "interleaved"}})");
+  const auto a = cli::write_file("onefoneb.json",
+                                 R"({"name": "1f1b", "model": "llama-3.1-70b", "cluster": {"preset": "dgx-h100", "nodes": 16},
+  "training": {"seq_len": 8192, "global_batch": 1024}, "parallel": {"tp": 8, "pp": 4}})");
+  const std::string svgs = cli::tmpdir() + "/pair-svg";
+  const auto two = cli::run("report " + a + " " + b + " --engine analytic --format html --svg-dir " + svgs);
+  CHECK(two.status == 0);
+  CHECK(two.out.find("stepsim comparison report") != std::string::npos);
+  CHECK(std::filesystem::exists(svgs + "/gantt_a.svg"));
+  CHECK(std::filesystem::exists(svgs + "/gantt_b.svg"));
+}
+
+TEST_CASE("stepsim report reads sweep results from a file or an output directory") {
+  const auto dir = sweep_dir();
+  const auto a = cli::run("report " + dir + " --format csv");
+  const auto b = cli::run("report " + dir + "/results.jsonl --format csv");
+  CHECK(a.status == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out.rfind("# stepsim 0.1.0: sweep results.jsonl: 3 candidates, 2 runnable, 1 out of memory", 0) == 0);
+  CHECK(std::count(a.out.begin(), a.out.end(), '\n') == 1 + 1 + 3);
+  CHECK(a.out.find("\n1,1,b,ok,") != std::string::npos);  // 16 GPUs first: more tokens/s
+  const std::string svgs = cli::tmpdir() + "/sweep-svg";
+  const auto h = cli::run("report " + dir + " --format html --svg-dir " + svgs);
+  CHECK(h.status == 0);
+  CHECK(h.out.find("stepsim sweep report") != std::string::npos);
+  for (const char* f : {"throughput.svg", "tflops_per_gpu.svg", "pareto.svg"}) CHECK(std::filesystem::exists(svgs + "/" + f));
+}
+
+TEST_CASE("stepsim report: bad input exits 2 with one line naming the problem, no output file") {
+  const std::string out = cli::tmpdir() + "/never.md";
+  std::filesystem::create_directories(cli::tmpdir() + "/empty-dir");
+  const auto bad_rows = cli::write_file("bad.jsonl", std::string(R"({"index":0,"status":"ok"})") + "\n{\"index\": 1,\n");
+  struct Case { std::string args; std::string expect; };
+  const Case cases[] = {
+      {"report /nonexistent.json", "/nonexistent.json: cannot open"},
+      {"report " + cli::tmpdir() + "/empty-dir", "must hold results.jsonl"},
+      {"report " + bad_rows, "bad.jsonl:2: malformed JSON line"},
+      {"report " + kExample + " --format yaml", "format"},
+      {"report " + sweep_dir() + " --set parallel.tp=2", "--set: applies to scenario files"},
+      {"report " + kExample + " " + kExample + " --compare-set parallel.vpp=2", "--compare-set: give either"},
+      {"report " + sweep_dir() + " " + kExample, "sweep results take one input"},
+      {"report " + kExample + " --set parallel.tp=3", "parallel.tp"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = cli::run(c.args + " --out " + out);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(c.expect) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(out));
+    CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+  }
+}
+
+TEST_CASE("the HTML report renders in a headless browser") {
+  if (!std::filesystem::exists("/usr/bin/chromium")) {
+    MESSAGE("skipped: chromium not installed");
+    std::cout << "skipped: chromium not installed\n";
+    return;
+  }
+  const std::string dir = cli::tmpdir() + "/browser";
+  std::filesystem::create_directories(dir + "/profile");
+  const std::string html = dir + "/report.html";
+  const auto r = cli::run("report --engine analytic --compare-set parallel.schedule=interleaved --compare-set parallel.vpp=2 "
+                          "--format html --out " + html);
+  REQUIRE(r.status == 0);
+  const std::string shot = dir + "/shot.png";
+  const std::string cmd =
+      "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync --user-data-dir='" + dir +
+      "/profile' --screenshot='" + shot + "' --window-size=1200,1600 'file://" + html + "' >'" + dir + "/log' 2>&1";
+  const int status = std::system(cmd.c_str());
+  CHECK_MESSAGE(status == 0, cli::slurp(dir + "/log"));
+  REQUIRE(std::filesystem::exists(shot));
+  const auto png = cli::slurp(shot);
+  CHECK(png.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+  // A blank 1200 x 1600 page compresses to a few kB; the report's tables and charts do not.
+  CHECK(png.size() > 30000);
+}
