@@ -1,0 +1,153 @@
+#pragma once
+// Sweeps: every candidate of a sweep file gets the memory estimate; those that fit are simulated
+// (analytic engine) in worker processes; the best K may be re-simulated with SimGrid. One JSON
+// line per candidate is appended to a results file as soon as it is known, so a killed sweep loses
+// nothing and `resume` continues it. Rankings and merging of shard files.
+//
+// Row (one line of JSON, keys in this order; values that do not apply are null):
+//   index, key, status ("ok" | "oom" | "error"), reason, scenario (the scenario object loaded),
+//   summary, model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch, global_batch, seq_len,
+//   schedule, recompute, paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes,
+//   engine, step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
+//   exposed_comm_fraction, peak_memory_bytes, oom (the timeline runs out of memory),
+//   time_to_train_s, gpu_hours, cost_usd.
+// "oom" rows did not pass the memory prune and were not simulated (reason says why). Refined rows
+// (SimGrid) carry the candidate's index and the key "<key> engine=simgrid". Rows hold no
+// wall-clock figures: a row depends on the candidate only.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepsim/results/step_report.hpp"
+#include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/scenarios/sweep.hpp"
+#include "stepsim/sim/engine.hpp"
+
+namespace stepsim::results {
+
+enum class PruneRule {
+  Paper80,  // paper_estimate total <= usable_fraction x GPU memory
+  Stepsim,  // stepsim_estimate peak <= GPU memory
+};
+// "paper-80" | "stepsim"; throws ScenarioError("--prune", ...) otherwise.
+PruneRule parse_prune_rule(const std::string& text);
+std::string to_string(PruneRule rule);
+
+struct MemoryVerdict {
+  std::int64_t paper_total_bytes = 0;
+  std::int64_t stepsim_peak_bytes = 0;
+  std::int64_t gpu_memory_bytes = 0;
+  bool fits = false;
+  std::string reason;  // why it does not fit (empty when it fits)
+};
+MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule);
+
+// Simulates scenarios one after another, reusing the cluster model and the compute model of
+// equal cluster and GPU specs (building a 1,024-GPU cluster costs more than a small step).
+class Simulator {
+ public:
+  Simulator();
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+  StepReport simulate(const scenarios::Scenario& s, sim::EngineKind engine);
+
+ private:
+  struct Cache;
+  std::unique_ptr<Cache> cache_;
+};
+
+// The fields of a row that rankings and merging read (the line itself is kept verbatim).
+struct SweepRow {
+  std::int64_t index = 0;
+  std::string key;
+  std::string status;                 // ok | oom | error
+  std::string reason;
+  std::string summary;
+  std::string model;
+  std::string cluster;
+  std::string gpu;
+  std::int64_t gpus = 0;
+  std::int64_t tp = 1, cp = 1, pp = 1, dp = 1, vpp = 1;
+  std::int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
+  std::string schedule;
+  std::string recompute;
+  std::int64_t paper_total_bytes = 0;
+  std::int64_t stepsim_peak_bytes = 0;
+  std::int64_t gpu_memory_bytes = 0;
+  std::string engine;                 // empty when not simulated
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;
+  double mfu = 0;
+  double bubble_fraction = 0;
+  double exposed_comm_fraction = 0;
+  std::int64_t peak_memory_bytes = 0;
+  bool oom = false;
+  std::optional<double> time_to_train_s;
+  std::optional<double> gpu_hours;
+  std::optional<double> cost_usd;
+  std::string line;                   // the JSON line, without the newline
+};
+
+// Evaluates one candidate: memory verdict, then (when it fits) a simulation with `engine`.
+// Simulation failures become "error" rows. `refined` marks a SimGrid re-simulation row.
+SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine,
+                            Simulator& simulator, bool refined = false);
+
+// Parses one line; throws ScenarioError(origin, ...) when it is not a row.
+SweepRow parse_row(const std::string& line, const std::string& origin = "<row>");
+
+struct RowFile {
+  std::vector<SweepRow> rows;
+  bool truncated_tail = false;        // the last line had no newline or did not parse
+  std::size_t good_bytes = 0;         // bytes of the complete, parsed lines
+};
+// Reads a results file. A bad line other than the last is a ScenarioError naming file and line.
+RowFile read_rows(const std::string& file);
+
+struct SweepOptions {
+  int jobs = 1;                       // worker processes
+  bool resume = false;
+  std::int64_t shard_index = 0;       // run candidates with index % shard_count == shard_index
+  std::int64_t shard_count = 1;
+  std::string out_dir = "sweep-out";
+  std::int64_t refine = 0;            // re-simulate the best K with SimGrid
+  PruneRule prune = PruneRule::Stepsim;
+  bool progress = false;              // progress bar on stderr
+  bool quiet = false;                 // no informational lines on stderr
+};
+
+struct SweepOutcome {
+  std::string results_file;
+  std::string summary_file;
+  std::string table;                  // the ranking (also written to summary_file)
+  std::int64_t candidates = 0;        // of this shard
+  std::int64_t already_done = 0;      // rows found by --resume
+  std::int64_t evaluated = 0;         // rows written by this run
+};
+
+// "results.jsonl" or "results.shard-I-of-N.jsonl" (and "summary.md" / "summary.shard-I-of-N.md").
+std::string results_file_name(const SweepOptions& o);
+std::string summary_file_name(const SweepOptions& o);
+
+// Runs the sweep. Call it from a single-threaded process (it forks). Throws ScenarioError for a
+// bad sweep, an existing results file without `resume`, or an unwritable directory.
+SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& options);
+
+// The ranking: per cluster and GPU count the best layouts (tokens/s, fits in memory), the fastest
+// that fits, and with a cost and a token budget the cheapest. Refined (SimGrid) figures replace
+// analytic ones for the same candidate. Deterministic: ties break on the key.
+// `header_lines` are printed first (the sweep name, the enumeration summary).
+std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vector<std::string>& header_lines,
+                             std::int64_t per_cluster = 3);
+
+// Rows of several results files (or directories holding results*.jsonl), sorted by index then
+// key, one per key (the first file wins on a conflict). A truncated last line of a file is ignored.
+std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs);
+
+}  // namespace stepsim::results

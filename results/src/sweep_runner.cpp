@@ -1,0 +1,358 @@
+// The sweep runner: worker processes evaluate candidates; the parent appends their rows to the
+// results file one complete line per write, so that a killed sweep keeps every finished row.
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <string_view>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/results/format.hpp"
+#include "stepsim/results/sweep.hpp"
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::results {
+
+namespace {
+
+void write_all(int fd, const char* data, std::size_t size, const std::string& file) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ScenarioError(file, std::string("cannot write: ") + std::strerror(errno));
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void write_file_atomically(const std::string& file, const std::string& text) {
+  const std::string tmp = file + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw ScenarioError(file, "cannot write the file");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw ScenarioError(file, "cannot write the file");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw ScenarioError(file, "cannot write the file: " + ec.message());
+  }
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+class Progress {
+ public:
+  Progress(bool on, std::int64_t total, std::string label) : on_(on), total_(total), label_(std::move(label)), t0_(now_s()) {}
+  void update(std::int64_t done, bool force = false) {
+    if (!on_) return;
+    const double t = now_s();
+    if (!force && t - last_ < 0.1) return;
+    last_ = t;
+    const double rate = t > t0_ ? static_cast<double>(done) / (t - t0_) : 0;
+    const double eta = rate > 0 ? static_cast<double>(total_ - done) / rate : 0;
+    const int width = 30;
+    const auto filled = total_ > 0 ? static_cast<int>(width * done / total_) : width;
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar += std::string(static_cast<std::size_t>(width - filled), ' ');
+    std::fprintf(stderr, "\r%s [%s] %lld/%lld  %.0f/s  ETA %s   ", label_.c_str(), bar.c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total_), rate, human_duration(eta).c_str());
+    std::fflush(stderr);
+  }
+  void finish(std::int64_t done) {
+    if (!on_) return;
+    update(done, true);
+    std::fputc('\n', stderr);
+  }
+
+ private:
+  bool on_;
+  std::int64_t total_;
+  std::string label_;
+  double t0_;
+  double last_ = 0;
+};
+
+// The "key" of a row line without parsing the whole line (rows start {"index":N,"key":"...").
+std::string row_key(std::string_view line) {
+  const auto k = line.find("\"key\":\"");
+  if (k == std::string_view::npos) return std::string();
+  std::size_t i = k + 7;
+  while (i < line.size() && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
+  if (i >= line.size()) return std::string();
+  return nlohmann::json::parse(line.substr(k + 6, i - k - 5)).get<std::string>();
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buffer;
+  bool open = true;
+};
+
+// Evaluates `todo` in `jobs` worker processes; appends every row line to `out_fd`. Returns the keys
+// written.
+std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& todo, PruneRule rule, sim::EngineKind engine,
+                               bool refined, int jobs, int out_fd, const std::string& out_file, Progress& progress,
+                               std::int64_t& done) {
+  std::set<std::string> written;
+  if (todo.empty()) return written;
+  auto* counter = static_cast<std::atomic<std::int64_t>*>(
+      ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (counter == MAP_FAILED) throw InternalError(std::string("sweep: mmap failed: ") + std::strerror(errno));
+  new (counter) std::atomic<std::int64_t>(0);
+  const auto total = static_cast<std::int64_t>(todo.size());
+  const int n_workers = static_cast<int>(std::min<std::int64_t>(std::max(jobs, 1), total));
+  const pid_t parent = ::getpid();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<Worker> workers;
+  for (int w = 0; w < n_workers; ++w) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw InternalError(std::string("sweep: pipe failed: ") + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) throw InternalError(std::string("sweep: fork failed: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::close(fds[0]);
+      for (const auto& other : workers) ::close(other.fd);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      int status = 0;
+      try {
+        Simulator simulator;
+        while (true) {
+          const std::int64_t i = counter->fetch_add(1);
+          if (i >= total) break;
+          const auto row = evaluate_candidate(*todo[static_cast<std::size_t>(i)], rule, engine, simulator, refined);
+          std::string line = row.line;
+          line += '\n';
+          write_all(fds[1], line.data(), line.size(), "<pipe>");
+        }
+      } catch (...) {
+        status = 1;
+      }
+      ::close(fds[1]);
+      ::_exit(status);
+    }
+    ::close(fds[1]);
+    Worker wk;
+    wk.pid = pid;
+    wk.fd = fds[0];
+    workers.push_back(std::move(wk));
+  }
+
+  std::vector<char> buf(1 << 16);
+  std::string failure;
+  while (true) {
+    std::vector<pollfd> pfds;
+    std::vector<std::size_t> which;
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+      if (!workers[w].open) continue;
+      pfds.push_back(pollfd{workers[w].fd, POLLIN, 0});
+      which.push_back(w);
+    }
+    if (pfds.empty()) break;
+    const int ready = ::poll(pfds.data(), static_cast<nfds_t>(pfds.size()), 200);
+    if (ready < 0 && errno != EINTR) throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
+    for (std::size_t p = 0; p < pfds.size() && ready > 0; ++p) {
+      if (pfds[p].revents == 0) continue;
+      Worker& wk = workers[which[p]];
+      const ssize_t n = ::read(wk.fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(wk.fd);
+        wk.open = false;
+        continue;
+      }
+      wk.buffer.append(buf.data(), static_cast<std::size_t>(n));
+      const auto last_nl = wk.buffer.rfind('\n');
+      if (last_nl == std::string::npos) continue;
+      // Complete lines go to the file in one write; the keys are noted for the caller.
+      write_all(out_fd, wk.buffer.data(), last_nl + 1, out_file);
+      std::size_t pos = 0;
+      while (pos <= last_nl) {
+        const auto nl = wk.buffer.find('\n', pos);
+        written.insert(row_key(std::string_view(wk.buffer).substr(pos, nl - pos)));
+        ++done;
+        pos = nl + 1;
+      }
+      wk.buffer.erase(0, last_nl + 1);
+      progress.update(done);
+    }
+  }
+  for (auto& wk : workers) {
+    int st = 0;
+    while (::waitpid(wk.pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+      failure = WIFSIGNALED(st) ? "a worker process was killed by signal " + std::to_string(WTERMSIG(st))
+                                : "a worker process exited with status " + std::to_string(WEXITSTATUS(st));
+    }
+  }
+  ::munmap(counter, sizeof(std::atomic<std::int64_t>));
+  if (!failure.empty()) std::fprintf(stderr, "stepsim sweep: %s\n", failure.c_str());
+  return written;
+}
+
+bool better(const SweepRow& a, const SweepRow& b) {
+  if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+  return a.key < b.key;
+}
+
+}  // namespace
+
+std::string results_file_name(const SweepOptions& o) {
+  if (o.shard_count <= 1) return "results.jsonl";
+  return "results.shard-" + std::to_string(o.shard_index) + "-of-" + std::to_string(o.shard_count) + ".jsonl";
+}
+
+std::string summary_file_name(const SweepOptions& o) {
+  if (o.shard_count <= 1) return "summary.md";
+  return "summary.shard-" + std::to_string(o.shard_index) + "-of-" + std::to_string(o.shard_count) + ".md";
+}
+
+SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& options) {
+  if (options.shard_count < 1 || options.shard_index < 0 || options.shard_index >= options.shard_count)
+    throw ScenarioError("--shard", "expected I/N with 0 <= I < N");
+  if (options.refine < 0) throw ScenarioError("--refine", "must be at least 0");
+  const auto e = scenarios::enumerate(spec);
+  const auto log = [&](const std::string& text) {
+    if (!options.quiet) std::fprintf(stderr, "stepsim sweep: %s\n", text.c_str());
+  };
+  log(scenarios::enumeration_summary(e));
+
+  std::vector<const scenarios::Candidate*> mine;
+  std::map<std::string, const scenarios::Candidate*> by_key;
+  for (const auto& c : e.candidates) {
+    if (c.index % options.shard_count != options.shard_index) continue;
+    mine.push_back(&c);
+    by_key[c.key] = &c;
+  }
+
+  SweepOutcome out;
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) throw ScenarioError(options.out_dir, "cannot create the output directory: " + ec.message());
+  out.results_file = (std::filesystem::path(options.out_dir) / results_file_name(options)).string();
+  out.summary_file = (std::filesystem::path(options.out_dir) / summary_file_name(options)).string();
+  out.candidates = static_cast<std::int64_t>(mine.size());
+
+  std::set<std::string> done_keys;
+  if (std::filesystem::exists(out.results_file)) {
+    if (!options.resume)
+      throw ScenarioError(out.results_file, "already exists (use --resume to continue that sweep, or another --out)");
+    const auto existing = read_rows(out.results_file);
+    if (existing.truncated_tail) {
+      std::ifstream in(out.results_file, std::ios::binary);
+      std::string keep(existing.good_bytes, '\0');
+      in.read(keep.data(), static_cast<std::streamsize>(keep.size()));
+      write_file_atomically(out.results_file, keep);
+      log("dropped a truncated last line of " + out.results_file);
+    }
+    for (const auto& r : existing.rows) done_keys.insert(r.key);
+    out.already_done = static_cast<std::int64_t>(existing.rows.size());
+    log("resuming: " + std::to_string(existing.rows.size()) + " rows already in " + out.results_file);
+  }
+
+  const int fd = ::open(out.results_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw ScenarioError(out.results_file, std::string("cannot open for writing: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+
+  std::vector<const scenarios::Candidate*> todo;
+  for (const auto* c : mine)
+    if (done_keys.count(c->key) == 0) todo.push_back(c);
+  {
+    Progress progress(options.progress, static_cast<std::int64_t>(todo.size()), "sweep");
+    std::int64_t done = 0;
+    auto written = run_pool(todo, options.prune, sim::EngineKind::Analytic, false, options.jobs, fd, out.results_file, progress, done);
+    // A worker that died leaves candidates without rows: one more try for them.
+    std::vector<const scenarios::Candidate*> missing;
+    for (const auto* c : todo)
+      if (written.count(c->key) == 0) missing.push_back(c);
+    if (!missing.empty()) {
+      log("retrying " + std::to_string(missing.size()) + " candidates whose worker failed");
+      written = run_pool(missing, options.prune, sim::EngineKind::Analytic, false, options.jobs, fd, out.results_file, progress, done);
+    }
+    progress.finish(done);
+    out.evaluated += done;
+  }
+
+  if (options.refine > 0) {
+    const auto rows = read_rows(out.results_file).rows;
+    std::set<std::string> present;
+    std::vector<SweepRow> analytic_ok;
+    for (const auto& r : rows) {
+      present.insert(r.key);
+      if (r.status == "ok" && !r.oom && r.engine == "analytic" && by_key.count(r.key) != 0) analytic_ok.push_back(r);
+    }
+    std::sort(analytic_ok.begin(), analytic_ok.end(), better);
+    std::vector<const scenarios::Candidate*> refine;
+    for (std::size_t i = 0; i < analytic_ok.size() && static_cast<std::int64_t>(i) < options.refine; ++i) {
+      const auto* c = by_key.at(analytic_ok[i].key);
+      if (present.count(c->key + " engine=simgrid") == 0) refine.push_back(c);
+    }
+    Progress progress(options.progress, static_cast<std::int64_t>(refine.size()), "refine");
+    std::int64_t done = 0;
+    run_pool(refine, options.prune, sim::EngineKind::SimGrid, true, options.jobs, fd, out.results_file, progress, done);
+    progress.finish(done);
+    out.evaluated += done;
+  }
+  ::fsync(fd);
+
+  // The ranking reads the file: the same table whether the rows came from one run or several.
+  const auto all = read_rows(out.results_file).rows;
+  std::vector<SweepRow> rows;
+  std::set<std::string> seen;
+  for (const auto& r : all) {
+    const auto base_key = r.key.size() > 15 && r.key.compare(r.key.size() - 15, 15, " engine=simgrid") == 0
+                              ? r.key.substr(0, r.key.size() - 15)
+                              : r.key;
+    if (by_key.count(base_key) == 0 || !seen.insert(r.key).second) continue;
+    rows.push_back(r);
+  }
+  std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) {
+    return a.index != b.index ? a.index < b.index : a.key < b.key;
+  });
+  std::vector<std::string> header{"# Sweep " + spec.name, "", "Candidates: " + scenarios::enumeration_summary(e) + "."};
+  if (options.shard_count > 1)
+    header.push_back("Shard " + std::to_string(options.shard_index) + " of " + std::to_string(options.shard_count) + ": " +
+                     std::to_string(mine.size()) + " candidates.");
+  header.push_back("Memory prune: " + to_string(options.prune) + ".");
+  out.table = ranking_markdown(rows, header);
+  write_file_atomically(out.summary_file, out.table);
+  return out;
+}
+
+}  // namespace stepsim::results
