@@ -105,6 +105,7 @@ void register_commands(CLI::App& app) {
   register_memory(app);
   register_run(app);
   register_report(app);
+  register_sweep(app);
   register_validate(app);
 }
 

@@ -1,0 +1,164 @@
+// `stepsim sweep`, `stepsim merge` and `stepsim compare`.
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "commands.hpp"
+#include "stepsim/results/compare.hpp"
+#include "stepsim/results/simulate.hpp"
+#include "stepsim/results/sweep.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/scenarios/sweep.hpp"
+
+namespace stepsim::app {
+
+namespace {
+
+// "I/N" with 0 <= I < N.
+void parse_shard(const std::string& text, std::int64_t& index, std::int64_t& count) {
+  const auto slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    index = std::stoll(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("index");
+    const std::string n = text.substr(slash + 1);
+    count = std::stoll(n, &used);
+    if (used != n.size()) throw std::invalid_argument("count");
+  } catch (const std::exception&) {
+    throw ScenarioError("--shard", "expected I/N (e.g. 0/4), got \"" + text + "\"");
+  }
+  if (count < 1 || index < 0 || index >= count) throw ScenarioError("--shard", "expected I/N with 0 <= I < N, got \"" + text + "\"");
+}
+
+int default_jobs() {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+void register_sweep_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sweep", "every candidate of a sweep file: memory prune, simulation, ranking");
+  struct Args {
+    std::string file;
+    int jobs = default_jobs();
+    bool resume = false;
+    std::string shard;
+    std::string out = "sweep-out";
+    std::int64_t refine = 0;
+    std::string prune = "stepsim";
+    bool quiet = false;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("sweep", a->file, "sweep JSON file (base scenario, axes, constraints)")->required();
+  cmd->add_option("-j,--jobs", a->jobs, "worker processes (default: the number of CPUs)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--resume", a->resume, "continue the results file in --out: skip candidates already there");
+  cmd->add_option("--shard", a->shard, "run only candidates with index % N == I (I/N), into results.shard-I-of-N.jsonl");
+  cmd->add_option("--out", a->out, "output directory (default: sweep-out)");
+  cmd->add_option("--refine", a->refine, "re-simulate the best K (by tokens/s) with the SimGrid engine")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--prune", a->prune, "memory prune: stepsim (timeline peak <= GPU memory) or paper-80 (paper estimate <= 80 %)")
+      ->check(CLI::IsMember({"stepsim", "paper-80"}));
+  cmd->add_flag("-q,--quiet", a->quiet, "no progress or informational lines on stderr");
+  cmd->callback([a]() {
+    const auto spec = scenarios::load_sweep_file(a->file);
+    results::SweepOptions o;
+    o.jobs = a->jobs;
+    o.resume = a->resume;
+    if (!a->shard.empty()) parse_shard(a->shard, o.shard_index, o.shard_count);
+    o.out_dir = a->out;
+    o.refine = a->refine;
+    o.prune = results::parse_prune_rule(a->prune);
+    o.quiet = a->quiet;
+    o.progress = !a->quiet && ::isatty(STDERR_FILENO) != 0;
+    const auto outcome = results::run_sweep(spec, o);
+    std::cout << outcome.table;
+    std::cout.flush();
+    if (!a->quiet) std::cerr << "stepsim sweep: rows in " << outcome.results_file << ", ranking in " << outcome.summary_file << "\n";
+  });
+}
+
+void register_merge(CLI::App& app) {
+  auto* cmd = app.add_subcommand("merge", "join sweep results files (shards) into one, sorted by candidate, one row per key");
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto summary = std::make_shared<std::string>();
+  cmd->add_option("inputs", *inputs, "results .jsonl files or sweep output directories")->required();
+  cmd->add_option("--out", *out, "merged results file (default: stdout)");
+  cmd->add_option("--summary", *summary, "also write the ranking (Markdown) to this file");
+  cmd->callback([inputs, out, summary]() {
+    const auto rows = results::merge_rows(*inputs);
+    std::string text;
+    for (const auto& r : rows) text += r.line + "\n";
+    if (!summary->empty()) emit(results::ranking_markdown(rows, {"# Merged sweep", ""}), *summary);
+    emit(text, *out);
+    if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << rows.size() << " rows in " << *out << "\n";
+  });
+}
+
+void register_compare(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compare", "side by side: step time, MFU, bubble, memory, OOM, time and cost to train");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto sets = std::make_shared<std::vector<std::string>>();
+  auto format = std::make_shared<std::string>("table");
+  auto engine = std::make_shared<std::string>("auto");
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("scenarios", *files, "scenario files; with one file (or none: the default), --set defines the second column");
+  cmd->add_option("--set", *sets, "override a field: with one scenario, of the second column; with several, of all")
+      ->take_all()
+      ->allow_extra_args(false);
+  cmd->add_option("--format", *format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));
+  cmd->add_option("--engine", *engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
+      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  cmd->callback([=]() {
+    std::vector<scenarios::Override> overrides;
+    std::string set_label;
+    for (const auto& s : *sets) {
+      overrides.push_back(scenarios::parse_override(s));
+      set_label += (set_label.empty() ? "" : ", ") + s;
+    }
+    struct Input {
+      std::string label;
+      scenarios::Scenario scenario;
+    };
+    std::vector<Input> inputs;
+    const auto load_one = [](const std::string& file, const std::vector<scenarios::Override>& ov) {
+      if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
+      return scenarios::load_scenario_file(file, ov);
+    };
+    if (files->size() <= 1) {
+      const std::string file = files->empty() ? std::string() : files->front();
+      const std::string label = file.empty() ? "default" : file;
+      inputs.push_back({label, load_one(file, {})});
+      if (!overrides.empty()) inputs.push_back({label + " + " + set_label, load_one(file, overrides)});
+    } else {
+      for (const auto& f : *files) inputs.push_back({f, load_one(f, overrides)});
+    }
+    results::SimulateOptions so;
+    if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
+    if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
+    std::vector<results::CompareColumn> cols;
+    for (auto& in : inputs) {
+      auto report = results::simulate(in.scenario, so).report;
+      cols.push_back({in.label, std::move(in.scenario), std::move(report)});
+    }
+    const std::string text = *format == "json" ? results::compare_json(cols)
+                             : *format == "md" ? results::compare_markdown(cols)
+                                               : results::compare_table(cols);
+    emit(text, *out);
+  });
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app) {
+  register_sweep_command(app);
+  register_merge(app);
+  register_compare(app);
+}
+
+}  // namespace stepsim::app
