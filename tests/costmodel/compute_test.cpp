@@ -273,11 +273,14 @@ TEST_CASE("ComputeModel: saturating GEMM efficiency, roofline with HBM, memory k
 
 TEST_CASE("calibrated efficiency: data files by preset name, default by peak class") {
   const Scenario s = llama70b();
+  // H100 80 GB has no measurements of its own: its file is derived from the H100 94 GB fit (same
+  // silicon and peak, only the HBM bandwidth differs, which the GPU spec carries).
   const Efficiency h100 = ComputeModel::calibrated(s.cluster.gpu);
-  CHECK(h100.gemm_max == 0.70);
-  CHECK(h100.gemm_half_flops == 4.945e9);
-  CHECK(h100.hbm_eff == 0.85);
-  CHECK(h100.comm_slowdown == 0.05);
+  const Efficiency h100_94 = stepsim::costmodel::efficiency_from_json(stepsim::costmodel::efficiency_text("h100-sxm-94gb"));
+  CHECK(h100.gemm_max == h100_94.gemm_max);
+  CHECK(h100.gemm_half_flops == h100_94.gemm_half_flops);
+  CHECK(h100.hbm_eff == h100_94.hbm_eff);
+  CHECK(h100.comm_slowdown == h100_94.comm_slowdown);
 
   const auto names = stepsim::costmodel::efficiency_gpu_names();
   CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200-180gb", "h100-sxm-80gb",
@@ -286,8 +289,8 @@ TEST_CASE("calibrated efficiency: data files by preset name, default by peak cla
     CAPTURE(n);
     const auto gpu = stepsim::scenarios::gpu_preset(n);
     const Efficiency e = ComputeModel::calibrated(gpu);
-    CHECK(e.gemm_max > 0.5);
-    CHECK(e.gemm_max <= 1.0);
+    CHECK(e.gemm_max >= 0.2);  // stepsim calibrate's bounds
+    CHECK(e.gemm_max <= 0.95);
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   }
 
