@@ -26,7 +26,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stepsim/results/format.hpp"
 #include "stepsim/results/sweep.hpp"
 #include "stepsim/scenarios/error.hpp"
 
@@ -84,8 +83,9 @@ class Progress {
     const auto filled = total_ > 0 ? static_cast<int>(width * done / total_) : width;
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar += std::string(static_cast<std::size_t>(width - filled), ' ');
-    std::fprintf(stderr, "\r%s [%s] %lld/%lld  %.0f/s  ETA %s   ", label_.c_str(), bar.c_str(), static_cast<long long>(done),
-                 static_cast<long long>(total_), rate, human_duration(eta).c_str());
+    const auto eta_s = static_cast<long long>(eta + 0.5);
+    std::fprintf(stderr, "\r%s [%s] %lld/%lld  %.0f/s  ETA %lld:%02lld   ", label_.c_str(), bar.c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total_), rate, eta_s / 60, eta_s % 60);
     std::fflush(stderr);
   }
   void finish(std::int64_t done) {
