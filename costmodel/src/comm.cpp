@@ -179,14 +179,24 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
 
 double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
   double total_s = plan.setup_s;
+  const std::vector<Flow>* previous = nullptr;
+  double previous_s = 0.0;
   for (const auto& round : plan.rounds) {
-    double slowest_s = 0.0;
-    for (const Flow& f : round) {
-      if (f.src_gpu == f.dst_gpu) continue;
-      const topology::Route r = cluster.route(f.src_gpu, f.dst_gpu);
-      slowest_s = std::max(slowest_s, r.latency_s + f.bytes / r.bottleneck_Bps);
+    // Ring rounds repeat the same flows: reuse the previous round's time when they are identical.
+    const bool same = previous != nullptr && previous->size() == round.size() &&
+                      std::equal(round.begin(), round.end(), previous->begin(), [](const Flow& a, const Flow& b) {
+                        return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu && a.bytes == b.bytes;
+                      });
+    if (!same) {
+      previous_s = 0.0;
+      for (const Flow& f : round) {
+        if (f.src_gpu == f.dst_gpu) continue;
+        const topology::Route r = cluster.route_cost(f.src_gpu, f.dst_gpu);
+        previous_s = std::max(previous_s, r.latency_s + f.bytes / r.bottleneck_Bps);
+      }
     }
-    total_s += slowest_s;
+    previous = &round;
+    total_s += previous_s;
   }
   return total_s;
 }

@@ -190,11 +190,12 @@ class Builder {
     for (auto& round : many.rounds)
       for (auto& f : round) f.bytes *= count;
     many.setup_s = 0;
-    const double bw_time = costmodel::isolated_time_s(cl_, many);
+    const double bw_time = count == 1.0 ? one_time - one.setup_s : costmodel::isolated_time_s(cl_, many);
+    // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
     many.setup_s = std::max(0.0, count * one_time - bw_time);
     PlanRef ref;
     ref.index = static_cast<std::int32_t>(out_.graph.plans.size());
-    ref.time_s = costmodel::isolated_time_s(cl_, many);
+    ref.time_s = many.setup_s + bw_time;
     out_.graph.plans.push_back(std::move(many));
     plan_cache_.emplace(key, ref);
     return ref;

@@ -189,34 +189,25 @@ std::int32_t Cluster::leaf_of(std::int32_t node, std::int32_t nic) const {
   return nic_leaf_[static_cast<std::size_t>(node * nics + nic)];
 }
 
-Route Cluster::route(std::int64_t src_gpu, std::int64_t dst_gpu) const {
+template <typename Hop>
+void Cluster::visit_route(std::int64_t src_gpu, std::int64_t dst_gpu, Hop&& hop) const {
   check_gpu(src_gpu);
   check_gpu(dst_gpu);
-  Route r;
-  r.bottleneck_Bps = std::numeric_limits<double>::infinity();
-  if (src_gpu == dst_gpu) return r;
-  auto hop = [&](std::int32_t id) {
-    const Link& l = links_[static_cast<std::size_t>(id)];
-    r.links.push_back(id);
-    r.latency_s += l.latency_s;
-    r.bottleneck_Bps = std::min(r.bottleneck_Bps, l.bw_Bps);
-  };
+  if (src_gpu == dst_gpu) return;
   const auto s = static_cast<std::size_t>(src_gpu);
   const auto d = static_cast<std::size_t>(dst_gpu);
   const std::int32_t src_node = node_of(src_gpu);
   const std::int32_t dst_node = node_of(dst_gpu);
   if (src_node == dst_node) {
-    r.links.reserve(2);
     hop(gpu_nvlink_up_[s]);
     hop(gpu_nvlink_up_[d] + 1);
-    return r;
+    return;
   }
   const std::int64_t nics = spec_.inter_node.nics_per_node;
   const auto src_nic = static_cast<std::size_t>(src_node * nics + nic_of(src_gpu));
   const auto dst_nic = static_cast<std::size_t>(dst_node * nics + nic_of(dst_gpu));
   const std::int32_t src_leaf = nic_leaf_[src_nic];
   const std::int32_t dst_leaf = nic_leaf_[dst_nic];
-  r.links.reserve(src_leaf == dst_leaf ? 4 : 6);
   hop(gpu_pcie_up_[s]);
   hop(nic_up_[src_nic]);
   if (src_leaf != dst_leaf) {
@@ -225,6 +216,29 @@ Route Cluster::route(std::int64_t src_gpu, std::int64_t dst_gpu) const {
   }
   hop(nic_up_[dst_nic] + 1);
   hop(gpu_pcie_up_[d] + 1);
+}
+
+Route Cluster::route(std::int64_t src_gpu, std::int64_t dst_gpu) const {
+  Route r;
+  r.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  r.links.reserve(6);
+  visit_route(src_gpu, dst_gpu, [&](std::int32_t id) {
+    const Link& l = links_[static_cast<std::size_t>(id)];
+    r.links.push_back(id);
+    r.latency_s += l.latency_s;
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, l.bw_Bps);
+  });
+  return r;
+}
+
+Route Cluster::route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const {
+  Route r;
+  r.bottleneck_Bps = std::numeric_limits<double>::infinity();
+  visit_route(src_gpu, dst_gpu, [&](std::int32_t id) {
+    const Link& l = links_[static_cast<std::size_t>(id)];
+    r.latency_s += l.latency_s;
+    r.bottleneck_Bps = std::min(r.bottleneck_Bps, l.bw_Bps);
+  });
   return r;
 }
 

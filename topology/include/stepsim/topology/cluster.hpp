@@ -69,7 +69,7 @@ using VertexId = Graph::vertex_descriptor;
 
 // A route between two GPUs: the directed links it crosses, in order.
 struct Route {
-  std::vector<std::int32_t> links;   // Link::id of each hop
+  std::vector<std::int32_t> links;   // Link::id of each hop (empty from route_cost)
   double latency_s = 0;              // sum of hop latencies
   double bottleneck_Bps = 0;         // minimum hop bandwidth (+infinity for an empty route)
 };
@@ -102,9 +102,14 @@ class Cluster {
   // -> GPU, leaving through the source GPU's NIC and entering through the destination GPU's NIC.
   // Same GPU: empty route, latency 0, infinite bandwidth. O(hops), no graph search.
   Route route(std::int64_t src_gpu, std::int64_t dst_gpu) const;
+  // Latency and bottleneck of route(src, dst) without listing its links (no allocation).
+  Route route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const;
 
  private:
   void check_gpu(std::int64_t gpu) const;
+  // Calls hop(link id) for each directed link from src to dst, in order.
+  template <typename Hop>
+  void visit_route(std::int64_t src_gpu, std::int64_t dst_gpu, Hop&& hop) const;
   std::int32_t add_link_pair(VertexId a, VertexId b, LinkKind kind, double bw_Bps,
                              double up_latency_s, double down_latency_s);
 
