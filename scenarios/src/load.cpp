@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/scenarios/error.hpp"
+#include "json_text.hpp"
 
 namespace stepsim::scenarios {
 
@@ -144,17 +145,6 @@ class Reader {
   std::set<std::string> seen_;
 };
 
-Json parse_json(const std::string& text, const std::string& origin) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();
-    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the rest.
-    const auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw ScenarioError(origin, "malformed JSON: " + what);
-  }
-}
 
 const Json& preset_json(const std::string& kind, const std::string& name, const std::string& path) {
   static std::map<std::string, Json> cache;
@@ -444,6 +434,18 @@ void set_path(Json& root, const Override& ov) {
 
 }  // namespace
 
+nlohmann::json detail::parse_json_text(const std::string& text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the rest.
+    const auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw ScenarioError(origin, "malformed JSON: " + what);
+  }
+}
+
 Override parse_override(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw ScenarioError("--set", "expected key=value, got \"" + text + "\"");
@@ -451,7 +453,7 @@ Override parse_override(const std::string& text) {
 }
 
 Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides, const std::string& origin) {
-  Json root = parse_json(json_text, origin);
+  Json root = detail::parse_json_text(json_text, origin);
   if (!root.is_object()) throw ScenarioError(origin, std::string("must hold a JSON object, got ") + type_name(root));
   for (const auto& ov : overrides) set_path(root, ov);
 

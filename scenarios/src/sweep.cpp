@@ -12,6 +12,7 @@
 
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
+#include "json_text.hpp"
 
 namespace stepsim::scenarios {
 
@@ -112,16 +113,6 @@ const Json* get_path(const Json& root, const std::string& path) {
 
 std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-Json parse_json(const std::string& text, const std::string& origin) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();
-    const auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw ScenarioError(origin, "malformed JSON: " + what);
-  }
-}
 
 std::optional<std::int64_t> read_limit(const Json& c, const std::string& key) {
   auto it = c.find(key);
@@ -229,7 +220,7 @@ class Enumerator {
   }
 
   Enumeration run() {
-    Json base = parse_json(spec_.base_json, "base");
+    Json base = detail::parse_json_text(spec_.base_json, "base");
     chosen_.assign(spec_.axes.size(), std::string());
     choice_index_.assign(spec_.axes.size(), 0);
     outer(0, base);
@@ -463,7 +454,7 @@ class Enumerator {
 }  // namespace
 
 SweepSpec parse_sweep_text(const std::string& json_text, const std::string& origin) {
-  const Json root = parse_json(json_text, origin);
+  const Json root = detail::parse_json_text(json_text, origin);
   if (!root.is_object()) throw ScenarioError(origin, std::string("must hold a JSON object, got ") + type_name(root));
   static const std::set<std::string> known{"name", "description", "base", "axes", "constraints"};
   for (auto it = root.begin(); it != root.end(); ++it)
