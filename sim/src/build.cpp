@@ -67,7 +67,6 @@ class Builder {
       compute_op(i, -1, -1, Phase::Other, -1, z.time_s, z.flops, "zero_grad");
     }
     fwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
-    bwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     fwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     bwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     // The passes of all stages, interleaved in "time order" is not needed: dependencies carry the
@@ -357,7 +356,7 @@ class Builder {
       const auto [ps_, pc] = prev_virtual(stage, chunk);
       deps.push_back(fwd_send_[slot(ps_, pc, mb)]);
     }
-    std::int32_t first_op = -1, prev = -1;
+    std::int32_t prev = -1;
     const auto groups = layer_groups(wait_params);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
@@ -377,7 +376,6 @@ class Builder {
           if (b.gather_op >= 0 && b.highest_layer >= first && b.highest_layer < first + count)
             out_.graph.add_edge(b.gather_op, op);
       if (head) {
-        first_op = op;
         auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
         o.alloc_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0);
       }
@@ -405,18 +403,19 @@ class Builder {
       }
       prev = end;
     }
-    (void)first_op;
     fwd_end_[slot(stage, chunk, mb)] = prev;
-    if (!last_virtual) {
-      const auto [ns, nc] = next_virtual(stage, chunk);
-      const auto pr = plan(Collective::SendRecv, 'p', stage, ns, pp_bytes_, 1.0);
-      const auto send = comm_op(OpKind::SendRecv, Collective::SendRecv, Stream::PpComm, stage, Phase::Forward, pr, pp_bytes_,
-                                "pp.send_act", mb, chunk, ns);
-      out_.graph.add_edge(prev, send);
-      fwd_send_[slot(stage, chunk, mb)] = send;
-    } else {
-      fwd_send_[slot(stage, chunk, mb)] = prev;
-    }
+    fwd_send_[slot(stage, chunk, mb)] =
+        last_virtual ? prev : pp_send(stage, next_virtual(stage, chunk).first, chunk, mb, Phase::Forward, "pp.send_act", prev);
+  }
+
+  // The activation (forward) or its gradient (backward) of one micro-batch to a neighbouring stage.
+  std::int32_t pp_send(std::int64_t stage, std::int64_t to_stage, std::int64_t chunk, std::int64_t mb, Phase phase,
+                       const char* label, std::int32_t after) {
+    const auto pr = plan(Collective::SendRecv, 'p', stage, to_stage, pp_bytes_, 1.0);
+    const auto send =
+        comm_op(OpKind::SendRecv, Collective::SendRecv, Stream::PpComm, stage, phase, pr, pp_bytes_, label, mb, chunk, to_stage);
+    out_.graph.add_edge(after, send);
+    return send;
   }
 
   // An op on the compute stream can only run after `a` (compute) and `b` (communication on another
@@ -462,7 +461,6 @@ class Builder {
     auto groups = layer_groups(split);
     std::reverse(groups.begin(), groups.end());
     std::int32_t prev = dep;
-    std::int32_t last_compute = -1;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
@@ -481,7 +479,6 @@ class Builder {
       if (tail)
         o.free_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0) +
                        memory::backward_transient_bytes(s_);
-      last_compute = op;
       std::int32_t end = op;
       if (c_ > 1) {
         const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), cp_units * d(count));
@@ -502,18 +499,8 @@ class Builder {
       prev = end;
       if (last_mb) finish_buckets(stage, chunk, first, count, end);
     }
-    (void)last_compute;
-    bwd_end_[slot(stage, chunk, mb)] = prev;
-    if (!first_virtual) {
-      const auto [ps_, pc] = prev_virtual(stage, chunk);
-      const auto pr = plan(Collective::SendRecv, 'p', stage, ps_, pp_bytes_, 1.0);
-      const auto send = comm_op(OpKind::SendRecv, Collective::SendRecv, Stream::PpComm, stage, Phase::Backward, pr, pp_bytes_,
-                                "pp.send_grad", mb, chunk, ps_);
-      out_.graph.add_edge(prev, send);
-      bwd_send_[slot(stage, chunk, mb)] = send;
-    } else {
-      bwd_send_[slot(stage, chunk, mb)] = prev;
-    }
+    bwd_send_[slot(stage, chunk, mb)] =
+        first_virtual ? prev : pp_send(stage, prev_virtual(stage, chunk).first, chunk, mb, Phase::Backward, "pp.send_grad", prev);
   }
 
   // Gradient reduction of one bucket over DP x CP: reduce-scatter with the distributed optimizer,
@@ -571,7 +558,7 @@ class Builder {
   double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
   std::map<std::tuple<int, char, std::int64_t, std::int64_t, double, double>, PlanRef> plan_cache_;
   std::vector<std::vector<Bucket>> buckets_;
-  std::vector<std::int32_t> last_compute_, fwd_end_, bwd_end_, fwd_send_, bwd_send_;
+  std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;
   std::map<std::int64_t, std::vector<std::int32_t>> grad_ops_;
   std::map<std::int64_t, double> stage_flops_;
   double max_stage_flops_ = 0;
