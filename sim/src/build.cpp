@@ -404,6 +404,8 @@ class Builder {
       prev = end;
     }
     fwd_end_[slot(stage, chunk, mb)] = prev;
+    // TP collectives are synchronous inside the pass: the stage's next pass starts after them.
+    last_compute_[static_cast<std::size_t>(stage)] = prev;
     fwd_send_[slot(stage, chunk, mb)] =
         last_virtual ? prev : pp_send(stage, next_virtual(stage, chunk).first, chunk, mb, Phase::Forward, "pp.send_act", prev);
   }
@@ -499,6 +501,7 @@ class Builder {
       prev = end;
       if (last_mb) finish_buckets(stage, chunk, first, count, end);
     }
+    last_compute_[static_cast<std::size_t>(stage)] = prev;
     bwd_send_[slot(stage, chunk, mb)] =
         first_virtual ? prev : pp_send(stage, prev_virtual(stage, chunk).first, chunk, mb, Phase::Backward, "pp.send_grad", prev);
   }
@@ -558,6 +561,7 @@ class Builder {
   double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
   std::map<std::tuple<int, char, std::int64_t, std::int64_t, double, double>, PlanRef> plan_cache_;
   std::vector<std::vector<Bucket>> buckets_;
+  // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;
   std::map<std::int64_t, std::vector<std::int32_t>> grad_ops_;
   std::map<std::int64_t, double> stage_flops_;
