@@ -203,3 +203,26 @@ TEST_CASE("CP: the K/V ring of a pass starts with its compute and overlaps it") 
   }
   CHECK(checked >= 2 * 4);  // passes whose layers wait for or finish buckets are split per layer
 }
+
+TEST_CASE("TP collectives are synchronous: no compute runs on a stage while its TP collectives run") {
+  for (const auto& sched : {"1f1b", "interleaved"}) {
+    auto s = scenario({std::string("parallel.schedule=") + sched, std::string("parallel.vpp=") + (std::string(sched) == "1f1b" ? "1" : "2")});
+    auto b = build(s);
+    const auto tr = sim::run_analytic(b.graph);
+    for (std::size_t dev = 0; dev < b.graph.devices.size(); ++dev) {
+      std::vector<std::pair<double, double>> compute, tp;
+      for (std::size_t i = 0; i < b.graph.ops.size(); ++i) {
+        const auto& op = b.graph.ops[i];
+        if (static_cast<std::size_t>(op.device) != dev || tr.ops[i].end_s <= tr.ops[i].start_s) continue;
+        if (op.kind == sim::OpKind::Compute) compute.emplace_back(tr.ops[i].start_s, tr.ops[i].end_s);
+        if (op.stream == sim::Stream::TpComm) tp.emplace_back(tr.ops[i].start_s, tr.ops[i].end_s);
+      }
+      REQUIRE_FALSE(tp.empty());
+      int overlaps = 0;
+      for (const auto& c : compute)
+        for (const auto& t : tp)
+          if (c.first < t.second - 1e-12 && t.first < c.second - 1e-12) ++overlaps;
+      CHECK(overlaps == 0);
+    }
+  }
+}
