@@ -324,6 +324,7 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   p.distributed_optimizer = r.boolean("distributed_optimizer", true);
   p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
   p.overlap_param_gather = r.boolean("overlap_param_gather", true);
+  p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
   p.rank_order = r.string("rank_order", std::string("tp-cp-dp-pp"));
   r.finish();
   return p;
@@ -396,9 +397,8 @@ void check(Scenario& s, bool dp_given) {
     if (mb % p.pp != 0)
       throw ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp));
   }
-  if (p.tp > 1 && !p.sequence_parallel) {
-    // Allowed: TP without SP (activations of the norm region are then replicated).
-  }
+  if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
+    throw ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");
 }
 
 void set_path(Json& root, const Override& ov) {

@@ -259,6 +259,7 @@ class Builder {
   }
 
   bool dp_active() const { return dp_ * c_ > 1; }
+  bool tp_overlap() const { return t_ > 1 && s_.parallel.tp_comm_overlap; }
   bool gathers_overlap() const {
     return dp_active() && s_.parallel.distributed_optimizer && s_.parallel.overlap_param_gather;
   }
@@ -364,8 +365,9 @@ class Builder {
       double time = d(count) * layer_fwd_.time_s, flops = d(count) * layer_fwd_.flops, tp_count = 4.0 * d(count);
       if (head && first_virtual) time += emb_fwd_.time_s, flops += emb_fwd_.flops, tp_count += 1.0;
       if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += 1.0;
-      // The CP ring, and the parameter all-gather during the first micro-batch, run alongside.
-      if (c_ > 1 || (mb == 0 && gathers_overlap())) time *= 1.0 + cm_.efficiency().comm_slowdown;
+      // The CP ring, overlapped TP collectives, and the parameter all-gather during the first
+      // micro-batch run alongside.
+      if (c_ > 1 || tp_overlap() || (mb == 0 && gathers_overlap())) time *= 1.0 + cm_.efficiency().comm_slowdown;
       const auto chain_prev = last_compute_[static_cast<std::size_t>(stage)];
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, time, flops, "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
@@ -394,11 +396,7 @@ class Builder {
         end = join(op, cp, stage);
       }
       if (t_ > 1) {
-        const auto pr = plan(Collective::AllGather, 't', stage, -1, tp_bytes_, tp_count);
-        const auto tp = comm_op(OpKind::Collective, Collective::AllGather, Stream::TpComm, stage, Phase::Forward, pr,
-                                tp_bytes_ * tp_count, "tp.ag_rs", mb, chunk);
-        out_.graph.add_edge(end, tp);
-        end = tp;
+        end = add_tp(stage, chunk, mb, Phase::Forward, Collective::AllGather, tp_count, op, end);
         if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
       }
       prev = end;
@@ -436,6 +434,23 @@ class Builder {
     return id;
   }
 
+  // The TP/SP collectives of a layer group (all-gathers and reduce-scatters of one size, planned
+  // as one ring). Megatron runs them in line with the GEMMs: the group ends after them. With
+  // tp_comm_overlap (TransformerEngine userbuffers) they run alongside the group's compute, which
+  // they slow by comm_slowdown, and the group ends when both have.
+  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, Collective kind, double count,
+                      std::int32_t compute, std::int32_t end) {
+    const auto pr = plan(kind, 't', stage, -1, tp_bytes_, count);
+    const auto tp = comm_op(OpKind::Collective, kind, Stream::TpComm, stage, phase, pr, tp_bytes_ * count, "tp.ag_rs", mb, chunk);
+    if (!s_.parallel.tp_comm_overlap) {
+      out_.graph.add_edge(end, tp);
+      return tp;
+    }
+    const auto preds = out_.graph.predecessors(compute);
+    for (auto p : preds) out_.graph.add_edge(p, tp);
+    return join(end, tp, stage);
+  }
+
   // Vocabulary-parallel cross-entropy: three TP all-reduces of n fp32 values (max, target logit,
   // sum of exponentials), latency-bound (training-step.md section 2).
   std::int32_t add_cross_entropy(std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t after, Phase phase) {
@@ -471,8 +486,10 @@ class Builder {
       double tp_count = (6.0 + rec_tp) * d(count);
       if (head && last_virtual) time += out_bwd_.time_s, flops += out_bwd_.flops, tp_count += 1.0;
       if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += 1.0;
-      // The CP ring, and the gradient reduce-scatter during the last micro-batch, run alongside.
-      if (c_ > 1 || (last_mb && dp_active() && s_.parallel.overlap_grad_reduce)) time *= 1.0 + cm_.efficiency().comm_slowdown;
+      // The CP ring, overlapped TP collectives, and the gradient reduce-scatter during the last
+      // micro-batch run alongside.
+      if (c_ > 1 || tp_overlap() || (last_mb && dp_active() && s_.parallel.overlap_grad_reduce))
+        time *= 1.0 + cm_.efficiency().comm_slowdown;
       const auto chain_prev = last_compute_[static_cast<std::size_t>(stage)];
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
@@ -491,13 +508,7 @@ class Builder {
         if (chain_prev >= 0) out_.graph.add_edge(chain_prev, cp);
         end = join(op, cp, stage);
       }
-      if (t_ > 1) {
-        const auto pr = plan(Collective::ReduceScatter, 't', stage, -1, tp_bytes_, tp_count);
-        const auto tp = comm_op(OpKind::Collective, Collective::ReduceScatter, Stream::TpComm, stage, Phase::Backward, pr,
-                                tp_bytes_ * tp_count, "tp.ag_rs", mb, chunk);
-        out_.graph.add_edge(end, tp);
-        end = tp;
-      }
+      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, Collective::ReduceScatter, tp_count, op, end);
       prev = end;
       if (last_mb) finish_buckets(stage, chunk, first, count, end);
     }

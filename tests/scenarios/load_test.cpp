@@ -148,6 +148,7 @@ TEST_CASE("bad input: one clear error naming the field") {
        "training.global_batch", "at least pp"},
       {"", {"parallel.pp=4", "parallel.tp=1", "parallel.dp=1", "parallel.schedule=interleaved", "parallel.vpp=2", "training.global_batch=6"},
        "training.global_batch", "divisible by pp"},
+      {"", {"parallel.tp_comm_overlap=true", "parallel.sequence_parallel=false"}, "parallel.tp_comm_overlap", "needs sequence_parallel"},
       {"", {"cluster.inter_node.topology=torus"}, "cluster.inter_node.topology", "unknown value"},
       {"", {"cluster.inter_node.oversubscription=0.5"}, "cluster.inter_node.oversubscription", "at least 1"},
       {"", {"memory.usable_fraction=2"}, "memory.usable_fraction", "absurdly large"},

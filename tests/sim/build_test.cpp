@@ -226,3 +226,20 @@ TEST_CASE("TP collectives are synchronous: no compute runs on a stage while its 
     }
   }
 }
+
+TEST_CASE("tp_comm_overlap: TP collectives start with their layers' compute and the step gets shorter") {
+  auto base = scenario({});
+  auto over = scenario({"parallel.tp_comm_overlap=true"});
+  auto a = build(base), b = build(over);
+  const auto ta = sim::run_analytic(a.graph), tb = sim::run_analytic(b.graph);
+  CHECK(tb.makespan_s < ta.makespan_s);
+  int checked = 0;
+  for (std::size_t i = 1; i < b.graph.ops.size(); ++i) {
+    const auto& op = b.graph.ops[i];
+    if (op.stream != sim::Stream::TpComm || op.label != "tp.ag_rs") continue;
+    REQUIRE(b.graph.ops[i - 1].kind == sim::OpKind::Compute);
+    CHECK(tb.ops[i].start_s == tb.ops[i - 1].start_s);
+    ++checked;
+  }
+  CHECK(checked == 2 * over.micro_batches() * over.parallel.pp);
+}

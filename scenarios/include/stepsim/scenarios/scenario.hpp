@@ -91,6 +91,7 @@ struct ParallelSpec {
   bool distributed_optimizer = true;
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
+  bool tp_comm_overlap = false;                 // TransformerEngine's TP/SP communication overlap (needs SP)
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
 };
 
