@@ -97,7 +97,7 @@ double output_params(const Scenario& s) {
 }
 
 double stage_params(const Scenario& s, std::int64_t stage) {
-  double P = d(s.model.layers / s.parallel.pp) * layer_params(s);
+  double P = d(scenarios::stage_layers(s, stage)) * layer_params(s);
   if (stage == 0) P += embedding_params(s);
   if (stage == s.parallel.pp - 1) P += final_norm_params(s) + output_params(s);
   return P;
@@ -137,7 +137,7 @@ double stored_layer_activation_bytes(const Scenario& s) {
 // Layers of a chunk times the stored layer activation; the first chunk of stage 0 adds the token
 // ids (int64, 8sb/c; Megatron's theoretical_memory_usage has 8sbp for p micro-batches).
 std::int64_t chunk_activation_bytes(const Scenario& s, std::int64_t stage, std::int64_t chunk) {
-  const double layers = d(s.model.layers / (s.parallel.pp * s.parallel.vpp));
+  const double layers = d(scenarios::stage_layers(s, stage) / s.parallel.vpp);
   double bytes = layers * stored_layer_activation_bytes(s);
   if (stage == 0 && chunk == 0) bytes += 8.0 * d(s.training.seq_len) / d(s.parallel.cp) * d(s.training.micro_batch);
   return to_bytes(bytes);

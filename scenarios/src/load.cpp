@@ -318,6 +318,8 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   dp_given = r.has("dp");
   p.dp = r.integer("dp", 1, 1, 1 << 22);
   p.vpp = r.integer("vpp", 1, 1, 1 << 10);
+  if (r.has("first_stage_layers")) p.first_stage_layers = r.integer("first_stage_layers", std::nullopt, 1, 100000);
+  if (r.has("last_stage_layers")) p.last_stage_layers = r.integer("last_stage_layers", std::nullopt, 1, 100000);
   p.schedule = r.choice<Schedule>("schedule", Schedule::OneFOneB,
                                   {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}});
   p.sequence_parallel = r.boolean("sequence_parallel", true);
@@ -367,7 +369,20 @@ void check(Scenario& s, bool dp_given) {
   if (m.heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
   if (m.kv_heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
   if (m.ffn_hidden % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
-  if (m.layers % p.pp != 0) throw ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(m.layers) + ")");
+  const bool uneven = p.first_stage_layers || p.last_stage_layers;
+  if (uneven) {
+    const std::string field = p.first_stage_layers ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+    if (p.pp < 2) throw ScenarioError(field, "needs pp >= 2");
+    if (p.vpp > 1) throw ScenarioError(field, "uneven stages are not supported with interleaving (vpp > 1)");
+    const std::int64_t rest = m.layers - p.first_stage_layers.value_or(0) - p.last_stage_layers.value_or(0);
+    const std::int64_t stages = p.pp - (p.first_stage_layers ? 1 : 0) - (p.last_stage_layers ? 1 : 0);
+    if (stages == 0 ? rest != 0 : (rest < stages || rest % stages != 0))
+      throw ScenarioError(field, "the other " + str(stages) + " stages cannot share the remaining " + str(rest) +
+                                     " of the " + str(m.layers) + " layers evenly");
+  } else if (m.layers % p.pp != 0) {
+    throw ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(m.layers) +
+                                           "; parallel.first_stage_layers / last_stage_layers make stages uneven)");
+  }
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)
     throw ScenarioError("parallel.vpp", "the interleaved schedule needs vpp >= 2, got " + str(p.vpp));
   if (p.schedule != Schedule::Interleaved && p.vpp != 1)

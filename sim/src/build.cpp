@@ -40,7 +40,6 @@ class Builder {
     t_ = s.parallel.tp;
     c_ = s.parallel.cp;
     dp_ = s.parallel.dp;
-    layers_per_chunk_ = s.model.layers / (p_ * v_);
     if (pl_.world_size() != s.world_size())
       throw InternalError("placement covers " + std::to_string(pl_.world_size()) + " ranks, the cluster has " +
                           std::to_string(s.world_size()));
@@ -233,9 +232,9 @@ class Builder {
           // it holds at least the bucket size.
           const double size = bucket_size_params(s_);
           Bucket cur;
-          cur.highest_layer = layers_per_chunk_ - 1;
+          cur.highest_layer = chunk_layers(i) - 1;
           cur.params = extra_last;
-          for (std::int64_t l = layers_per_chunk_ - 1; l >= 0; --l) {
+          for (std::int64_t l = chunk_layers(i) - 1; l >= 0; --l) {
             cur.params += lp;
             cur.lowest_layer = l;
             if (l == 0) {
@@ -249,9 +248,9 @@ class Builder {
           }
         } else {
           Bucket b;
-          b.params = lp * d(layers_per_chunk_) + extra_first + extra_last;
+          b.params = lp * d(chunk_layers(i)) + extra_first + extra_last;
           b.lowest_layer = 0;
-          b.highest_layer = layers_per_chunk_ - 1;
+          b.highest_layer = chunk_layers(i) - 1;
           bs.push_back(b);
         }
       }
@@ -306,13 +305,17 @@ class Builder {
     return bwd_send_[slot(ns, nc, ps.micro_batch)] >= 0;
   }
 
+  // Layers in one chunk of `stage` (equal chunks; uneven stages only without interleaving).
+  std::int64_t chunk_layers(std::int64_t stage) const { return scenarios::stage_layers(s_, stage) / v_; }
+
   // Splits a pass of layers into op groups: per layer where asked or where buckets need it.
-  std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(bool split) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(std::int64_t stage, bool split) const {
     std::vector<std::pair<std::int64_t, std::int64_t>> g;  // [first, count]
+    const std::int64_t n = chunk_layers(stage);
     if (split || opt_.per_layer) {
-      for (std::int64_t l = 0; l < layers_per_chunk_; ++l) g.emplace_back(l, 1);
+      for (std::int64_t l = 0; l < n; ++l) g.emplace_back(l, 1);
     } else {
-      g.emplace_back(0, layers_per_chunk_);
+      g.emplace_back(0, n);
     }
     return g;
   }
@@ -358,7 +361,7 @@ class Builder {
       deps.push_back(fwd_send_[slot(ps_, pc, mb)]);
     }
     std::int32_t prev = -1;
-    const auto groups = layer_groups(wait_params);
+    const auto groups = layer_groups(stage, wait_params);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
@@ -475,7 +478,7 @@ class Builder {
     }
     const double rec_tp = s_.training.recompute == Recompute::Full ? 4.0 : 0.0;
     const double cp_units = 2.0 + (s_.training.recompute == Recompute::None ? 0.0 : 1.0);
-    auto groups = layer_groups(split);
+    auto groups = layer_groups(stage, split);
     std::reverse(groups.begin(), groups.end());
     std::int32_t prev = dep;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -567,7 +570,7 @@ class Builder {
   const costmodel::ComputeModel& cm_;
   BuildOptions opt_;
   topology::Placement pl_;
-  std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1, layers_per_chunk_ = 1;
+  std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1;
   PassCost layer_fwd_, layer_bwd_, layer_rec_, emb_fwd_, emb_bwd_, out_fwd_, out_bwd_;
   double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
   std::map<std::tuple<int, char, std::int64_t, std::int64_t, double, double>, PlanRef> plan_cache_;

@@ -125,3 +125,13 @@ TEST_CASE("stepsim mode: totals are the sum of the terms, the peak stage is name
   CHECK(acts0.key == "activations_bytes");
   CHECK(acts0.bytes == 4 * (8 * 687865856LL + 8 * 8192));
 }
+
+TEST_CASE("stepsim mode: uneven stages hold their own layer counts") {
+  auto s = llama8b(2, 1, 4, 1, 128);
+  s.parallel.first_stage_layers = 6;
+  s.parallel.last_stage_layers = 6;
+  const double layer = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
+  CHECK(memory::stage_params(s, 0) == 6 * layer + 128256.0 * 4096 / 2);
+  CHECK(memory::stage_params(s, 1) == 10 * layer);
+  CHECK(memory::chunk_activation_bytes(s, 1, 0) == 10 * 687865856LL);
+}

@@ -89,6 +89,27 @@ TEST_CASE("cluster presets: {\"preset\": \"dgx-h100\", \"nodes\": 16}") {
   }
 }
 
+TEST_CASE("uneven pipelines: first and last stage layers, the rest shared evenly") {
+  auto ov = [](std::vector<std::string> v) {
+    std::vector<Override> out;
+    for (const auto& x : v) out.push_back(scenarios::parse_override(x));
+    return out;
+  };
+  // Llama-3.1-8B: 32 layers over 4 stages, 6 on the first and the last, 10 on each of the two others.
+  const auto s = scenarios::load_scenario_text(kBase, ov({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
+                                                          "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"}));
+  CHECK(scenarios::stage_layers(s, 0) == 6);
+  CHECK(scenarios::stage_layers(s, 1) == 10);
+  CHECK(scenarios::stage_layers(s, 2) == 10);
+  CHECK(scenarios::stage_layers(s, 3) == 6);
+  const auto f = scenarios::load_scenario_text(kBase, ov({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
+                                                          "parallel.first_stage_layers=8"}));
+  CHECK(scenarios::stage_layers(f, 0) == 8);
+  CHECK(scenarios::stage_layers(f, 3) == 8);
+  const auto even = scenarios::load_scenario_text(kBase, ov({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1"}));
+  for (int i = 0; i < 4; ++i) CHECK(scenarios::stage_layers(even, i) == 8);
+}
+
 TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset_names().size() == 7);
   CHECK(scenarios::gpu_preset_names().size() == 6);
@@ -149,6 +170,13 @@ TEST_CASE("bad input: one clear error naming the field") {
       {"", {"parallel.pp=4", "parallel.tp=1", "parallel.dp=1", "parallel.schedule=interleaved", "parallel.vpp=2", "training.global_batch=6"},
        "training.global_batch", "divisible by pp"},
       {"", {"parallel.tp_comm_overlap=true", "parallel.sequence_parallel=false"}, "parallel.tp_comm_overlap", "needs sequence_parallel"},
+      {"", {"parallel.first_stage_layers=4"}, "parallel.first_stage_layers", "needs pp >= 2"},
+      {"", {"parallel.tp=1", "parallel.pp=4", "parallel.dp=1", "parallel.first_stage_layers=6"}, "parallel.first_stage_layers",
+       "cannot share the remaining 26"},
+      {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.first_stage_layers=4", "parallel.last_stage_layers=4"},
+       "parallel.first_stage_layers", "cannot share"},
+      {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.schedule=interleaved", "parallel.vpp=2",
+            "parallel.last_stage_layers=8"}, "parallel.last_stage_layers", "not supported with interleaving"},
       {"", {"cluster.inter_node.topology=torus"}, "cluster.inter_node.topology", "unknown value"},
       {"", {"cluster.inter_node.oversubscription=0.5"}, "cluster.inter_node.oversubscription", "at least 1"},
       {"", {"memory.usable_fraction=2"}, "memory.usable_fraction", "absurdly large"},

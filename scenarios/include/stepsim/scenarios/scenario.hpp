@@ -86,6 +86,10 @@ struct ParallelSpec {
   std::int64_t pp = 1;
   std::int64_t dp = 1;                          // derived from the world size when omitted
   std::int64_t vpp = 1;                         // model chunks per stage (interleaved only)
+  // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): layers on the first
+  // and last stage; the others share the rest evenly. Unset: every stage holds layers / pp.
+  std::optional<std::int64_t> first_stage_layers;
+  std::optional<std::int64_t> last_stage_layers;
   Schedule schedule = Schedule::OneFOneB;
   bool sequence_parallel = true;
   bool distributed_optimizer = true;
@@ -120,6 +124,9 @@ struct Scenario {
   // Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
   std::int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallel.dp); }
 };
+
+// Transformer layers on pipeline stage `stage` (uneven first/last stages included).
+std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
 std::string to_string(Schedule s);
 std::string to_string(Recompute r);
