@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -193,6 +194,49 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
         if (f.src_gpu == f.dst_gpu) continue;
         const topology::Route r = cluster.route_cost(f.src_gpu, f.dst_gpu);
         previous_s = std::max(previous_s, r.latency_s + f.bytes / r.bottleneck_Bps);
+      }
+    }
+    previous = &round;
+    total_s += previous_s;
+  }
+  return total_s;
+}
+
+double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
+  constexpr int kHops = topology::Cluster::kMaxHops;
+  double total_s = plan.setup_s;
+  const std::vector<Flow>* previous = nullptr;
+  double previous_s = 0.0;
+  std::vector<std::int32_t> hops, sorted;
+  for (const auto& round : plan.rounds) {
+    const bool same = previous != nullptr && previous->size() == round.size() &&
+                      std::equal(round.begin(), round.end(), previous->begin(), [](const Flow& a, const Flow& b) {
+                        return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu && a.bytes == b.bytes;
+                      });
+    if (!same) {
+      // The links of every flow (kHops slots each, -1 past the route's end), then how many flows
+      // of the round cross each link.
+      hops.assign(round.size() * kHops, -1);
+      for (std::size_t i = 0; i < round.size(); ++i) {
+        std::int32_t ids[kHops];
+        const int n = cluster.route_links(round[i].src_gpu, round[i].dst_gpu, ids);
+        std::copy(ids, ids + n, hops.begin() + static_cast<std::ptrdiff_t>(i * kHops));
+      }
+      sorted = hops;
+      std::sort(sorted.begin(), sorted.end());
+      previous_s = 0.0;
+      for (std::size_t i = 0; i < round.size(); ++i) {
+        double share = std::numeric_limits<double>::infinity(), latency_s = 0.0;
+        for (int h = 0; h < kHops; ++h) {
+          const std::int32_t id = hops[i * kHops + static_cast<std::size_t>(h)];
+          if (id < 0) break;
+          const auto range = std::equal_range(sorted.begin(), sorted.end(), id);
+          const auto& link = cluster.link(id);
+          share = std::min(share, link.bw_Bps / static_cast<double>(range.second - range.first));
+          latency_s += link.latency_s;
+        }
+        if (share == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
+        previous_s = std::max(previous_s, latency_s + round[i].bytes / share);
       }
     }
     previous = &round;

@@ -21,7 +21,6 @@ Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options
                                         options.efficiency.value_or(costmodel::ComputeModel::calibrated(s.cluster.gpu)));
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
-  bo.symmetric_instances = engine == sim::EngineKind::SimGrid;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
   out.trace = sim::run(engine, out.step.graph, cluster);

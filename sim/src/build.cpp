@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <tuple>
 
 #include "stepsim/memory/estimator.hpp"
@@ -184,16 +185,23 @@ class Builder {
       one = costmodel::plan_collective(cl_, kind, inst, bytes, opt_.comm);
     }
     const double one_time = costmodel::isolated_time_s(cl_, one);
-    costmodel::CommPlan many = one;
-    for (auto& round : many.rounds)
-      for (auto& f : round) f.bytes *= count;
+    // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
+    // two GPUs, an oversubscribed uplink) for the whole collective.
+    const double one_contended = costmodel::contended_time_s(cl_, one);
+    const double one_setup_s = one.setup_s;
+    costmodel::CommPlan many = std::move(one);
+    if (count != 1.0)
+      for (auto& round : many.rounds)
+        for (auto& f : round) f.bytes *= count;
+    // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
+    // of the other count - 1 collectives in the setup.
     many.setup_s = 0;
-    const double bw_time = count == 1.0 ? one_time - one.setup_s : costmodel::isolated_time_s(cl_, many);
+    const double bw_time = count == 1.0 ? one_time - one_setup_s : costmodel::isolated_time_s(cl_, many);
     // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
     many.setup_s = std::max(0.0, count * one_time - bw_time);
     PlanRef ref;
     ref.index = static_cast<std::int32_t>(out_.graph.plans.size());
-    ref.time_s = many.setup_s + bw_time;
+    ref.time_s = count * one_contended;
     out_.graph.plans.push_back(std::move(many));
     plan_cache_.emplace(key, ref);
     return ref;

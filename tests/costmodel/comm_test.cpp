@@ -243,3 +243,19 @@ TEST_CASE("comm: bad requests are internal errors") {
   CHECK_THROWS_WITH_AS(plan_collective(c, Collective::AllReduce, {{0, 1}}, kM, bad),
                        "costmodel: protocol efficiencies must lie in (0, 1]", stepsim::InternalError);
 }
+
+TEST_CASE("contended time: instances sharing a NIC split it; without sharing it equals the isolated time") {
+  using stepsim::costmodel::contended_time_s;
+  // 2 nodes x 2 GPUs, one 50 GB/s NIC per node: DP rings {0, 2} and {1, 3} cross the same two NICs.
+  const Cluster shared(make_spec(2, 2, 1));
+  const auto both = plan_collective(shared, Collective::AllReduce, {{0, 2}, {1, 3}}, 10 * kM, line_rate());
+  const auto one = plan_collective(shared, Collective::AllReduce, {{0, 2}}, 10 * kM, line_rate());
+  // 2 rounds of 5 GB at 50 GB/s, 4 us each: alone 2 (4e-6 + 0.1); two rings per NIC 2 (4e-6 + 0.2)
+  CHECK(contended_time_s(shared, one) == doctest::Approx(one.setup_s + 2 * (4e-6 + 0.1)).epsilon(1e-12));
+  CHECK(contended_time_s(shared, both) == doctest::Approx(both.setup_s + 2 * (4e-6 + 0.2)).epsilon(1e-12));
+  CHECK(isolated_time_s(shared, both) == doctest::Approx(isolated_time_s(shared, one)).epsilon(1e-12));
+  // one NIC per GPU: the rings use different rails, nothing is shared
+  const Cluster rails(make_spec(2, 2, 2));
+  const auto apart = plan_collective(rails, Collective::AllReduce, {{0, 2}, {1, 3}}, 10 * kM, line_rate());
+  CHECK(contended_time_s(rails, apart) == doctest::Approx(isolated_time_s(rails, apart)).epsilon(1e-12));
+}

@@ -244,3 +244,19 @@ TEST_CASE("tp_comm_overlap: TP collectives start with their layers' compute and 
   }
   CHECK(checked == 2 * over.micro_batches() * over.parallel.pp);
 }
+
+TEST_CASE("two GPUs per NIC: the analytic engine charges the symmetric DP rings' sharing, as SimGrid replays it") {
+  // ABCI A-nodes: 8 GPUs, 4 NICs. TP8, DP over 4 nodes: the DP rings of TP ranks 2i and 2i+1 share NIC i.
+  const auto s = scenarios::load_scenario_text(R"({"model": "llama-3.1-8b", "cluster": {"preset": "abci-a", "nodes": 4},
+      "training": {"seq_len": 2048, "global_batch": 8}, "parallel": {"tp": 8}})");
+  const topology::Cluster cluster(s.cluster);
+  auto shared = build(s);
+  auto s_rails = s;
+  s_rails.cluster.inter_node.nics_per_node = 8;
+  const topology::Cluster rails_cluster(s_rails.cluster);
+  const costmodel::ComputeModel cm(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  auto rails = sim::build_step(s_rails, rails_cluster, cm);
+  const auto a = sim::run_analytic(shared.graph), g = sim::run_simgrid(shared.graph, cluster);
+  CHECK(g.makespan_s == doctest::Approx(a.makespan_s).epsilon(1e-6));
+  CHECK(a.makespan_s > sim::run_analytic(rails.graph).makespan_s);
+}

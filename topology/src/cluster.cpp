@@ -242,6 +242,12 @@ Route Cluster::route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const {
   return r;
 }
 
+int Cluster::route_links(std::int64_t src_gpu, std::int64_t dst_gpu, std::int32_t (&out)[kMaxHops]) const {
+  int n = 0;
+  visit_route(src_gpu, dst_gpu, [&](std::int32_t id) { out[n++] = id; });
+  return n;
+}
+
 bool within_node(const Cluster& cluster, const std::vector<std::int64_t>& gpus) {
   if (gpus.empty()) return true;
   const std::int32_t node = cluster.node_of(gpus.front());

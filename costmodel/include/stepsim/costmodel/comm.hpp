@@ -81,6 +81,12 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
 // a flow taking route latency + bytes / route bottleneck bandwidth. O(flows).
 double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan);
 
+// Time of a plan when its own flows share links but nothing else runs: in every round a flow gets
+// the smallest share bw / (flows of the round on that link) along its route (the max-min share
+// when the competing flows are alike, as the symmetric instances of one collective are).
+// Equals isolated_time_s when no two flows of a round share a link.
+double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan);
+
 // Ring steps of a collective over n members: 2(n-1) for AllReduce, n-1 for ReduceScatter,
 // AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; training-step.md 8).
 std::int64_t ring_steps(Collective kind, std::int64_t n);

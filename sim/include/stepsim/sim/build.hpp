@@ -19,7 +19,8 @@ struct BuildOptions {
   // buckets or wait for parameter buckets are split per layer anyway.
   bool per_layer = false;
   // Add the flows of the symmetric groups (other TP ranks, DP replicas) to every plan that
-  // leaves a node, so that the SimGrid engine sees the load they put on shared links.
+  // leaves a node, so that both engines see the load they put on shared links (the analytic
+  // engine as a static share of each link, SimGrid flow by flow). Off only to time the builder.
   bool symmetric_instances = true;
   costmodel::CommSettings comm;
 };

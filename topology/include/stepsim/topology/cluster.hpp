@@ -104,6 +104,9 @@ class Cluster {
   Route route(std::int64_t src_gpu, std::int64_t dst_gpu) const;
   // Latency and bottleneck of route(src, dst) without listing its links (no allocation).
   Route route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const;
+  // The link ids of route(src, dst) written to `out` (no allocation); returns how many.
+  static constexpr int kMaxHops = 6;
+  int route_links(std::int64_t src_gpu, std::int64_t dst_gpu, std::int32_t (&out)[kMaxHops]) const;
 
  private:
   void check_gpu(std::int64_t gpu) const;
