@@ -1,7 +1,6 @@
 #include "stepsim/results/report.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -19,7 +18,6 @@ namespace stepsim::results {
 namespace {
 
 using Json = nlohmann::ordered_json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string header_line(const ReportOptions& o) { return "stepsim " + o.version; }
 
@@ -27,8 +25,8 @@ std::string opt(const std::optional<double>& v, int decimals, double scale = 1.0
   return v ? fixed(*v * scale, decimals) : none;
 }
 
-std::string opt_gib(const std::optional<double>& bytes, const std::string& none = "-") {
-  return bytes ? fixed(*bytes / kGiB, 2) : none;
+std::string opt_gib(const std::optional<std::int64_t>& bytes, const std::string& none = "-") {
+  return bytes ? gib(*bytes, 2) : none;
 }
 
 // Text around a set of tables in the chosen format.
@@ -54,30 +52,12 @@ std::string wrap_tables(const std::string& header, const std::vector<Table>& tab
 
 // ---- sweep results -------------------------------------------------------------------------
 
-std::optional<double> jnum(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::string jstr(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
-}
-
-std::int64_t jint(const nlohmann::json& j, const char* key, std::int64_t fallback) {
-  const auto v = jnum(j, key);
-  return v ? static_cast<std::int64_t>(std::llround(*v)) : fallback;
-}
-
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string layout_label(const ResultRow& r) {
+std::string layout_label(const SweepRow& r) {
   std::string s = "TP" + std::to_string(r.tp);
   if (r.cp > 1) s += " CP" + std::to_string(r.cp);
   s += " PP" + std::to_string(r.pp) + " DP" + std::to_string(r.dp);
@@ -87,7 +67,7 @@ std::string layout_label(const ResultRow& r) {
   return s;
 }
 
-std::string series_name(const ResultRow& r) { return r.model + " on " + (r.cluster.empty() ? r.gpu : r.cluster); }
+std::string series_name(const SweepRow& r) { return r.model + " on " + (r.cluster.empty() ? r.gpu : r.cluster); }
 
 struct SweepCounts {
   std::size_t total = 0, ok = 0, simulated = 0, oom_pruned = 0, oom_simulated = 0, errors = 0;
@@ -152,7 +132,7 @@ Table counts_table(const SweepResultSet& s) {
   return t;
 }
 
-std::string status_text(const ResultRow& r) {
+std::string status_text(const SweepRow& r) {
   if (r.status == "oom" || r.oom) return r.simulated() ? "OOM (simulated)" : "OOM (estimate)";
   return r.status;
 }
@@ -238,7 +218,7 @@ Table full_table(const SweepResultSet& s) {
   return t;
 }
 
-Json sweep_row_json(const ResultRow& r, std::size_t rank) {
+Json sweep_row_json(const SweepRow& r, std::size_t rank) {
   Json j;
   j["rank"] = rank;
   j["index"] = r.index;
@@ -252,8 +232,9 @@ Json sweep_row_json(const ResultRow& r, std::size_t rank) {
   j["tp"] = r.tp, j["cp"] = r.cp, j["pp"] = r.pp, j["dp"] = r.dp, j["vpp"] = r.vpp;
   j["micro_batch"] = r.micro_batch, j["global_batch"] = r.global_batch, j["seq_len"] = r.seq_len;
   j["schedule"] = r.schedule, j["recompute"] = r.recompute;
-  auto put = [&](const char* k, const std::optional<double>& v) {
-    if (v) j[k] = *v;
+  // Figures are written as floating-point numbers (bytes too).
+  auto put = [&](const char* k, const auto& v) {
+    if (v) j[k] = static_cast<double>(*v);
   };
   put("paper_total_bytes", r.paper_total_bytes);
   put("stepsim_peak_bytes", r.stepsim_peak_bytes);
@@ -277,7 +258,7 @@ Json sweep_row_json(const ResultRow& r, std::size_t rank) {
 
 // Best value of `metric` per GPU count, one series per model/cluster.
 XYChart throughput_chart(const SweepResultSet& s, const std::string& title, const std::string& y_label,
-                         std::optional<double> ResultRow::*metric) {
+                         std::optional<double> SweepRow::*metric) {
   std::map<std::string, std::map<std::int64_t, double>> best;
   std::int64_t g_lo = 0, g_hi = 0;
   for (const auto& r : s.rows) {
@@ -368,10 +349,10 @@ XYChart pareto_chart(const SweepResultSet& s) {
 std::vector<ReportFile> sweep_svgs(const SweepResultSet& s) {
   std::vector<ReportFile> out;
   out.push_back({"throughput.svg", svg_document(xy_svg(throughput_chart(s, "Best throughput vs GPU count", "tokens/s",
-                                                                        &ResultRow::tokens_per_s)))});
+                                                                        &SweepRow::tokens_per_s)))});
   out.push_back({"tflops_per_gpu.svg",
                  svg_document(xy_svg(throughput_chart(s, "Best model TFLOP/s per GPU vs GPU count", "TFLOP/s per GPU",
-                                                      &ResultRow::tflops_per_gpu)))});
+                                                      &SweepRow::tflops_per_gpu)))});
   out.push_back({"pareto.svg", svg_document(xy_svg(pareto_chart(s)))});
   return out;
 }
@@ -524,54 +505,11 @@ SweepResultSet parse_sweep_results(const std::string& text, const std::string& o
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = origin + ":" + std::to_string(line_no);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ScenarioError(where, std::string("malformed JSON line: ") + e.what());
-    }
-    if (!j.is_object()) throw ScenarioError(where, "a results row must be a JSON object");
-    if (!j.contains("status") || !j["status"].is_string())
-      throw ScenarioError(where, "a results row needs a \"status\" string (ok, oom or error)");
-    ResultRow r;
-    r.index = jint(j, "index", static_cast<std::int64_t>(out.rows.size()));
-    r.key = jstr(j, "key");
-    r.status = jstr(j, "status");
-    if (r.status != "ok" && r.status != "oom" && r.status != "error")
-      throw ScenarioError(where + ".status", "unknown status '" + r.status + "' (ok, oom or error)");
-    r.reason = jstr(j, "reason");
-    r.summary = jstr(j, "summary");
-    r.model = jstr(j, "model");
-    r.cluster = jstr(j, "cluster");
-    r.gpu = jstr(j, "gpu");
-    r.gpus = jint(j, "gpus", 0);
-    r.tp = jint(j, "tp", 1), r.cp = jint(j, "cp", 1), r.pp = jint(j, "pp", 1), r.dp = jint(j, "dp", 1);
-    r.vpp = jint(j, "vpp", 1);
-    r.micro_batch = jint(j, "micro_batch", 1), r.global_batch = jint(j, "global_batch", 0);
-    r.seq_len = jint(j, "seq_len", 0);
-    r.schedule = jstr(j, "schedule");
-    r.recompute = jstr(j, "recompute");
-    r.paper_total_bytes = jnum(j, "paper_total_bytes");
-    r.stepsim_peak_bytes = jnum(j, "stepsim_peak_bytes");
-    r.gpu_memory_bytes = jnum(j, "gpu_memory_bytes");
-    r.engine = jstr(j, "engine");
-    r.step_time_s = jnum(j, "step_time_s");
-    r.tokens_per_s = jnum(j, "tokens_per_s");
-    r.tflops_per_gpu = jnum(j, "tflops_per_gpu");
-    r.mfu = jnum(j, "mfu");
-    r.bubble_fraction = jnum(j, "bubble_fraction");
-    r.exposed_comm_fraction = jnum(j, "exposed_comm_fraction");
-    r.peak_memory_bytes = jnum(j, "peak_memory_bytes");
-    r.oom = j.contains("oom") && j["oom"].is_boolean() && j["oom"].get<bool>();
-    r.time_to_train_s = jnum(j, "time_to_train_s");
-    r.gpu_hours = jnum(j, "gpu_hours");
-    r.cost_usd = jnum(j, "cost_usd");
-    out.rows.push_back(std::move(r));
+    out.rows.push_back(parse_row(line, origin + ":" + std::to_string(line_no), static_cast<std::int64_t>(out.rows.size())));
   }
   if (out.rows.empty()) throw ScenarioError(origin, "no results rows (empty file)");
   // A candidate re-simulated with SimGrid has a second row with the same index: it replaces the first.
-  std::vector<ResultRow> kept;
+  std::vector<SweepRow> kept;
   std::map<std::int64_t, std::size_t> by_index;
   for (auto& r : out.rows) {
     const auto it = by_index.find(r.index);
@@ -589,7 +527,7 @@ SweepResultSet parse_sweep_results(const std::string& text, const std::string& o
 std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep) {
   std::vector<std::size_t> order(sweep.rows.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto group = [](const ResultRow& r) {
+  auto group = [](const SweepRow& r) {
     if (r.runnable()) return 0;
     if (r.status == "ok") return 1;
     if (r.status == "oom" || r.oom) return 2;

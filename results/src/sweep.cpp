@@ -55,20 +55,15 @@ std::string str_field(const Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::int64_t int_field(const Json& j, const char* key, std::int64_t def = 0) {
+template <typename T = double>
+std::optional<T> num_field(const Json& j, const char* key) {
   auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<std::int64_t>() : def;
-}
-
-double num_field(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-std::optional<double> opt_field(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it != j.end() && it->is_number()) return it->get<double>();
+  if (it != j.end() && it->is_number()) return it->get<T>();
   return std::nullopt;
+}
+
+std::int64_t int_field(const Json& j, const char* key, std::int64_t def = 0) {
+  return num_field<std::int64_t>(j, key).value_or(def);
 }
 
 }  // namespace
@@ -151,7 +146,6 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   r.paper_total_bytes = v.paper_total_bytes;
   r.stepsim_peak_bytes = v.stepsim_peak_bytes;
   r.gpu_memory_bytes = v.gpu_memory_bytes;
-  bool simulated = false;
   if (!v.fits && !refined) {
     r.status = "oom";
     r.reason = v.reason;
@@ -171,7 +165,6 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
       r.time_to_train_s = rep.time_to_train_s;
       r.gpu_hours = rep.gpu_hours;
       r.cost_usd = rep.cost_usd;
-      simulated = true;
     } catch (const std::exception& e) {
       r.status = "error";
       r.reason = e.what();
@@ -199,19 +192,18 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   j["seq_len"] = r.seq_len;
   j["schedule"] = r.schedule;
   j["recompute"] = r.recompute;
-  j["paper_total_bytes"] = r.paper_total_bytes;
-  j["stepsim_peak_bytes"] = r.stepsim_peak_bytes;
-  j["gpu_memory_bytes"] = r.gpu_memory_bytes;
+  j["paper_total_bytes"] = opt(r.paper_total_bytes);
+  j["stepsim_peak_bytes"] = opt(r.stepsim_peak_bytes);
+  j["gpu_memory_bytes"] = opt(r.gpu_memory_bytes);
   j["engine"] = r.engine.empty() ? OrderedJson(nullptr) : OrderedJson(r.engine);
-  const auto sim_num = [&](double x) { return simulated ? OrderedJson(x) : OrderedJson(nullptr); };
-  j["step_time_s"] = sim_num(r.step_time_s);
-  j["tokens_per_s"] = sim_num(r.tokens_per_s);
-  j["tflops_per_gpu"] = sim_num(r.tflops_per_gpu);
-  j["mfu"] = sim_num(r.mfu);
-  j["bubble_fraction"] = sim_num(r.bubble_fraction);
-  j["exposed_comm_fraction"] = sim_num(r.exposed_comm_fraction);
-  j["peak_memory_bytes"] = simulated ? OrderedJson(r.peak_memory_bytes) : OrderedJson(nullptr);
-  j["oom"] = simulated ? OrderedJson(r.oom) : OrderedJson(nullptr);
+  j["step_time_s"] = opt(r.step_time_s);
+  j["tokens_per_s"] = opt(r.tokens_per_s);
+  j["tflops_per_gpu"] = opt(r.tflops_per_gpu);
+  j["mfu"] = opt(r.mfu);
+  j["bubble_fraction"] = opt(r.bubble_fraction);
+  j["exposed_comm_fraction"] = opt(r.exposed_comm_fraction);
+  j["peak_memory_bytes"] = opt(r.peak_memory_bytes);
+  j["oom"] = r.simulated() ? OrderedJson(r.oom) : OrderedJson(nullptr);
   j["time_to_train_s"] = opt(r.time_to_train_s);
   j["gpu_hours"] = opt(r.gpu_hours);
   j["cost_usd"] = opt(r.cost_usd);
@@ -219,20 +211,22 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   return r;
 }
 
-SweepRow parse_row(const std::string& line, const std::string& origin) {
+SweepRow parse_row(const std::string& line, const std::string& origin, std::int64_t missing_index) {
   Json j;
   try {
     j = Json::parse(line);
-  } catch (const Json::parse_error&) {
-    throw ScenarioError(origin, "not a JSON line");
+  } catch (const Json::parse_error& e) {
+    throw ScenarioError(origin, std::string("malformed JSON line: ") + e.what());
   }
-  if (!j.is_object() || !j.contains("key") || !j["key"].is_string() || !j.contains("index") || !j["index"].is_number_integer() ||
-      !j.contains("status") || !j["status"].is_string())
-    throw ScenarioError(origin, "not a sweep row (needs index, key and status)");
+  if (!j.is_object()) throw ScenarioError(origin, "a results row must be a JSON object");
+  if (!j.contains("status") || !j["status"].is_string())
+    throw ScenarioError(origin, "a results row needs a \"status\" string (ok, oom or error)");
   SweepRow r;
-  r.index = j["index"].get<std::int64_t>();
-  r.key = j["key"].get<std::string>();
   r.status = j["status"].get<std::string>();
+  if (r.status != "ok" && r.status != "oom" && r.status != "error")
+    throw ScenarioError(origin + ".status", "unknown status '" + r.status + "' (ok, oom or error)");
+  r.index = int_field(j, "index", missing_index);
+  r.key = str_field(j, "key");
   r.reason = str_field(j, "reason");
   r.summary = str_field(j, "summary");
   r.model = str_field(j, "model");
@@ -249,9 +243,9 @@ SweepRow parse_row(const std::string& line, const std::string& origin) {
   r.seq_len = int_field(j, "seq_len");
   r.schedule = str_field(j, "schedule");
   r.recompute = str_field(j, "recompute");
-  r.paper_total_bytes = int_field(j, "paper_total_bytes");
-  r.stepsim_peak_bytes = int_field(j, "stepsim_peak_bytes");
-  r.gpu_memory_bytes = int_field(j, "gpu_memory_bytes");
+  r.paper_total_bytes = num_field<std::int64_t>(j, "paper_total_bytes");
+  r.stepsim_peak_bytes = num_field<std::int64_t>(j, "stepsim_peak_bytes");
+  r.gpu_memory_bytes = num_field<std::int64_t>(j, "gpu_memory_bytes");
   r.engine = str_field(j, "engine");
   r.step_time_s = num_field(j, "step_time_s");
   r.tokens_per_s = num_field(j, "tokens_per_s");
@@ -259,11 +253,11 @@ SweepRow parse_row(const std::string& line, const std::string& origin) {
   r.mfu = num_field(j, "mfu");
   r.bubble_fraction = num_field(j, "bubble_fraction");
   r.exposed_comm_fraction = num_field(j, "exposed_comm_fraction");
-  r.peak_memory_bytes = int_field(j, "peak_memory_bytes");
+  r.peak_memory_bytes = num_field<std::int64_t>(j, "peak_memory_bytes");
   r.oom = j.contains("oom") && j["oom"].is_boolean() && j["oom"].get<bool>();
-  r.time_to_train_s = opt_field(j, "time_to_train_s");
-  r.gpu_hours = opt_field(j, "gpu_hours");
-  r.cost_usd = opt_field(j, "cost_usd");
+  r.time_to_train_s = num_field(j, "time_to_train_s");
+  r.gpu_hours = num_field(j, "gpu_hours");
+  r.cost_usd = num_field(j, "cost_usd");
   r.line = line;
   return r;
 }
@@ -288,7 +282,10 @@ RowFile read_rows(const std::string& file) {
     const bool last = nl + 1 >= text.size();
     if (!line.empty()) {
       try {
-        out.rows.push_back(parse_row(line, file + ":" + std::to_string(line_no)));
+        const std::string where = file + ":" + std::to_string(line_no);
+        auto row = parse_row(line, where, -1);
+        if (row.index < 0 || row.key.empty()) throw ScenarioError(where, "not a sweep row (needs index, key and status)");
+        out.rows.push_back(std::move(row));
       } catch (const ScenarioError&) {
         if (!last) throw;
         out.truncated_tail = true;

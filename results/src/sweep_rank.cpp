@@ -16,14 +16,6 @@ namespace stepsim::results {
 
 namespace {
 
-const std::string kRefinedSuffix = " engine=simgrid";
-
-std::string base_key(const std::string& key) {
-  if (key.size() > kRefinedSuffix.size() && key.compare(key.size() - kRefinedSuffix.size(), kRefinedSuffix.size(), kRefinedSuffix) == 0)
-    return key.substr(0, key.size() - kRefinedSuffix.size());
-  return key;
-}
-
 std::string layout(const SweepRow& r) {
   std::string s = "TP" + std::to_string(r.tp) + " CP" + std::to_string(r.cp) + " PP" + std::to_string(r.pp) + " DP" +
                   std::to_string(r.dp);
@@ -58,9 +50,11 @@ std::string table_header(bool with_train) {
 
 std::string table_row(const SweepRow& r, bool with_train) {
   std::string s = "| " + r.model + " | " + r.cluster + " | " + std::to_string(r.gpus) + " | " + layout(r) + " | " +
-                  fixed(r.step_time_s, 3) + " s | " + fixed(r.tokens_per_s, 0) + " | " + fixed(r.tflops_per_gpu, 1) + " | " +
-                  fixed(100.0 * r.mfu, 1) + " % | " + fixed(100.0 * r.bubble_fraction, 1) + " % | " +
-                  fixed(100.0 * r.exposed_comm_fraction, 1) + " % | " + gib(r.peak_memory_bytes, 2) + " | " + r.engine + " |";
+                  fixed(r.step_time_s.value_or(0), 3) + " s | " + fixed(r.tokens_per_s.value_or(0), 0) + " | " +
+                  fixed(r.tflops_per_gpu.value_or(0), 1) + " | " + fixed(100.0 * r.mfu.value_or(0), 1) + " % | " +
+                  fixed(100.0 * r.bubble_fraction.value_or(0), 1) + " % | " +
+                  fixed(100.0 * r.exposed_comm_fraction.value_or(0), 1) + " % | " + gib(r.peak_memory_bytes.value_or(0), 2) +
+                  " | " + r.engine + " |";
   if (with_train) {
     s += " " + (r.time_to_train_s ? human_duration(*r.time_to_train_s) : std::string("-")) + " | " +
          (r.gpu_hours ? fixed(*r.gpu_hours, 0) : std::string("-")) + " | " + (r.cost_usd ? money(*r.cost_usd) : std::string("-")) + " |";
@@ -68,12 +62,20 @@ std::string table_row(const SweepRow& r, bool with_train) {
   return s + "\n";
 }
 
-bool faster(const SweepRow& a, const SweepRow& b) {
-  if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
-  return a.key < b.key;
+}  // namespace
+
+std::string base_key(const std::string& key) {
+  const std::string suffix = " engine=simgrid";
+  if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return key.substr(0, key.size() - suffix.size());
+  return key;
 }
 
-}  // namespace
+bool faster(const SweepRow& a, const SweepRow& b) {
+  const double ta = a.tokens_per_s.value_or(0), tb = b.tokens_per_s.value_or(0);
+  if (ta != tb) return ta > tb;
+  return a.key < b.key;
+}
 
 std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vector<std::string>& header_lines,
                              std::int64_t per_cluster) {

@@ -223,11 +223,6 @@ std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& t
   return written;
 }
 
-bool better(const SweepRow& a, const SweepRow& b) {
-  if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
-  return a.key < b.key;
-}
-
 }  // namespace
 
 std::string results_file_name(const SweepOptions& o) {
@@ -317,7 +312,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
       present.insert(r.key);
       if (r.status == "ok" && !r.oom && r.engine == "analytic" && by_key.count(r.key) != 0) analytic_ok.push_back(r);
     }
-    std::sort(analytic_ok.begin(), analytic_ok.end(), better);
+    std::sort(analytic_ok.begin(), analytic_ok.end(), faster);
     std::vector<const scenarios::Candidate*> refine;
     for (std::size_t i = 0; i < analytic_ok.size() && static_cast<std::int64_t>(i) < options.refine; ++i) {
       const auto* c = by_key.at(analytic_ok[i].key);
@@ -336,10 +331,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   std::vector<SweepRow> rows;
   std::set<std::string> seen;
   for (const auto& r : all) {
-    const auto base_key = r.key.size() > 15 && r.key.compare(r.key.size() - 15, 15, " engine=simgrid") == 0
-                              ? r.key.substr(0, r.key.size() - 15)
-                              : r.key;
-    if (by_key.count(base_key) == 0 || !seen.insert(r.key).second) continue;
+    if (by_key.count(base_key(r.key)) == 0 || !seen.insert(r.key).second) continue;
     rows.push_back(r);
   }
   std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) {

@@ -11,6 +11,14 @@ bool right(const Table& t, std::size_t c) { return c < t.right_aligned.size() &&
 
 std::string cell(const std::vector<std::string>& row, std::size_t c) { return c < row.size() ? row[c] : std::string(); }
 
+// One cell per column, escaped, between separators.
+std::string joined(const Table& t, const std::vector<std::string>& cells, const char* separator,
+                   std::string (*escape)(const std::string&)) {
+  std::string out;
+  for (std::size_t c = 0; c < t.columns.size(); ++c) out += (c ? separator : "") + escape(cell(cells, c));
+  return out;
+}
+
 // Markdown cells may not hold a pipe or a line break.
 std::string md_cell(const std::string& text) {
   std::string out;
@@ -108,14 +116,9 @@ std::string to_markdown(const Table& t) {
 }
 
 std::string to_csv(const Table& t) {
-  std::ostringstream os;
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c) os << (c ? "," : "") << csv_field(cell(cells, c));
-    os << "\n";
-  };
-  line(t.columns);
-  for (const auto& row : t.rows) line(row);
-  return os.str();
+  std::string out = joined(t, t.columns, ",", csv_field) + "\n";
+  for (const auto& row : t.rows) out += joined(t, row, ",", csv_field) + "\n";
+  return out;
 }
 
 std::string to_latex(const Table& t) {
@@ -124,15 +127,8 @@ std::string to_latex(const Table& t) {
   if (!t.caption.empty()) os << "  \\caption{" << latex_escape(t.caption) << "}\n";
   os << "  \\begin{tabular}{";
   for (std::size_t c = 0; c < t.columns.size(); ++c) os << (right(t, c) ? 'r' : 'l');
-  os << "}\n    \\toprule\n";
-  auto line = [&](const std::vector<std::string>& cells) {
-    os << "    ";
-    for (std::size_t c = 0; c < t.columns.size(); ++c) os << (c ? " & " : "") << latex_escape(cell(cells, c));
-    os << " \\\\\n";
-  };
-  line(t.columns);
-  os << "    \\midrule\n";
-  for (const auto& row : t.rows) line(row);
+  os << "}\n    \\toprule\n    " << joined(t, t.columns, " & ", latex_escape) << " \\\\\n    \\midrule\n";
+  for (const auto& row : t.rows) os << "    " << joined(t, row, " & ", latex_escape) << " \\\\\n";
   os << "    \\bottomrule\n  \\end{tabular}\n\\end{table}\n";
   return os.str();
 }

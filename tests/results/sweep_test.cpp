@@ -163,6 +163,27 @@ TEST_CASE("sweep: the memory prune writes oom rows with the reason, not simulate
   CHECK(rs::memory_verdict(e.candidates[0].scenario, rs::PruneRule::Stepsim).fits == false);
 }
 
+TEST_CASE("sweep: parse_row keeps nulls empty; a results file needs an index and a key per row") {
+  const auto r = rs::parse_row(R"({"status":"oom","tp":8,"paper_total_bytes":1000,"step_time_s":null,"oom":null})", "x", 7);
+  CHECK(r.index == 7);
+  CHECK(r.key.empty());
+  CHECK(r.tp == 8);
+  CHECK(r.pp == 1);
+  CHECK(r.paper_total_bytes == 1000);
+  CHECK_FALSE(r.gpu_memory_bytes.has_value());
+  CHECK_FALSE(r.simulated());
+  CHECK_THROWS_WITH_AS(rs::parse_row("[1]", "f:3"), "f:3: a results row must be a JSON object", stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"done"})", "f:4"), "f:4.status: unknown status 'done' (ok, oom or error)",
+                       stepsim::ScenarioError);
+
+  const auto dir = tmp_dir("keyless");
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/results.jsonl";
+  std::ofstream(file, std::ios::binary) << R"({"index":0,"status":"ok"})" << "\n" << R"({"index":1,"key":"a","status":"ok"})" << "\n";
+  CHECK_THROWS_WITH_AS(rs::read_rows(file), (file + ":1: not a sweep row (needs index, key and status)").c_str(),
+                       stepsim::ScenarioError);
+}
+
 TEST_CASE("sweep: a row holds the contract keys in order") {
   const auto e = sc::enumerate(sc::parse_sweep_text(small_sweep()));
   rs::Simulator simulator;

@@ -61,7 +61,9 @@ class Simulator {
   std::unique_ptr<Cache> cache_;
 };
 
-// The fields of a row that rankings and merging read (the line itself is kept verbatim).
+// One row of a results file, as rankings, merging and `stepsim report` read it (the line itself
+// is kept verbatim). Values that are null or absent in the line keep the defaults below: the
+// figures of the memory estimate and of the simulation stay empty.
 struct SweepRow {
   std::int64_t index = 0;
   std::string key;
@@ -76,22 +78,18 @@ struct SweepRow {
   std::int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
   std::string schedule;
   std::string recompute;
-  std::int64_t paper_total_bytes = 0;
-  std::int64_t stepsim_peak_bytes = 0;
-  std::int64_t gpu_memory_bytes = 0;
+  std::optional<std::int64_t> paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes;
   std::string engine;                 // empty when not simulated
-  double step_time_s = 0;
-  double tokens_per_s = 0;
-  double tflops_per_gpu = 0;
-  double mfu = 0;
-  double bubble_fraction = 0;
-  double exposed_comm_fraction = 0;
-  std::int64_t peak_memory_bytes = 0;
-  bool oom = false;
-  std::optional<double> time_to_train_s;
-  std::optional<double> gpu_hours;
-  std::optional<double> cost_usd;
+  // Simulated rows only.
+  std::optional<double> step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction, exposed_comm_fraction;
+  std::optional<std::int64_t> peak_memory_bytes;
+  bool oom = false;                   // the timeline runs out of memory
+  std::optional<double> time_to_train_s, gpu_hours, cost_usd;
   std::string line;                   // the JSON line, without the newline
+
+  bool simulated() const { return step_time_s.has_value(); }
+  // Simulated, fits in memory, no error: the rows that rank and plot.
+  bool runnable() const { return status == "ok" && simulated() && !oom; }
 };
 
 // Evaluates one candidate: memory verdict, then (when it fits) a simulation with `engine`.
@@ -99,15 +97,17 @@ struct SweepRow {
 SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine,
                             Simulator& simulator, bool refined = false);
 
-// Parses one line; throws ScenarioError(origin, ...) when it is not a row.
-SweepRow parse_row(const std::string& line, const std::string& origin = "<row>");
+// Parses one line. Throws ScenarioError(origin, ...) when it is not a row: not JSON, not an object,
+// or no "status" string of ok, oom or error. A row without an index gets `missing_index`.
+SweepRow parse_row(const std::string& line, const std::string& origin = "<row>", std::int64_t missing_index = 0);
 
 struct RowFile {
   std::vector<SweepRow> rows;
   bool truncated_tail = false;        // the last line had no newline or did not parse
   std::size_t good_bytes = 0;         // bytes of the complete, parsed lines
 };
-// Reads a results file. A bad line other than the last is a ScenarioError naming file and line.
+// Reads a results file; its rows need an index and a key. A bad line other than the last is a
+// ScenarioError naming file and line.
 RowFile read_rows(const std::string& file);
 
 struct SweepOptions {
@@ -138,6 +138,11 @@ std::string summary_file_name(const SweepOptions& o);
 // Runs the sweep. Call it from a single-threaded process (it forks). Throws ScenarioError for a
 // bad sweep, an existing results file without `resume`, or an unwritable directory.
 SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& options);
+
+// The candidate's key of a row: a refined row's key without " engine=simgrid".
+std::string base_key(const std::string& key);
+// Ranking order: more tokens/s first, ties broken on the key.
+bool faster(const SweepRow& a, const SweepRow& b);
 
 // The ranking: per cluster and GPU count the best layouts (tokens/s, fits in memory), the fastest
 // that fits, and with a cost and a token budget the cheapest. Refined (SimGrid) figures replace
