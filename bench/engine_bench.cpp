@@ -104,7 +104,7 @@ sim::StepGraph simgrid_graph(const stepsim::topology::Cluster& cluster, int phas
       for (int r = 0; r < 14; ++r) {
         std::vector<sim::Flow> round;
         for (std::size_t i = 0; i < 8; ++i) round.push_back({members[i], members[(i + 1) % 8], kBytes / 8});
-        plan.rounds.push_back(round);
+        plan.rounds.push_back(sim::Round{round, 1});
       }
       *num_flows += 14 * 8;
       sim::Op op;

@@ -145,7 +145,7 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
       if (inst[0] != inst[1]) round.push_back(Flow{inst[0], inst[1], wire_bytes(cluster, settings, inst[0], inst[1], bytes)});
     if (round.empty()) return plan;
     plan.setup_s = settings.p2p_setup_s;
-    plan.rounds.push_back(std::move(round));
+    plan.rounds.push_back(Round{std::move(round), 1});
     return plan;
   }
 
@@ -165,7 +165,7 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
           const std::int64_t b = inst[(i + j) % n];
           round.push_back(Flow{a, b, wire_bytes(cluster, settings, a, b, chunk_bytes)});
         }
-      plan.rounds.push_back(std::move(round));
+      plan.rounds.push_back(Round{std::move(round), 1});
     }
     return plan;
   }
@@ -174,30 +174,26 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
   std::vector<Flow> round;
   round.reserve(n * instances.size());
   for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
-  plan.rounds.assign(static_cast<std::size_t>(steps), round);
+  plan.rounds.push_back(Round{std::move(round), steps});
   return plan;
+}
+
+std::int64_t round_count(const CommPlan& plan) {
+  std::int64_t n = 0;
+  for (const auto& r : plan.rounds) n += r.repeat;
+  return n;
 }
 
 double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
   double total_s = plan.setup_s;
-  const std::vector<Flow>* previous = nullptr;
-  double previous_s = 0.0;
   for (const auto& round : plan.rounds) {
-    // Ring rounds repeat the same flows: reuse the previous round's time when they are identical.
-    const bool same = previous != nullptr && previous->size() == round.size() &&
-                      std::equal(round.begin(), round.end(), previous->begin(), [](const Flow& a, const Flow& b) {
-                        return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu && a.bytes == b.bytes;
-                      });
-    if (!same) {
-      previous_s = 0.0;
-      for (const Flow& f : round) {
-        if (f.src_gpu == f.dst_gpu) continue;
-        const topology::Route r = cluster.route_cost(f.src_gpu, f.dst_gpu);
-        previous_s = std::max(previous_s, r.latency_s + f.bytes / r.bottleneck_Bps);
-      }
+    double slowest_s = 0.0;
+    for (const Flow& f : round.flows) {
+      if (f.src_gpu == f.dst_gpu) continue;
+      const topology::Route r = cluster.route_cost(f.src_gpu, f.dst_gpu);
+      slowest_s = std::max(slowest_s, r.latency_s + f.bytes / r.bottleneck_Bps);
     }
-    previous = &round;
-    total_s += previous_s;
+    total_s += static_cast<double>(round.repeat) * slowest_s;
   }
   return total_s;
 }
@@ -205,42 +201,34 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
 double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
   constexpr int kHops = topology::Cluster::kMaxHops;
   double total_s = plan.setup_s;
-  const std::vector<Flow>* previous = nullptr;
-  double previous_s = 0.0;
   std::vector<std::int32_t> hops, sorted;
   for (const auto& round : plan.rounds) {
-    const bool same = previous != nullptr && previous->size() == round.size() &&
-                      std::equal(round.begin(), round.end(), previous->begin(), [](const Flow& a, const Flow& b) {
-                        return a.src_gpu == b.src_gpu && a.dst_gpu == b.dst_gpu && a.bytes == b.bytes;
-                      });
-    if (!same) {
-      // The links of every flow (kHops slots each, -1 past the route's end), then how many flows
-      // of the round cross each link.
-      hops.assign(round.size() * kHops, -1);
-      for (std::size_t i = 0; i < round.size(); ++i) {
-        std::int32_t ids[kHops];
-        const int n = cluster.route_links(round[i].src_gpu, round[i].dst_gpu, ids);
-        std::copy(ids, ids + n, hops.begin() + static_cast<std::ptrdiff_t>(i * kHops));
-      }
-      sorted = hops;
-      std::sort(sorted.begin(), sorted.end());
-      previous_s = 0.0;
-      for (std::size_t i = 0; i < round.size(); ++i) {
-        double share = std::numeric_limits<double>::infinity(), latency_s = 0.0;
-        for (int h = 0; h < kHops; ++h) {
-          const std::int32_t id = hops[i * kHops + static_cast<std::size_t>(h)];
-          if (id < 0) break;
-          const auto range = std::equal_range(sorted.begin(), sorted.end(), id);
-          const auto& link = cluster.link(id);
-          share = std::min(share, link.bw_Bps / static_cast<double>(range.second - range.first));
-          latency_s += link.latency_s;
-        }
-        if (share == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
-        previous_s = std::max(previous_s, latency_s + round[i].bytes / share);
-      }
+    const auto& flows = round.flows;
+    // The links of every flow (kHops slots each, -1 past the route's end), then how many flows
+    // of the round cross each link.
+    hops.assign(flows.size() * kHops, -1);
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      std::int32_t ids[kHops];
+      const int n = cluster.route_links(flows[i].src_gpu, flows[i].dst_gpu, ids);
+      std::copy(ids, ids + n, hops.begin() + static_cast<std::ptrdiff_t>(i * kHops));
     }
-    previous = &round;
-    total_s += previous_s;
+    sorted = hops;
+    std::sort(sorted.begin(), sorted.end());
+    double slowest_s = 0.0;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      double share = std::numeric_limits<double>::infinity(), latency_s = 0.0;
+      for (int h = 0; h < kHops; ++h) {
+        const std::int32_t id = hops[i * kHops + static_cast<std::size_t>(h)];
+        if (id < 0) break;
+        const auto range = std::equal_range(sorted.begin(), sorted.end(), id);
+        const auto& link = cluster.link(id);
+        share = std::min(share, link.bw_Bps / static_cast<double>(range.second - range.first));
+        latency_s += link.latency_s;
+      }
+      if (share == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
+      slowest_s = std::max(slowest_s, latency_s + flows[i].bytes / share);
+    }
+    total_s += static_cast<double>(round.repeat) * slowest_s;
   }
   return total_s;
 }

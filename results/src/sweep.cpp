@@ -113,7 +113,6 @@ StepReport Simulator::simulate(const scenarios::Scenario& s, sim::EngineKind eng
   auto& cm = cache_->compute[gpu_key(s.cluster.gpu)];
   if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
   sim::BuildOptions bo;
-  bo.symmetric_instances = engine == sim::EngineKind::SimGrid;
   const auto step = sim::build_step(s, *cl, *cm, bo);
   const auto trace = sim::run(engine, step.graph, *cl);
   const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction);

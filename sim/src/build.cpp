@@ -192,7 +192,7 @@ class Builder {
     costmodel::CommPlan many = std::move(one);
     if (count != 1.0)
       for (auto& round : many.rounds)
-        for (auto& f : round) f.bytes *= count;
+        for (auto& f : round.flows) f.bytes *= count;
     // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
     // of the other count - 1 collectives in the setup.
     many.setup_s = 0;

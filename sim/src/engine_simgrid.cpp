@@ -83,6 +83,7 @@ struct PreparedFlow {
 struct PreparedPlan {
   double setup_s = 0;
   std::vector<std::size_t> round_begin;   // rounds + 1 offsets into Platform::flows
+  std::vector<std::int64_t> round_repeat; // how many times each round runs back to back
 };
 
 struct PreparedRoute {
@@ -131,7 +132,8 @@ Platform prepare_platform(const StepGraph& graph, const topology::Cluster& clust
     prepared.setup_s = plan.setup_s;
     prepared.round_begin.push_back(p.flows.size());
     for (const auto& round : plan.rounds) {
-      for (const Flow& f : round) {
+      prepared.round_repeat.push_back(round.repeat);
+      for (const Flow& f : round.flows) {
         if (f.src_gpu == f.dst_gpu) {
           throw InternalError("simgrid engine: plan " + std::to_string(pi) + " has a flow from GPU " +
                               std::to_string(f.src_gpu) + " to itself");
@@ -213,6 +215,7 @@ class Replay {
     waiting_.resize(n);
     stream_of_.resize(n);
     round_.assign(n, 0);
+    repeats_done_.assign(n, 0);
     flows_left_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const Op& op = graph.ops[i];
@@ -326,6 +329,7 @@ class Replay {
     if (o.kind == OpKind::Collective || o.kind == OpKind::SendRecv) {
       const PreparedPlan& plan = platform_.plans[as_index(o.plan)];
       round_[as_index(op)] = 0;
+      repeats_done_[as_index(op)] = 0;
       if (plan.setup_s > 0) {
         push_event({now_s + plan.setup_s, EventKind::SetupEnd, op, -1});
       } else {
@@ -371,7 +375,11 @@ class Replay {
 
   void flow_done(std::int32_t op, double now_s) {
     if (--flows_left_[as_index(op)] > 0) return;
-    ++round_[as_index(op)];
+    const PreparedPlan& plan = platform_.plans[as_index(graph_.ops[as_index(op)].plan)];
+    if (++repeats_done_[as_index(op)] >= plan.round_repeat[round_[as_index(op)]]) {
+      repeats_done_[as_index(op)] = 0;
+      ++round_[as_index(op)];
+    }
     start_round(op, now_s);
   }
 
@@ -451,6 +459,7 @@ class Replay {
   std::vector<std::int32_t> waiting_;
   std::vector<std::uint32_t> stream_of_;
   std::vector<std::size_t> round_;
+  std::vector<std::int64_t> repeats_done_;  // repeats of the current round already run
   std::vector<std::int32_t> flows_left_;
   std::vector<std::vector<std::int32_t>> ready_;
   std::vector<std::uint8_t> busy_;

@@ -131,7 +131,11 @@ void StepGraph::validate_ops() const {
                           std::to_string(plan.setup_s) + " s");
     }
     for (const auto& round : plan.rounds) {
-      for (const Flow& f : round) {
+      if (round.repeat < 1) {
+        throw InternalError("step graph: plan " + std::to_string(p) + " has a round repeated " + std::to_string(round.repeat) +
+                            " times");
+      }
+      for (const Flow& f : round.flows) {
         if (!std::isfinite(f.bytes) || f.bytes < 0) {
           throw InternalError("step graph: plan " + std::to_string(p) + " has a flow of " + std::to_string(f.bytes) +
                               " bytes");

@@ -16,6 +16,7 @@ using stepsim::costmodel::Flow;
 using stepsim::costmodel::isolated_time_s;
 using stepsim::costmodel::plan_collective;
 using stepsim::costmodel::ring_steps;
+using stepsim::costmodel::round_count;
 using stepsim::costmodel::ring_time_s;
 using stepsim::scenarios::ClusterSpec;
 using stepsim::scenarios::FabricTopology;
@@ -51,7 +52,7 @@ std::vector<std::int64_t> arithmetic(std::int64_t first, std::int64_t stride, st
 std::set<std::int32_t> links_used(const Cluster& c, const CommPlan& plan) {
   std::set<std::int32_t> ids;
   for (const auto& round : plan.rounds)
-    for (const Flow& f : round)
+    for (const Flow& f : round.flows)
       for (std::int32_t id : c.route(f.src_gpu, f.dst_gpu).links) ids.insert(id);
   return ids;
 }
@@ -63,14 +64,15 @@ constexpr double kM = 1e9;
 TEST_CASE("comm: TP ring all-reduce of 8 over NVLink matches 2(k-1)(alpha + M/(kB)) with efficiency") {
   const Cluster c(make_spec(8, 1, 8));
   const CommPlan plan = plan_collective(c, Collective::AllReduce, {arithmetic(0, 1, 8)}, kM);
-  REQUIRE(plan.rounds.size() == 14);
+  REQUIRE(round_count(plan) == 14);
   CHECK(plan.setup_s == 8.4e-6);
+  REQUIRE(plan.rounds.size() == 1);   // one ring step, run 14 times
   for (const auto& round : plan.rounds) {
-    REQUIRE(round.size() == 8);
+    REQUIRE(round.flows.size() == 8);
     for (std::size_t i = 0; i < 8; ++i) {
-      CHECK(round[i].src_gpu == static_cast<std::int64_t>(i));
-      CHECK(round[i].dst_gpu == static_cast<std::int64_t>((i + 1) % 8));
-      CHECK(round[i].bytes == doctest::Approx(1.5625e8));   // 1e9 / 8 / 0.8
+      CHECK(round.flows[i].src_gpu == static_cast<std::int64_t>(i));
+      CHECK(round.flows[i].dst_gpu == static_cast<std::int64_t>((i + 1) % 8));
+      CHECK(round.flows[i].bytes == doctest::Approx(1.5625e8));   // 1e9 / 8 / 0.8
     }
   }
   // 8.4 us + 14 * (2 us + 1.25e8 B / (0.8 * 450e9 B/s)) = 8.4e-6 + 14 * (2e-6 + 3.4722222e-4)
@@ -87,8 +89,8 @@ TEST_CASE("comm: reduce-scatter and all-gather take half the all-reduce rounds")
   const CommPlan ar = plan_collective(c, Collective::AllReduce, {group}, kM);
   const CommPlan rs = plan_collective(c, Collective::ReduceScatter, {group}, kM);
   const CommPlan ag = plan_collective(c, Collective::AllGather, {group}, kM);
-  CHECK(rs.rounds.size() == 7);
-  CHECK(ag.rounds.size() == 7);
+  CHECK(round_count(rs) == 7);
+  CHECK(round_count(ag) == 7);
   const double ar_s = isolated_time_s(c, ar) - ar.setup_s;
   CHECK(isolated_time_s(c, rs) - rs.setup_s == doctest::Approx(ar_s / 2).epsilon(1e-12));
   CHECK(isolated_time_s(c, ag) - ag.setup_s == doctest::Approx(ar_s / 2).epsilon(1e-12));
@@ -97,8 +99,8 @@ TEST_CASE("comm: reduce-scatter and all-gather take half the all-reduce rounds")
 TEST_CASE("comm: DP ring of 4 nodes, one NIC each") {
   const Cluster c(make_spec(8, 4, 8));
   const CommPlan plan = plan_collective(c, Collective::AllReduce, {arithmetic(0, 8, 4)}, kM);
-  REQUIRE(plan.rounds.size() == 6);
-  for (const auto& round : plan.rounds) CHECK(round.size() == 4);   // one GPU per node: no split
+  REQUIRE(round_count(plan) == 6);
+  for (const auto& round : plan.rounds) CHECK(round.flows.size() == 4);   // one GPU per node: no split
   // 8.4 us + 6 * (4 us + 2.5e8 B / (0.94 * 50e9 B/s))
   const double expected_s = 8.4e-6 + 6.0 * (4e-6 + 2.5e8 / (0.94 * 50e9));
   CHECK(isolated_time_s(c, plan) == doctest::Approx(expected_s).epsilon(1e-12));
@@ -111,8 +113,8 @@ TEST_CASE("comm: two DP instances on distinct rails use disjoint links") {
   const auto rail0 = arithmetic(0, 8, 4);
   const auto rail1 = arithmetic(1, 8, 4);
   const CommPlan both = plan_collective(c, Collective::ReduceScatter, {rail0, rail1}, kM);
-  REQUIRE(both.rounds.size() == 3);
-  CHECK(both.rounds[0].size() == 8);
+  REQUIRE(round_count(both) == 3);
+  CHECK(both.rounds[0].flows.size() == 8);
   const auto a = links_used(c, plan_collective(c, Collective::ReduceScatter, {rail0}, kM));
   const auto b = links_used(c, plan_collective(c, Collective::ReduceScatter, {rail1}, kM));
   CHECK_FALSE(a.empty());
@@ -129,7 +131,7 @@ TEST_CASE("comm: bytes conservation, each member sends (n-1)/n S for RS and AG, 
     const CommPlan plan = plan_collective(c, kind, {group}, kM, line_rate());
     std::map<std::int64_t, double> sent;
     for (const auto& round : plan.rounds)
-      for (const Flow& f : round) sent[f.src_gpu] += f.bytes;
+      for (const Flow& f : round.flows) sent[f.src_gpu] += f.bytes * static_cast<double>(round.repeat);
     REQUIRE(sent.size() == 8);
     for (const auto& [gpu, bytes] : sent) CHECK(bytes == doctest::Approx(kM * bus_bandwidth_factor(kind, 8)));
   }
@@ -140,8 +142,8 @@ TEST_CASE("comm: multi-node ring splits inter-node transfers over the group's NI
   const Cluster c(make_spec(8, 2, 8));
   const auto group = arithmetic(0, 1, 16);
   const CommPlan plan = plan_collective(c, Collective::AllGather, {group}, kM, line_rate());
-  REQUIRE(plan.rounds.size() == 15);
-  const auto& round = plan.rounds[0];
+  REQUIRE(round_count(plan) == 15);
+  const auto& round = plan.rounds[0].flows;
   CHECK(round.size() == 14 + 2 * 8);
   double total = 0;
   int inter = 0;
@@ -163,7 +165,7 @@ TEST_CASE("comm: multi-node ring splits inter-node transfers over the group's NI
   const Cluster abci(make_spec(8, 2, 4));
   const CommPlan p4 = plan_collective(abci, Collective::AllGather, {group}, kM, line_rate());
   int inter4 = 0;
-  for (const Flow& f : p4.rounds[0])
+  for (const Flow& f : p4.rounds[0].flows)
     if (abci.node_of(f.src_gpu) != abci.node_of(f.dst_gpu)) {
       ++inter4;
       CHECK(f.bytes == doctest::Approx(kM / 16 / 4));
@@ -175,27 +177,27 @@ TEST_CASE("comm: send/recv is a single flow of S bytes") {
   const Cluster c(make_spec(8, 2, 8));
   const CommPlan plan = plan_collective(c, Collective::SendRecv, {{3, 11}}, 16777216.0);
   REQUIRE(plan.rounds.size() == 1);
-  REQUIRE(plan.rounds[0].size() == 1);
-  CHECK(plan.rounds[0][0].src_gpu == 3);
-  CHECK(plan.rounds[0][0].dst_gpu == 11);
-  CHECK(plan.rounds[0][0].bytes == doctest::Approx(16777216.0 / 0.94));
+  REQUIRE(plan.rounds[0].flows.size() == 1);
+  CHECK(plan.rounds[0].flows[0].src_gpu == 3);
+  CHECK(plan.rounds[0].flows[0].dst_gpu == 11);
+  CHECK(plan.rounds[0].flows[0].bytes == doctest::Approx(16777216.0 / 0.94));
   CHECK(plan.setup_s == 0.0);
   CHECK(isolated_time_s(c, plan) == doctest::Approx(4e-6 + 16777216.0 / (0.94 * 50e9)).epsilon(1e-12));
   // Identical pairs on the other rails travel alongside.
   const CommPlan eight = plan_collective(c, Collective::SendRecv, {{0, 8}, {1, 9}, {2, 10}, {3, 11}}, 1e6);
-  CHECK(eight.rounds[0].size() == 4);
+  CHECK(eight.rounds[0].flows.size() == 4);
 }
 
 TEST_CASE("comm: all-to-all sends S/n to member i+j in round j") {
   const Cluster c(make_spec(8, 1, 8));
   const CommPlan plan = plan_collective(c, Collective::AllToAll, {{0, 2, 4, 6}}, 4e6, line_rate());
-  REQUIRE(plan.rounds.size() == 3);
+  REQUIRE(round_count(plan) == 3);
   const std::vector<std::int64_t> m = {0, 2, 4, 6};
   for (std::size_t j = 0; j < 3; ++j)
     for (std::size_t i = 0; i < 4; ++i) {
-      CHECK(plan.rounds[j][i].src_gpu == m[i]);
-      CHECK(plan.rounds[j][i].dst_gpu == m[(i + j + 1) % 4]);
-      CHECK(plan.rounds[j][i].bytes == 1e6);
+      CHECK(plan.rounds[j].flows[i].src_gpu == m[i]);
+      CHECK(plan.rounds[j].flows[i].dst_gpu == m[(i + j + 1) % 4]);
+      CHECK(plan.rounds[j].flows[i].bytes == 1e6);
     }
 }
 

@@ -83,7 +83,7 @@ sim::CommPlan ring_all_reduce(const std::vector<std::int64_t>& ring, double byte
   for (std::size_t r = 0; r < 2 * (n - 1); ++r) {
     std::vector<sim::Flow> round;
     for (std::size_t i = 0; i < n; ++i) round.push_back({ring[i], ring[(i + 1) % n], bytes / static_cast<double>(n)});
-    plan.rounds.push_back(round);
+    plan.rounds.push_back(sim::Round{round, 1});
   }
   return plan;
 }
@@ -93,13 +93,13 @@ double isolated_time(const topology::Cluster& cluster, const sim::CommPlan& plan
   double t = plan.setup_s;
   for (const auto& round : plan.rounds) {
     double slowest = 0;
-    for (const sim::Flow& f : round) {
+    for (const sim::Flow& f : round.flows) {
       const topology::Route r = cluster.route(f.src_gpu, f.dst_gpu);
       double bw = INFINITY;
       for (const std::int32_t id : r.links) bw = std::min(bw, cluster.link(id).bw_Bps);
       slowest = std::max(slowest, r.latency_s + f.bytes / bw);
     }
-    t += slowest;
+    t += static_cast<double>(round.repeat) * slowest;
   }
   return t;
 }
@@ -350,7 +350,7 @@ TEST_CASE("simgrid: same results on repeated runs, empty plans and zero-byte flo
   const auto empty = add_comm(g, 0, sim::Stream::TpComm, sim::CommPlan{}, 0.0);
   const auto setup_only = add_comm(g, 0, sim::Stream::TpComm, sim::CommPlan{5e-6, {}}, 5e-6);
   const double lat_s = cluster.route(0, 1).latency_s;
-  const auto zero_bytes = add_comm(g, 1, sim::Stream::TpComm, sim::CommPlan{0.0, {{{0, 1, 0.0}}, {{1, 0, 0.0}}}},
+  const auto zero_bytes = add_comm(g, 1, sim::Stream::TpComm, sim::CommPlan{0.0, {sim::Round{{{0, 1, 0.0}}, 1}, sim::Round{{{1, 0, 0.0}}, 1}}},
                                    2 * lat_s);
   const auto c1 = g.add_op(compute(1, 2e-3));
   g.add_edge(c0, empty);
@@ -419,7 +419,7 @@ TEST_CASE("simgrid: a bad graph or plan throws in the parent") {
 
   sim::StepGraph bad_plan;
   bad_plan.devices.resize(1);
-  add_comm(bad_plan, 0, sim::Stream::TpComm, sim::CommPlan{0.0, {{{0, 9, 1.0}}}}, 0.0);
+  add_comm(bad_plan, 0, sim::Stream::TpComm, sim::CommPlan{0.0, {sim::Round{{{0, 9, 1.0}}, 1}}}, 0.0);
   CHECK_THROWS_WITH_AS(sim::run_simgrid(bad_plan, cluster),
                        "simgrid engine: plan 0 has a flow on GPU 9, but the cluster has 2 GPUs", stepsim::InternalError);
   CHECK(sim::run_analytic(bad_plan).makespan_s == 0.0);
@@ -433,7 +433,7 @@ TEST_CASE("simgrid: more GPUs than the platform limit are refused") {
   REQUIRE(cluster.num_gpus() == 4104);
   sim::CommPlan plan;
   plan.rounds.emplace_back();
-  for (std::int64_t i = 0; i < cluster.num_gpus(); ++i) plan.rounds[0].push_back({i, (i + 1) % cluster.num_gpus(), 1e6});
+  for (std::int64_t i = 0; i < cluster.num_gpus(); ++i) plan.rounds[0].flows.push_back({i, (i + 1) % cluster.num_gpus(), 1e6});
   sim::StepGraph g;
   g.devices.resize(1);
   add_comm(g, 0, sim::Stream::DpComm, plan, 1e-3);
@@ -454,4 +454,25 @@ TEST_CASE("engines: run dispatches on the engine kind") {
   CHECK(s.makespan_s == 0.5);
   CHECK(sim::to_string(sim::EngineKind::Analytic) == "analytic");
   CHECK(sim::to_string(sim::EngineKind::SimGrid) == "simgrid");
+}
+
+TEST_CASE("simgrid: a round repeated 14 times replays like 14 separate rounds") {
+  const topology::Cluster cluster(single_node(8));
+  std::vector<std::int64_t> ring(8);
+  for (std::int64_t i = 0; i < 8; ++i) ring[static_cast<std::size_t>(i)] = i;
+  const sim::CommPlan separate = ring_all_reduce(ring, 256e6, 8.4e-6);
+  sim::CommPlan repeated;
+  repeated.setup_s = separate.setup_s;
+  repeated.rounds.push_back(sim::Round{separate.rounds[0].flows, 14});
+  double makespan[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    sim::StepGraph g;
+    g.devices.resize(1);
+    const auto& plan = k == 0 ? separate : repeated;
+    add_comm(g, 0, sim::Stream::DpComm, plan, isolated_time(cluster, plan));
+    makespan[k] = sim::run_simgrid(g, cluster).makespan_s;
+  }
+  CHECK(makespan[0] > 0);
+  check_close(makespan[0], makespan[1], 1e-9);
+  check_close(makespan[1], isolated_time(cluster, repeated), 1e-6);
 }

@@ -150,8 +150,10 @@ TEST_CASE("graph: validate rejects negative durations and flow sizes") {
   g.ops[0].duration_s = -1;
   CHECK(message_of(g).find("op 0 (fwd, stage 0 (device 0)) has an invalid duration") != std::string::npos);
   g.ops[0].duration_s = 1;
-  g.plans.push_back({0.0, {{{0, 1, -5.0}}}});
+  g.plans.push_back({0.0, {sim::Round{{{0, 1, -5.0}}, 1}}});
   CHECK(message_of(g).find("plan 0 has a flow of -5") != std::string::npos);
+  g.plans[0].rounds[0] = sim::Round{{{0, 1, 5.0}}, 0};
+  CHECK(message_of(g).find("plan 0 has a round repeated 0 times") != std::string::npos);
 }
 
 TEST_CASE("graph: topological order respects every edge") {

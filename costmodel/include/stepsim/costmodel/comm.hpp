@@ -43,12 +43,22 @@ struct Flow {
   double bytes = 0;           // bytes on the wire, protocol efficiency included
 };
 
+// A set of flows that run concurrently, `repeat` times back to back (a ring's steps move the
+// same chunk sizes along the same edges, so one Round stands for all of them).
+struct Round {
+  std::vector<Flow> flows;
+  std::int64_t repeat = 1;
+};
+
 // A fixed start-up latency, then rounds one after the other; the flows of a round run
 // concurrently and the round ends when its last flow ends.
 struct CommPlan {
   double setup_s = 0;
-  std::vector<std::vector<Flow>> rounds;
+  std::vector<Round> rounds;
 };
+
+// Rounds a plan runs, repeats counted.
+std::int64_t round_count(const CommPlan& plan);
 
 // Knobs of the communication model, with their defaults and sources.
 struct CommSettings {

@@ -28,6 +28,7 @@ enum class Phase : std::uint8_t { Forward, Backward, Recompute, GradReduce, Para
 using costmodel::Collective;
 using costmodel::CommPlan;
 using costmodel::Flow;
+using costmodel::Round;
 
 struct Op {
   OpKind kind = OpKind::Compute;
