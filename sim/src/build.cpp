@@ -1,6 +1,7 @@
 #include "stepsim/sim/build.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <utility>
 #include <tuple>
@@ -25,8 +26,9 @@ double bucket_size_params(const Scenario& s) { return std::max(40e6, 1e6 * d(s.p
 
 struct Bucket {
   double params = 0;
-  std::int64_t lowest_layer = 0;   // layer index inside the chunk whose backward completes the bucket
-  std::int64_t highest_layer = 0;  // first layer whose forward needs the bucket's parameters
+  std::int64_t lowest_layer = 0;   // the bucket's first layer in forward order (inside the chunk): its
+                                   // forward needs the gathered parameters, its backward completes the bucket
+  std::int64_t highest_layer = 0;  // the bucket's last layer
   std::int32_t gather_op = -1;     // parameter all-gather op (overlapped with the forward)
 };
 
@@ -92,7 +94,7 @@ class Builder {
       }
       if (!progressed) throw InternalError("pipeline schedule deadlocks: no stage can take its next pass");
     }
-    for (std::int64_t i = 0; i < p_; ++i) add_step_end(i);
+    add_step_end();
     out_.work.model_flops = costmodel::megatron_model_flops(s_);
     out_.work.hardware_flops_per_gpu = max_stage_flops_;
     return std::move(out_);
@@ -118,6 +120,21 @@ class Builder {
     out_bwd_ = cost(cm_, costmodel::output_backward(s_));
     // TP/SP collectives: S = 2 s b h / c bytes each (training-step.md section 1.2).
     tp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden);
+    // Collectives per layer and per extra, in units of one collective of S bytes. With SP
+    // (training-step.md 1.2, 2): forward 2 all-gathers + 2 reduce-scatters per layer, backward 4 +
+    // 2 (the two extra all-gathers re-gather the inputs of the weight gradients), the embedding's
+    // reduce-scatter (backward all-gather), the output layer's all-gather (backward reduce-scatter
+    // of its input gradient). Without SP: 2 all-reduces per layer each way, an all-reduce after the
+    // embedding, and one of the output layer's input gradient; full recomputation re-runs the
+    // forward's collectives.
+    const bool sp = s_.parallel.sequence_parallel;
+    tp_.kind = sp ? Collective::AllGather : Collective::AllReduce;
+    tp_.fwd_layer = sp ? 4.0 : 2.0;
+    tp_.bwd_layer = (sp ? 6.0 : 2.0) + (s_.training.recompute == Recompute::Full ? tp_.fwd_layer : 0.0);
+    tp_.emb_fwd = 1.0;
+    tp_.emb_bwd = sp ? 1.0 : 0.0;
+    tp_.out_fwd = sp ? 1.0 : 0.0;
+    tp_.out_bwd = 1.0;
     // CP ring: per step K and V of one rank, 4 s b k d_h / (c t) bytes (section 4).
     const double head_dim = d(s_.model.hidden) / d(s_.model.heads);
     cp_msg_bytes_ = 4.0 * d(s_.training.seq_len) * d(s_.training.micro_batch) * d(s_.model.kv_heads) * head_dim /
@@ -181,7 +198,7 @@ class Builder {
     if (it != plan_cache_.end()) return it->second;
     costmodel::CommPlan one;
     if (!s_.cluster.ideal_network) {
-      const auto inst = kind == Collective::SendRecv ? pp_pairs(stage, to_stage) : instances(group_kind, stage);
+      const auto inst = kind == Collective::SendRecv || group_kind == 'e' ? pp_pairs(stage, to_stage) : instances(group_kind, stage);
       one = costmodel::plan_collective(cl_, kind, inst, bytes, opt_.comm);
     }
     const double one_time = costmodel::isolated_time_s(cl_, one);
@@ -274,8 +291,10 @@ class Builder {
 
   std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const Bucket& b) {
     const auto pr = plan(Collective::AllGather, 'd', stage, -1, 2.0 * b.params, 1.0);
-    return comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather, pr, 2.0 * b.params,
-                   "dp.param_ag", -1, chunk);
+    const auto op = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather, pr,
+                            2.0 * b.params, "dp.param_ag", -1, chunk);
+    out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
+    return op;
   }
 
   void add_param_gathers_at_start() {
@@ -373,20 +392,20 @@ class Builder {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
-      double time = d(count) * layer_fwd_.time_s, flops = d(count) * layer_fwd_.flops, tp_count = 4.0 * d(count);
-      if (head && first_virtual) time += emb_fwd_.time_s, flops += emb_fwd_.flops, tp_count += 1.0;
-      if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += 1.0;
-      // The CP ring, overlapped TP collectives, and the parameter all-gather during the first
-      // micro-batch run alongside.
-      if (c_ > 1 || tp_overlap() || (mb == 0 && gathers_overlap())) time *= 1.0 + cm_.efficiency().comm_slowdown;
-      const auto chain_prev = last_compute_[static_cast<std::size_t>(stage)];
+      double time = d(count) * layer_fwd_.time_s, flops = d(count) * layer_fwd_.flops, tp_count = tp_.fwd_layer * d(count);
+      if (head && first_virtual) time += emb_fwd_.time_s, flops += emb_fwd_.flops, tp_count += tp_.emb_fwd;
+      if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += tp_.out_fwd;
+      // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
+      // the first micro-batch (those of later buckets and chunks) share the SMs.
+      if (c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + count)))
+        time *= 1.0 + cm_.efficiency().comm_slowdown;
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, time, flops, "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
       deps.clear();
       if (prev >= 0) out_.graph.add_edge(prev, op);
       if (mb == 0 && s_.parallel.overlap_param_gather)
         for (const auto& b : bs)
-          if (b.gather_op >= 0 && b.highest_layer >= first && b.highest_layer < first + count)
+          if (b.gather_op >= 0 && b.lowest_layer >= first && b.lowest_layer < first + count)
             out_.graph.add_edge(b.gather_op, op);
       if (head) {
         auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
@@ -394,20 +413,10 @@ class Builder {
       }
       std::int32_t end = op;
       if (c_ > 1) {
-        const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), d(count));
-        const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, Phase::Forward, pr,
-                                cp_msg_bytes_ * d(c_) * d(count), "cp.kv", mb, chunk);
-        // The ring starts with its layers' compute, not before: same predecessors.
-        if (prev >= 0) out_.graph.add_edge(prev, cp);
-        if (chain_prev >= 0) out_.graph.add_edge(chain_prev, cp);
-        if (!first_virtual && head) {
-          const auto [ps_, pc] = prev_virtual(stage, chunk);
-          out_.graph.add_edge(fwd_send_[slot(ps_, pc, mb)], cp);
-        }
-        end = join(op, cp, stage);
+        end = add_cp(stage, chunk, mb, Phase::Forward, d(count), op);
       }
       if (t_ > 1) {
-        end = add_tp(stage, chunk, mb, Phase::Forward, Collective::AllGather, tp_count, op, end);
+        end = add_tp(stage, chunk, mb, Phase::Forward, tp_count, op, end);
         if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
       }
       prev = end;
@@ -449,17 +458,53 @@ class Builder {
   // as one ring). Megatron runs them in line with the GEMMs: the group ends after them. With
   // tp_comm_overlap (TransformerEngine userbuffers) they run alongside the group's compute, which
   // they slow by comm_slowdown, and the group ends when both have.
-  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, Collective kind, double count,
-                      std::int32_t compute, std::int32_t end) {
-    const auto pr = plan(kind, 't', stage, -1, tp_bytes_, count);
-    const auto tp = comm_op(OpKind::Collective, kind, Stream::TpComm, stage, phase, pr, tp_bytes_ * count, "tp.ag_rs", mb, chunk);
+  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double count, std::int32_t compute,
+                      std::int32_t end) {
+    const auto pr = plan(tp_.kind, 't', stage, -1, tp_bytes_, count);
+    const auto tp = comm_op(OpKind::Collective, tp_.kind, Stream::TpComm, stage, phase, pr, tp_bytes_ * count,
+                            s_.parallel.sequence_parallel ? "tp.ag_rs" : "tp.ar", mb, chunk);
     if (!s_.parallel.tp_comm_overlap) {
       out_.graph.add_edge(end, tp);
       return tp;
     }
-    const auto preds = out_.graph.predecessors(compute);
-    for (auto p : preds) out_.graph.add_edge(p, tp);
+    starts_with(compute, tp);
     return join(end, tp, stage);
+  }
+
+  // The CP ring of a layer group (`units` forward rings of c - 1 K/V steps per layer) runs
+  // alongside the group's attention; the group ends when both have.
+  std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double units, std::int32_t compute) {
+    const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), units);
+    const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, phase, pr,
+                            cp_msg_bytes_ * d(c_) * units, phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
+    starts_with(compute, cp);
+    return join(compute, cp, stage);
+  }
+
+  // `op` may start exactly when `compute` may: it gets the same predecessors.
+  void starts_with(std::int32_t compute, std::int32_t op) {
+    const auto preds = out_.graph.predecessors(compute);
+    for (auto p : preds) out_.graph.add_edge(p, op);
+  }
+
+  // Parameter all-gathers (overlapped with the first micro-batch) still to run when the forward of
+  // (stage, chunk) is past layer `next_layer`: later buckets of the chunk, and later chunks.
+  bool gathers_pending(std::int64_t stage, std::int64_t chunk, std::int64_t next_layer) const {
+    if (!gathers_overlap()) return false;
+    for (std::int64_t j = chunk; j < v_; ++j)
+      for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)])
+        if (j > chunk || b.lowest_layer >= next_layer) return true;
+    return false;
+  }
+
+  // Gradient reductions running while the last backward of (stage, chunk) computes layers below
+  // `end_layer`: buckets it has completed above them, and the chunks it finished before.
+  bool reductions_running(std::int64_t stage, std::int64_t chunk, std::int64_t end_layer) const {
+    if (!dp_active() || !s_.parallel.overlap_grad_reduce) return false;
+    for (std::int64_t j = chunk; j < v_; ++j)
+      for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)])
+        if (j > chunk || b.lowest_layer >= end_layer) return true;
+    return false;
   }
 
   // Vocabulary-parallel cross-entropy: three TP all-reduces of n fp32 values (max, target logit,
@@ -484,7 +529,8 @@ class Builder {
       const auto [ns, nc] = next_virtual(stage, chunk);
       dep = bwd_send_[slot(ns, nc, mb)];
     }
-    const double rec_tp = s_.training.recompute == Recompute::Full ? 4.0 : 0.0;
+    // CP ring units (one forward ring each): backward moves K, V and dK, dV (2), recomputation
+    // re-runs the forward ring of the attention (1).
     const double cp_units = 2.0 + (s_.training.recompute == Recompute::None ? 0.0 : 1.0);
     auto groups = layer_groups(stage, split);
     std::reverse(groups.begin(), groups.end());
@@ -494,14 +540,13 @@ class Builder {
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       double time = d(count) * (layer_bwd_.time_s + layer_rec_.time_s);
       double flops = d(count) * (layer_bwd_.flops + layer_rec_.flops);
-      double tp_count = (6.0 + rec_tp) * d(count);
-      if (head && last_virtual) time += out_bwd_.time_s, flops += out_bwd_.flops, tp_count += 1.0;
-      if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += 1.0;
-      // The CP ring, overlapped TP collectives, and the gradient reduce-scatter during the last
-      // micro-batch run alongside.
-      if (c_ > 1 || tp_overlap() || (last_mb && dp_active() && s_.parallel.overlap_grad_reduce))
+      double tp_count = tp_.bwd_layer * d(count);
+      if (head && last_virtual) time += out_bwd_.time_s, flops += out_bwd_.flops, tp_count += tp_.out_bwd;
+      if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += tp_.emb_bwd;
+      // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
+      // backward has already completed (last micro-batch) share the SMs.
+      if (c_ > 1 || tp_overlap() || (last_mb && reductions_running(stage, chunk, first + count)))
         time *= 1.0 + cm_.efficiency().comm_slowdown;
-      const auto chain_prev = last_compute_[static_cast<std::size_t>(stage)];
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
@@ -510,16 +555,8 @@ class Builder {
         o.free_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0) +
                        memory::backward_transient_bytes(s_);
       std::int32_t end = op;
-      if (c_ > 1) {
-        const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), cp_units * d(count));
-        const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, Phase::Backward, pr,
-                                cp_msg_bytes_ * d(c_) * cp_units * d(count), "cp.kv_dkv", mb, chunk);
-        // The ring starts with its layers' compute, not before: same predecessors.
-        if (prev >= 0) out_.graph.add_edge(prev, cp);
-        if (chain_prev >= 0) out_.graph.add_edge(chain_prev, cp);
-        end = join(op, cp, stage);
-      }
-      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, Collective::ReduceScatter, tp_count, op, end);
+      if (c_ > 1) end = add_cp(stage, chunk, mb, Phase::Backward, cp_units * d(count), op);
+      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, tp_count, op, end);
       prev = end;
       if (last_mb) finish_buckets(stage, chunk, first, count, end);
     }
@@ -537,6 +574,7 @@ class Builder {
     const auto pr = plan(kind, 'd', stage, -1, bytes, 1.0);
     const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, pr, bytes,
                             distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
+    out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
     out_.graph.add_edge(after, op);
     grad_ops_[stage].push_back(op);
   }
@@ -549,28 +587,89 @@ class Builder {
       if (b.lowest_layer >= first && b.lowest_layer < first + count) grad_reduce_op(stage, chunk, b, after);
   }
 
-  void add_step_end(std::int64_t stage) {
-    const auto last = last_compute_[static_cast<std::size_t>(stage)];
-    // Without overlap the gradient reduction starts once the whole backward of the stage is done.
-    if (dp_active() && !s_.parallel.overlap_grad_reduce)
-      for (std::int64_t j = 0; j < v_; ++j)
-        for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)]) grad_reduce_op(stage, j, b, last);
-    const double params = memory::stage_params(s_, stage);
-    const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
-    const auto opt = cost(cm_, costmodel::optimizer_step(s_, shard));
-    const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, opt.time_s, opt.flops, "optimizer");
-    for (auto g : grad_ops_[stage]) out_.graph.add_edge(g, op);
-    if (!s_.parallel.overlap_param_gather && s_.parallel.distributed_optimizer && dp_active()) {
-      std::int32_t prev = op;
-      for (std::int64_t j = 0; j < v_; ++j) {
-        const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + j)];
-        for (auto it = bs.rbegin(); it != bs.rend(); ++it) {
-          const auto ag = param_gather_op(stage, j, *it);
-          out_.graph.add_edge(prev, ag);
-          prev = ag;
+  // Megatron's finalize_model_grads and optimizer step: every stage waits for its gradient
+  // reductions, all-reduces the norm-weight gradients over TP (partial sums under SP), the first
+  // and last stages all-reduce the tied embedding's gradient (p > 1), then one global all-reduce
+  // of the gradient norm (for clipping) makes every stage's optimizer wait for the slowest stage.
+  // The optimizer updates the local shard; without overlap the parameter all-gathers follow it.
+  void add_step_end() {
+    std::vector<std::int32_t> ready;  // per stage: the op its optimizer may start after
+    for (std::int64_t stage = 0; stage < p_; ++stage) {
+      const auto last = last_compute_[static_cast<std::size_t>(stage)];
+      // Without overlap the gradient reduction starts once the whole backward of the stage is done.
+      if (dp_active() && !s_.parallel.overlap_grad_reduce)
+        for (std::int64_t j = 0; j < v_; ++j)
+          for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)]) grad_reduce_op(stage, j, b, last);
+      const auto sync = join_all(stage, grad_ops_[stage], last);
+      std::int32_t done = sync;
+      if (t_ > 1 && s_.parallel.sequence_parallel) {
+        const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * memory::final_norm_params(s_) +
+                                   (stage == p_ - 1 ? memory::final_norm_params(s_) : 0.0);
+        const auto pr = plan(Collective::AllReduce, 't', stage, -1, 4.0 * norm_params, 1.0);
+        done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce, pr, 4.0 * norm_params,
+                       "tp.norm_grad_ar", -1, -1);
+        out_.graph.add_edge(sync, done);
+      }
+      ready.push_back(done);
+    }
+    if (s_.model.tied_embeddings && p_ > 1) {
+      const double bytes = grad_bytes_per_param() * memory::embedding_params(s_);
+      const auto pr = plan(Collective::AllReduce, 'e', 0, p_ - 1, bytes, 1.0);
+      const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, 0, Phase::GradReduce, pr, bytes,
+                              "emb.grad_ar", -1, -1);
+      out_.graph.add_edge(ready.front(), op);
+      out_.graph.add_edge(ready.back(), op);
+      ready.front() = op;
+    }
+    // The gradient-norm all-reduce: a few bytes over every rank, latency only (a double binary
+    // tree across nodes and a chain inside them: NCCL tuner, training-step.md section 8).
+    Op norm;
+    norm.kind = OpKind::Delay;
+    norm.phase = Phase::GradReduce;
+    norm.stream = Stream::DpComm;
+    norm.device = 0;
+    norm.stage = 0;
+    norm.label = "grad_norm_ar";
+    if (!s_.cluster.ideal_network && s_.world_size() > 1) {
+      const double hops_net = std::ceil(std::log2(d(s_.cluster.nodes)));
+      norm.duration_s = opt_.comm.collective_setup_s + 2.0 * (hops_net * s_.cluster.inter_node.latency_s +
+                                                              d(s_.cluster.gpus_per_node - 1) * s_.cluster.intra_node.latency_s);
+    }
+    const auto norm_op = out_.graph.add_op(std::move(norm));
+    for (auto r : ready) out_.graph.add_edge(r, norm_op);
+    for (std::int64_t stage = 0; stage < p_; ++stage) {
+      const double params = memory::stage_params(s_, stage);
+      const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
+      const auto opt = cost(cm_, costmodel::optimizer_step(s_, shard));
+      const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, opt.time_s, opt.flops, "optimizer");
+      out_.graph.add_edge(norm_op, op);
+      if (!s_.parallel.overlap_param_gather && s_.parallel.distributed_optimizer && dp_active()) {
+        std::int32_t prev = op;
+        for (std::int64_t j = 0; j < v_; ++j) {
+          const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + j)];
+          for (auto it = bs.rbegin(); it != bs.rend(); ++it) {
+            const auto ag = param_gather_op(stage, j, *it);
+            out_.graph.add_edge(prev, ag);
+            prev = ag;
+          }
         }
       }
     }
+  }
+
+  // A zero-time op after `last` and every op of `ops` (on the stage's DP stream).
+  std::int32_t join_all(std::int64_t stage, const std::vector<std::int32_t>& ops, std::int32_t last) {
+    Op op;
+    op.kind = OpKind::Delay;
+    op.phase = Phase::GradReduce;
+    op.stream = Stream::DpComm;
+    op.device = static_cast<std::int32_t>(stage);
+    op.stage = static_cast<std::int32_t>(stage);
+    op.label = "grads_ready";
+    const auto id = out_.graph.add_op(std::move(op));
+    if (last >= 0) out_.graph.add_edge(last, id);
+    for (auto o : ops) out_.graph.add_edge(o, id);
+    return id;
   }
 
   const Scenario& s_;
@@ -581,6 +680,10 @@ class Builder {
   std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1;
   PassCost layer_fwd_, layer_bwd_, layer_rec_, emb_fwd_, emb_bwd_, out_fwd_, out_bwd_;
   double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
+  struct TpPattern {
+    Collective kind = Collective::AllGather;
+    double fwd_layer = 0, bwd_layer = 0, emb_fwd = 0, emb_bwd = 0, out_fwd = 0, out_bwd = 0;
+  } tp_;
   std::map<std::tuple<int, char, std::int64_t, std::int64_t, double, double>, PlanRef> plan_cache_;
   std::vector<std::vector<Bucket>> buckets_;
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).

@@ -1,6 +1,7 @@
 // The step graph builder and the schedules against their closed forms.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -182,7 +183,8 @@ TEST_CASE("the graph validates, and its op counts follow the layout") {
   CHECK(fwd == m * p);   // dp = 1: no bucket splits
   CHECK(bwd == m * p);
   CHECK(send == 2 * m * (p - 1));
-  CHECK(tp == 2 * m * p + m);  // one per pass, plus the cross-entropy all-reduces on the last stage
+  // one per pass, the cross-entropy all-reduces on the last stage, each stage's norm-gradient all-reduce
+  CHECK(tp == 2 * m * p + m + p);
   CHECK(opt == p);
 }
 
@@ -259,4 +261,73 @@ TEST_CASE("two GPUs per NIC: the analytic engine charges the symmetric DP rings'
   const auto a = sim::run_analytic(shared.graph), g = sim::run_simgrid(shared.graph, cluster);
   CHECK(g.makespan_s == doctest::Approx(a.makespan_s).epsilon(1e-6));
   CHECK(a.makespan_s > sim::run_analytic(rails.graph).makespan_s);
+}
+
+TEST_CASE("step end: every stage's optimizer waits for the global gradient-norm all-reduce") {
+  auto b = build(scenario({"parallel.pp=4", "parallel.tp=1", "cluster.nodes=2", "parallel.dp=2"}));
+  const auto tr = sim::run_analytic(b.graph);
+  std::vector<double> starts;
+  for (std::size_t i = 0; i < b.graph.ops.size(); ++i)
+    if (b.graph.ops[i].phase == sim::Phase::Optimizer) starts.push_back(tr.ops[i].start_s);
+  REQUIRE(starts.size() == 4);
+  for (double t : starts) CHECK(t == starts.front());
+}
+
+TEST_CASE("tied embeddings with p > 1 all-reduce the embedding gradient between the first and last stage") {
+  auto count = [](const sim::StepGraph& g) {
+    return std::count_if(g.ops.begin(), g.ops.end(), [](const sim::Op& op) { return op.label == "emb.grad_ar"; });
+  };
+  CHECK(count(build(scenario({"model.tied_embeddings=true"})).graph) == 1);
+  CHECK(count(build(scenario({})).graph) == 0);
+  CHECK(count(build(scenario({"model.tied_embeddings=true", "parallel.pp=1", "parallel.dp=4"})).graph) == 0);
+}
+
+TEST_CASE("without SP, TP runs two all-reduces per layer each way (and one for the embedding, one for the logits' input)") {
+  auto s = scenario({"parallel.sequence_parallel=false"});
+  auto b = build(s);
+  const double S = 2.0 * 4096 * 4096;  // 2 s b h / c
+  const auto layers = static_cast<double>(s.model.layers / s.parallel.pp);
+  bool seen_fwd0 = false, seen_bwd_last = false;
+  for (const auto& op : b.graph.ops) {
+    if (op.stream != sim::Stream::TpComm || op.label != "tp.ar") continue;
+    CHECK(op.collective == costmodel::Collective::AllReduce);
+    if (op.phase == sim::Phase::Forward && op.stage == 0) {
+      CHECK(op.bytes == S * (2 * layers + 1));
+      seen_fwd0 = true;
+    }
+    if (op.phase == sim::Phase::Backward && op.stage == 3) {
+      CHECK(op.bytes == S * (2 * layers + 1));
+      seen_bwd_last = true;
+    }
+  }
+  CHECK(seen_fwd0);
+  CHECK(seen_bwd_last);
+}
+
+TEST_CASE("overlapped parameter all-gathers: each bucket's gather precedes the forward of its first layer") {
+  // Llama-3.1-8B, TP8 on two nodes, DP2: 27 M parameters per layer per rank, buckets of two layers.
+  auto s = scenarios::load_scenario_text(R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 2},
+      "training": {"seq_len": 4096, "global_batch": 16}, "parallel": {"tp": 8}})");
+  auto b = build(s);
+  // A bucket op's layer is the bucket's first layer: the forward op that needs its parameters.
+  int gathers = 0;
+  for (std::size_t i = 0; i < b.graph.ops.size(); ++i) {
+    if (b.graph.ops[i].label != "dp.param_ag") continue;
+    ++gathers;
+    int feeds = 0;
+    for (auto succ : b.graph.successors(static_cast<std::int32_t>(i))) {
+      const auto& op = b.graph.ops[static_cast<std::size_t>(succ)];
+      if (op.phase != sim::Phase::Forward || op.kind != sim::OpKind::Compute) continue;
+      CHECK(op.layer == b.graph.ops[i].layer);
+      CHECK(op.micro_batch == 0);
+      ++feeds;
+    }
+    CHECK(feeds == 1);
+  }
+  CHECK(gathers > 2);
+  const auto tr = sim::run_analytic(b.graph);
+  for (std::size_t i = 0; i < b.graph.ops.size(); ++i)
+    if (b.graph.ops[i].label == "dp.param_ag")
+      for (auto succ : b.graph.successors(static_cast<std::int32_t>(i)))
+        CHECK(tr.ops[static_cast<std::size_t>(succ)].start_s >= tr.ops[i].end_s);
 }
