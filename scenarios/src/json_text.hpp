@@ -7,7 +7,12 @@
 
 namespace stepsim::scenarios::detail {
 
-// Parses `text`; a syntax error becomes ScenarioError(origin, "malformed JSON: ...").
+// Parses `text`; a syntax error becomes ScenarioError(origin, "malformed JSON: ..."), a number
+// nlohmann cannot hold (1e400) ScenarioError(origin, "unreadable JSON: number overflow ...").
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
+
+// The message of a nlohmann exception without its "[json.exception.x.n] " prefix, after
+// "malformed JSON: " (syntax) or "unreadable JSON: " (other errors).
+std::string json_error_text(const nlohmann::json::exception& e);
 
 }  // namespace stepsim::scenarios::detail

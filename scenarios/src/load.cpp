@@ -3,7 +3,9 @@
 
 #include "stepsim/scenarios/load.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -172,14 +174,33 @@ std::vector<std::string> preset_names(const std::string& kind) {
   return out;
 }
 
-// Merges `over` into a copy of `base` (objects recursively; everything else replaced).
+// Keys whose value may be a preset name or an object ("model", "cluster.gpu", and "gpu" inside a
+// cluster object).
+bool is_preset_ref_key(const std::string& key) { return key == "model" || key == "gpu"; }
+
+Json merged(Json base, const Json& over);
+
+// The value of `key` after `over` is merged onto `base`: objects recursively; an object that names
+// no preset, onto a preset name, overrides that preset's fields ({"preset": name} merged with it);
+// an object that names a preset replaces the old value; everything else replaces it.
+Json merged_value(const std::string& key, const Json& base, const Json& over) {
+  if (!over.is_object() || over.contains("preset")) return over;
+  if (base.is_object()) {
+    Json out = base;
+    for (auto it = over.begin(); it != over.end(); ++it)
+      out[it.key()] = out.contains(it.key()) ? merged_value(it.key(), out[it.key()], it.value()) : it.value();
+    return out;
+  }
+  if (base.is_string() && is_preset_ref_key(key)) return merged_value(key, Json{{"preset", base}}, over);
+  return over;
+}
+
+// Merges `over` into a copy of `base` (see merged_value). A "preset" key of `over` itself is
+// skipped: `base` is that preset's content already.
 Json merged(Json base, const Json& over) {
   for (auto it = over.begin(); it != over.end(); ++it) {
     if (it.key() == "preset") continue;
-    if (base.contains(it.key()) && base[it.key()].is_object() && it.value().is_object())
-      base[it.key()] = merged(base[it.key()], it.value());
-    else
-      base[it.key()] = it.value();
+    base[it.key()] = base.contains(it.key()) ? merged_value(it.key(), base[it.key()], it.value()) : it.value();
   }
   return base;
 }
@@ -361,6 +382,67 @@ CostSpec read_cost(const Json* j, const std::string& path) {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
+// Byte counts stepsim adds up in std::int64_t must stay below this bound (2^60, an eighth of
+// the int64 range, so that sums over stages and buffers cannot overflow either).
+constexpr double kMaxBytes = 1152921504606846976.0;
+
+std::string bytes_text(double bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  os << bytes;
+  return os.str();
+}
+
+// The field of `candidates` (name, value, a large but real value) furthest above its real value.
+std::string most_responsible(const std::vector<std::pair<std::string, double>>& values,
+                             const std::vector<double>& typical) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < values.size(); ++i)
+    if (values[i].second / typical[i] > values[best].second / typical[best]) best = i;
+  return values[best].first;
+}
+
+// Sizes whose byte counts would overflow: each product is computed in double and compared with
+// kMaxBytes; the error names the field most above its real-world range.
+//   activations of one layer and one micro-batch: s b (34 h + 8 f), plus 5 a s^2 b for unfused
+//     attention (Korthikanti et al. 2022, without the division by tp);
+//   activations held at the peak: that times the layers of the model (1F1B and interleaving hold
+//     about one micro-batch of every layer on stage 0), times m / pp for GPipe;
+//   parameters with gradients and optimizer state: 20 L (4 h^2 + 3 h f) + 4 v h (16 bytes of
+//     mixed-precision Adam per parameter, fp32 gradients, with margin).
+void check_sizes(const Scenario& s) {
+  const auto& m = s.model;
+  const auto& t = s.training;
+  const auto& p = s.parallel;
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  const double sq = d(t.seq_len), b = d(t.micro_batch), h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads);
+  const double layers = d(m.layers), vocab = d(m.vocab);
+  double layer_bytes = sq * b * (34.0 * h + 8.0 * f);
+  if (t.attention == Attention::Unfused) layer_bytes += 5.0 * a * sq * sq * b;
+  const std::vector<std::pair<std::string, double>> act_fields{
+      {"training.micro_batch", b}, {"training.seq_len", sq}, {"model.hidden", std::max(h, f / 4.0)}};
+  const std::vector<double> act_typical{64.0, 131072.0, 65536.0};
+  if (!(layer_bytes < kMaxBytes))
+    throw ScenarioError(most_responsible(act_fields, act_typical),
+                        "absurdly large: the activations of one layer and one micro-batch would take " + bytes_text(layer_bytes) +
+                            " bytes (limit 2^60)");
+  const double param_bytes = 20.0 * layers * (4.0 * h * h + 3.0 * h * f) + 4.0 * vocab * h;
+  if (!(param_bytes < kMaxBytes))
+    throw ScenarioError(most_responsible({{"model.hidden", std::max(h, f / 4.0)}, {"model.layers", layers}, {"model.vocab", vocab}},
+                                         {65536.0, 1000.0, 1048576.0}),
+                        "absurdly large: the model's parameters, gradients and optimizer state would take " +
+                            bytes_text(param_bytes) + " bytes (limit 2^60)");
+  const double in_flight = p.schedule == Schedule::GPipe ? std::max(1.0, d(s.micro_batches()) / d(p.pp)) : 2.0;
+  const double held_bytes = layer_bytes * layers * in_flight;
+  if (!(held_bytes < kMaxBytes)) {
+    std::string field = most_responsible(act_fields, act_typical);
+    if (in_flight > layers && in_flight > 1024.0) field = "training.global_batch";
+    else if (layers > 1000.0) field = "model.layers";
+    throw ScenarioError(field, "absurdly large: the activations held at the peak would take " + bytes_text(held_bytes) +
+                                   " bytes (limit 2^60)");
+  }
+}
+
 // Cross-field rules. Each names the field a user would change.
 void check(Scenario& s, bool dp_given) {
   const auto& m = s.model;
@@ -414,6 +496,7 @@ void check(Scenario& s, bool dp_given) {
   }
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
     throw ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");
+  check_sizes(s);
 }
 
 void set_path(Json& root, const Override& ov) {
@@ -422,6 +505,9 @@ void set_path(Json& root, const Override& ov) {
     value = Json::parse(ov.value);
   } catch (const Json::parse_error&) {
     value = ov.value;
+  } catch (const Json::exception&) {
+    // Valid JSON syntax that nlohmann cannot hold: a number beyond double (1e400).
+    throw ScenarioError(ov.path, "the value " + ov.value + " is out of range (--set)");
   }
   Json* cur = &root;
   std::string done;
@@ -432,10 +518,14 @@ void set_path(Json& root, const Override& ov) {
     if (key.empty()) throw ScenarioError("--set " + ov.path, "empty key in the path");
     done = join(done, key);
     if (dot == std::string::npos) {
-      if (value.is_null())
+      if (value.is_null()) {
         cur->erase(key);  // "--set key=null" restores the default
-      else
+      } else if ((done == "model" || done == "cluster.gpu") && cur->contains(key) && (*cur)[key].is_string()) {
+        // An object onto a preset name overrides some of the preset's fields.
+        (*cur)[key] = merged_value(key, (*cur)[key], value);
+      } else {
         (*cur)[key] = value;
+      }
       return;
     }
     Json& next = (*cur)[key];
@@ -452,13 +542,39 @@ void set_path(Json& root, const Override& ov) {
 nlohmann::json detail::parse_json_text(const std::string& text, const std::string& origin) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the rest.
-    const auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw ScenarioError(origin, "malformed JSON: " + what);
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error (syntax) or out_of_range (a number beyond double, 1e400).
+    throw ScenarioError(origin, json_error_text(e));
   }
+}
+
+std::string detail::json_error_text(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the rest.
+  const auto pos = what.find("] ");
+  if (pos != std::string::npos) what = what.substr(pos + 2);
+  return (dynamic_cast<const nlohmann::json::parse_error*>(&e) != nullptr ? "malformed JSON: " : "unreadable JSON: ") + what;
+}
+
+std::string read_input_file(const std::string& file, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(file, ec);
+  if (st.type() == fs::file_type::not_found) throw ScenarioError(file, "cannot open the " + what + " (no such file)");
+  if (fs::is_directory(st)) throw ScenarioError(file, "is a directory, not a " + what);
+  if (!ec && !fs::is_regular_file(st)) throw ScenarioError(file, "is not a regular file (expected a " + what + ")");
+  const auto limit_text = std::to_string(kMaxInputFileBytes / (1024 * 1024)) + " MiB";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file, "cannot open the " + what);
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) throw ScenarioError(file, "is larger than " + limit_text + " (not a " + what + ")");
+  }
+  if (in.bad()) throw ScenarioError(file, "cannot read the " + what);
+  return text;
 }
 
 Override parse_override(const std::string& text) {
@@ -495,11 +611,7 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
 }
 
 Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file, "cannot open the scenario file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return load_scenario_text(ss.str(), overrides, file);
+  return load_scenario_text(read_input_file(file, "scenario file"), overrides, file);
 }
 
 std::string default_scenario_text() { return detail::embedded_files().at("examples/default.json"); }

@@ -3,10 +3,8 @@
 #include "stepsim/scenarios/sweep.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -221,6 +219,7 @@ class Enumerator {
 
   Enumeration run() {
     Json base = detail::parse_json_text(spec_.base_json, "base");
+    base_ = base;
     chosen_.assign(spec_.axes.size(), std::string());
     choice_index_.assign(spec_.axes.size(), 0);
     outer(0, base);
@@ -275,6 +274,13 @@ class Enumerator {
     if (best < spec_.axes.size()) {
       const auto& a = spec_.axes[best];
       throw ScenarioError("axes." + a.name + "[" + std::to_string(choice_index_[best]) + "]" + p.substr(best_len), reason);
+    }
+    // An error on a path an axis created on its way ("foo" of axes.foo.bar, not in the base):
+    // the axis names a field the schema does not have.
+    for (const auto& a : spec_.axes) {
+      const std::string t = axis_target(a.name);
+      if (t.rfind(p + ".", 0) == 0 && get_path(base_, p) == nullptr)
+        throw ScenarioError("axes." + a.name, reason + " (\"" + p + "\" is not a scenario field)");
     }
     if (p == "<root>" || p == "base" || p == spec_.origin) throw ScenarioError("base", reason);
     throw ScenarioError("base." + p, reason);
@@ -443,6 +449,7 @@ class Enumerator {
   }
 
   const SweepSpec& spec_;
+  Json base_;  // the sweep file's base scenario, as written
   std::vector<std::size_t> outer_;
   std::vector<std::size_t> inner_tail_;
   std::vector<std::string> chosen_;
@@ -493,11 +500,7 @@ SweepSpec parse_sweep_text(const std::string& json_text, const std::string& orig
 }
 
 SweepSpec load_sweep_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file, "cannot open the sweep file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep_text(ss.str(), file);
+  return parse_sweep_text(read_input_file(file, "sweep file"), file);
 }
 
 Enumeration enumerate(const SweepSpec& spec) { return Enumerator(spec).run(); }

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
@@ -200,4 +204,93 @@ TEST_CASE("a missing file is a scenario error naming the file") {
   } catch (const ScenarioError& e) {
     CHECK(e.path() == "/nonexistent/scenario.json");
   }
+}
+
+TEST_CASE("numbers beyond double are errors naming the file or the field, not internal errors") {
+  std::string text = kBase;
+  text.replace(text.find("8192"), 4, "1e400");
+  const auto in_file = error_of(text);
+  CHECK(in_file.rfind("scenario.json: unreadable JSON: number overflow", 0) == 0);
+  CHECK(in_file.find("1e400") != std::string::npos);
+  CHECK(err({"training.seq_len=1e400"}) == "training.seq_len: the value 1e400 is out of range (--set)");
+  CHECK(err({"cluster.gpu={\"preset\": \"h100-sxm-80gb\", \"hbm_TBps\": -1e999}"}).rfind("cluster.gpu: the value", 0) == 0);
+}
+
+TEST_CASE("sizes whose byte counts overflow are absurdly large, naming the field most responsible") {
+  // One GPU, so that the layout rules pass and only the sizes are wrong.
+  const std::vector<std::string> one_gpu{"parallel.tp=1", "parallel.dp=null", "cluster.gpus_per_node=1", "model.heads=1",
+                                         "model.kv_heads=1"};
+  auto with = [&](std::vector<std::string> more) {
+    auto sets = one_gpu;
+    sets.insert(sets.end(), more.begin(), more.end());
+    return err(sets);
+  };
+  const auto micro = with({"model.hidden=1048576", "model.ffn_hidden=4194304", "training.seq_len=67108864",
+                           "training.micro_batch=1048576", "training.global_batch=67108864"});
+  CHECK(micro.rfind("training.micro_batch: absurdly large: the activations of one layer and one micro-batch would take ", 0) == 0);
+  CHECK(micro.find("bytes (limit 2^60)") != std::string::npos);
+  CHECK(with({"model.hidden=65536", "model.ffn_hidden=262144", "training.seq_len=67108864", "training.micro_batch=1024",
+              "training.global_batch=1024"})
+            .rfind("training.seq_len: absurdly large", 0) == 0);
+  CHECK(with({"model.hidden=1048576", "model.ffn_hidden=4194304", "model.layers=10000", "training.seq_len=1"})
+            .rfind("model.hidden: absurdly large: the model's parameters", 0) == 0);
+  // Unfused attention stores a x s^2 per micro-batch: the sequence length is to blame.
+  CHECK(with({"model.heads=64", "model.kv_heads=8", "training.attention=unfused", "training.seq_len=33554432", "training.global_batch=64"})
+            .rfind("training.seq_len: absurdly large", 0) == 0);
+  // GPipe holds every micro-batch of the step.
+  CHECK(with({"model.hidden=16384", "model.ffn_hidden=65536", "training.seq_len=1048576", "parallel.schedule=gpipe",
+              "training.global_batch=16777216"})
+            .rfind("training.global_batch: absurdly large: the activations held at the peak", 0) == 0);
+  // Large but real: Llama-3.1-405B at 128k tokens.
+  CHECK(error_of(kBase, {"model=llama-3.1-405b", "training.seq_len=131072", "parallel.tp=1", "parallel.dp=null",
+                         "cluster.gpus_per_node=1"}) == "<no error>");
+}
+
+TEST_CASE("an object over a preset name overrides some of the preset's fields") {
+  const auto def = scenarios::load_scenario_text(scenarios::default_scenario_text());
+  // The default's cluster preset (dgx-h100) names its GPU: one field of it changes, the rest stays.
+  const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text(),
+                                               {scenarios::parse_override("cluster.gpu.hbm_TBps=3")}, "<default scenario>");
+  CHECK(s.cluster.gpu.hbm_Bps == 3e12);
+  CHECK(s.cluster.gpu.name == "h100-sxm-80gb");
+  CHECK(s.cluster.gpu.memory_bytes == def.cluster.gpu.memory_bytes);
+  CHECK(s.cluster.gpu.peak_bf16_flops == def.cluster.gpu.peak_bf16_flops);
+  CHECK(s.cluster.gpu.nvlink_Bps == def.cluster.gpu.nvlink_Bps);
+  CHECK(s.cluster.gpus_per_node == 8);
+
+  // The same in a file, and as an object given to --set over an explicit preset name.
+  const auto f = scenarios::load_scenario_text(
+      R"({"model": "llama-3.1-70b", "cluster": {"preset": "dgx-h100", "nodes": 16, "gpu": {"memory_gib": 96}},
+          "training": {"seq_len": 8192, "global_batch": 1024}, "parallel": {"tp": 8, "pp": 4}})");
+  CHECK(f.cluster.gpu.memory_bytes == 96.0 * 1024 * 1024 * 1024);
+  CHECK(f.cluster.gpu.peak_bf16_flops == def.cluster.gpu.peak_bf16_flops);
+  const auto g = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu={\"hbm_TBps\": 5}")});
+  CHECK(g.cluster.gpu.hbm_Bps == 5e12);
+  CHECK(g.cluster.gpu.memory_bytes == 94.0 * 1024 * 1024 * 1024);
+  const auto m = scenarios::load_scenario_text(kBase, {scenarios::parse_override("model={\"layers\": 16}")});
+  CHECK(m.model.layers == 16);
+  CHECK(m.model.hidden == 4096);
+  // An object that names a preset replaces the old reference.
+  const auto r = scenarios::load_scenario_text(
+      R"({"model": "llama-3.1-70b", "cluster": {"preset": "dgx-h100", "nodes": 16, "gpu": {"preset": "h100-sxm-94gb"}},
+          "training": {"seq_len": 8192, "global_batch": 1024}, "parallel": {"tp": 8, "pp": 4}})");
+  CHECK(r.cluster.gpu.name == "h100-sxm-94gb");
+}
+
+TEST_CASE("input files: a directory, a device or more than 64 MiB is an error naming the file") {
+  const auto dir = std::filesystem::temp_directory_path() / ("stepsim_load_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_WITH_AS(scenarios::load_scenario_file(dir.string()), (dir.string() + ": is a directory, not a scenario file").c_str(),
+                       ScenarioError);
+  CHECK_THROWS_WITH_AS(scenarios::load_scenario_file("/dev/zero"), "/dev/zero: is not a regular file (expected a scenario file)",
+                       ScenarioError);
+  const auto big = (dir / "big.json").string();
+  std::ofstream(big, std::ios::binary) << "{}";
+  std::filesystem::resize_file(big, scenarios::kMaxInputFileBytes + 1);  // sparse: no 64 MiB written
+  CHECK_THROWS_WITH_AS(scenarios::read_input_file(big, "scenario file"), (big + ": is larger than 64 MiB (not a scenario file)").c_str(),
+                       ScenarioError);
+  const auto ok = (dir / "ok.json").string();
+  std::ofstream(ok, std::ios::binary) << scenarios::default_scenario_text();
+  CHECK(scenarios::load_scenario_file(ok).world_size() == 128);
+  std::filesystem::remove_all(dir);
 }

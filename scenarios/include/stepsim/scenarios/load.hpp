@@ -2,6 +2,7 @@
 // Loading scenarios: JSON text (or a file) plus "--set key=value" overrides -> validated Scenario.
 // Every failure throws stepsim::ScenarioError naming the JSON path and the reason.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,16 @@ Override parse_override(const std::string& text);
 Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides = {},
                             const std::string& origin = "<scenario>");
 
-// Loads a file; throws ScenarioError(path, "cannot open ...") when it cannot be read.
+// Largest input file stepsim reads (scenario, sweep, results): 64 MiB.
+inline constexpr std::uintmax_t kMaxInputFileBytes = 64ull * 1024 * 1024;
+
+// Reads a user's input file whole. Throws ScenarioError(file, ...) when it does not exist or
+// cannot be read, is a directory, is not a regular file (a device, a FIFO), or is larger than
+// kMaxInputFileBytes. `what` names the kind of file in messages ("scenario file").
+std::string read_input_file(const std::string& file, const std::string& what = "file");
+
+// Loads a file; throws ScenarioError(path, "cannot open ...") when it cannot be read (see
+// read_input_file).
 Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides = {});
 
 // The built-in default scenario (Llama-3.1-70B on 16 x DGX H100).
