@@ -162,9 +162,19 @@ CalibrateResult calibrate_records(const std::vector<costmodel::ValidationRecord>
 CalibrateResult calibrate(const CalibrateOptions& options) {
   const auto names = options.set_names.empty() ? costmodel::validation_set_names() : options.set_names;
   std::vector<costmodel::ValidationRecord> records;
+  std::vector<bool> matched(options.record_filters.size(), false);
   for (const auto& name : names)
-    for (const auto& rec : costmodel::validation_records(name))
-      if (selected(rec.name, options.record_filters)) records.push_back(rec);
+    for (const auto& rec : costmodel::validation_records(name)) {
+      if (!selected(rec.name, options.record_filters)) continue;
+      records.push_back(rec);
+      for (std::size_t i = 0; i < options.record_filters.size(); ++i)
+        if (rec.name.find(options.record_filters[i]) != std::string::npos) matched[i] = true;
+    }
+  // A filter that selects nothing is a typo, not a request for fewer records.
+  for (std::size_t i = 0; i < matched.size(); ++i)
+    if (!matched[i])
+      throw ScenarioError("--records", "\"" + options.record_filters[i] + "\" matches no record of the validation sets " +
+                                           join(names, ", "));
   return calibrate_records(records, options);
 }
 

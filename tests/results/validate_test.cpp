@@ -143,3 +143,15 @@ TEST_CASE("calibrate: bounds are physical and bad names are named") {
   co.params = {"gemm_max"};
   CHECK_THROWS_WITH_AS(stepsim::results::calibrate(co), doctest::Contains("--gpu"), stepsim::ScenarioError);
 }
+
+TEST_CASE("calibrate: a --records filter that matches no record is an error naming it") {
+  stepsim::results::CalibrateOptions co;
+  co.gpu = "a100-sxm-80gb";
+  co.set_names = {"korthikanti-2022-table5"};
+  co.record_filters = {"gpt-22b", "zzzz"};
+  CHECK_THROWS_WITH_AS(stepsim::results::calibrate(co),
+                       "--records: \"zzzz\" matches no record of the validation sets korthikanti-2022-table5",
+                       stepsim::ScenarioError);
+  co.record_filters = {"gpt-22b"};
+  CHECK(stepsim::results::calibrate(co).records.size() >= 1);
+}

@@ -56,7 +56,8 @@ costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std
 // Fits on the given records (only those whose scenario runs on options.gpu are used; throws
 // ScenarioError("--gpu", ...) when none is left and parameters are to be fitted).
 CalibrateResult calibrate_records(const std::vector<costmodel::ValidationRecord>& records, const CalibrateOptions& options);
-// Fits on the records of options.set_names selected by options.record_filters.
+// Fits on the records of options.set_names selected by options.record_filters; a filter that
+// matches no record is a ScenarioError("--records", ...).
 CalibrateResult calibrate(const CalibrateOptions& options);
 
 }  // namespace stepsim::results
