@@ -326,10 +326,10 @@ XYChart pareto_chart(const SweepResultSet& s) {
   for (auto& [name, pts] : groups) {
     XYSeries sr;
     sr.name = name;
-    sr.points = pts;
     std::stable_sort(pts.begin(), pts.end(), [](const XYPoint& a, const XYPoint& b) {
       return a.x < b.x || (a.x == b.x && a.y < b.y);
     });
+    sr.points = pts;
     double best_y = 1e300;
     for (const auto& p : pts) {
       x_lo = std::min(x_lo, p.x), x_hi = std::max(x_hi, p.x), y_lo = std::min(y_lo, p.y), y_hi = std::max(y_hi, p.y);
@@ -499,15 +499,28 @@ bool looks_like_sweep_results(const std::string& text) {
 SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin) {
   SweepResultSet out;
   out.source = base_name(origin);
-  std::istringstream in(text);
-  std::string line;
+  std::size_t pos = 0;
   std::size_t line_no = 0;
-  while (std::getline(in, line)) {
+  while (pos < text.size()) {
     ++line_no;
+    const auto nl = text.find('\n', pos);
+    const bool terminated = nl != std::string::npos;
+    const std::string line = text.substr(pos, terminated ? nl - pos : std::string::npos);
+    pos = terminated ? nl + 1 : text.size();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    out.rows.push_back(parse_row(line, origin + ":" + std::to_string(line_no), static_cast<std::int64_t>(out.rows.size())));
+    try {
+      out.rows.push_back(parse_row(line, origin + ":" + std::to_string(line_no), static_cast<std::int64_t>(out.rows.size())));
+    } catch (const ScenarioError&) {
+      // A last line without its newline that is not a row: a write cut short (a killed sweep).
+      if (terminated || out.rows.empty()) throw;
+      out.truncated_line = line_no;
+    }
   }
   if (out.rows.empty()) throw ScenarioError(origin, "no results rows (empty file)");
+  // Rows in candidate order whatever order the file has (a sweep appends them as they finish).
+  std::stable_sort(out.rows.begin(), out.rows.end(), [](const SweepRow& a, const SweepRow& b) {
+    return a.index != b.index ? a.index < b.index : a.key < b.key;
+  });
   // A candidate re-simulated with SimGrid has a second row with the same index: it replaces the first.
   std::vector<SweepRow> kept;
   std::map<std::int64_t, std::size_t> by_index;

@@ -1,5 +1,9 @@
 #include "stepsim/results/simulate.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/sim/memory_events.hpp"
@@ -11,11 +15,70 @@ sim::EngineKind default_engine(const scenarios::Scenario& s) {
   return s.world_size() <= 1024 ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
 }
 
+namespace {
+
+// 50000000 -> "50,000,000".
+std::string grouped(double v) {
+  const std::string digits = std::to_string(static_cast<long long>(v));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
+  const auto& p = s.parallel;
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  double groups = 1;
+  if (per_layer) {
+    std::int64_t per_chunk = s.model.layers / (p.pp * p.vpp);
+    if (p.first_stage_layers || p.last_stage_layers) {
+      const std::int64_t rest = s.model.layers - p.first_stage_layers.value_or(0) - p.last_stage_layers.value_or(0);
+      const std::int64_t stages = p.pp - (p.first_stage_layers ? 1 : 0) - (p.last_stage_layers ? 1 : 0);
+      per_chunk = std::max({p.first_stage_layers.value_or(0), p.last_stage_layers.value_or(0), stages > 0 ? rest / stages : 0});
+    }
+    groups = d(std::max<std::int64_t>(per_chunk, 1));
+  }
+  return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * 2.0 * groups * 4.0;
+}
+
+void check_graph_size(const scenarios::Scenario& s, bool per_layer) {
+  const double ops = estimated_ops(s, per_layer);
+  if (ops > kMaxOps)
+    throw ScenarioError("training.global_batch",
+                        "the step graph of " + grouped(static_cast<double>(s.micro_batches())) + " micro-batches would need " +
+                            grouped(ops) + " ops (limit " + grouped(kMaxOps) + "); use fewer micro-batches" +
+                            (per_layer ? " or --granularity chunk" : " (a larger training.micro_batch)"));
+}
+
+double simgrid_flow_count(const sim::StepGraph& graph) {
+  std::vector<double> per_plan(graph.plans.size(), 0.0);
+  for (std::size_t i = 0; i < graph.plans.size(); ++i)
+    for (const auto& round : graph.plans[i].rounds)
+      per_plan[i] += static_cast<double>(round.flows.size()) * static_cast<double>(round.repeat);
+  double flows = 0;
+  for (const auto& op : graph.ops)
+    if (op.plan >= 0 && static_cast<std::size_t>(op.plan) < per_plan.size()) flows += per_plan[static_cast<std::size_t>(op.plan)];
+  return flows;
+}
+
+void check_simgrid_size(const sim::StepGraph& graph) {
+  const double flows = simgrid_flow_count(graph);
+  if (flows > kMaxSimGridFlows)
+    throw ScenarioError("--engine", "the simgrid engine would replay " + grouped(flows) + " flows in this step (limit " +
+                                        grouped(kMaxSimGridFlows) + "); use --engine analytic");
+}
+
 Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options) {
   const auto engine = options.engine.value_or(default_engine(s));
   if (engine == sim::EngineKind::SimGrid && s.world_size() > kMaxSimGridGpus)
     throw ScenarioError("--engine", "the simgrid engine handles up to " + std::to_string(kMaxSimGridGpus) +
                                         " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
+  check_graph_size(s, options.per_layer);
   const topology::Cluster cluster(s.cluster);
   const costmodel::ComputeModel compute(s.cluster.gpu,
                                         options.efficiency.value_or(costmodel::ComputeModel::calibrated(s.cluster.gpu)));
@@ -23,6 +86,7 @@ Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options
   bo.per_layer = options.per_layer;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_size(out.step.graph);
   out.trace = sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
   out.report = make_report(s, out.step, out.trace, out.timeline);

@@ -2,10 +2,10 @@
 
 #include "stepsim/results/sweep.hpp"
 
+#include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <limits>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -13,7 +13,9 @@
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/results/format.hpp"
 #include "stepsim/results/memory_report.hpp"
+#include "stepsim/results/simulate.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/memory_events.hpp"
 #include "stepsim/topology/cluster.hpp"
@@ -50,21 +52,75 @@ OrderedJson opt(const std::optional<T>& v) {
   return v ? OrderedJson(*v) : OrderedJson(nullptr);
 }
 
-std::string str_field(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+// The fields of one results row. Null or absent values keep their defaults; a value of the wrong
+// type or out of range is a ScenarioError naming "<origin>.<key>".
+class RowReader {
+ public:
+  RowReader(const Json& j, std::string origin) : j_(j), origin_(std::move(origin)) {}
 
-template <typename T = double>
-std::optional<T> num_field(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it != j.end() && it->is_number()) return it->get<T>();
-  return std::nullopt;
-}
+  std::string str(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) return std::string();
+    if (!v->is_string()) fail(key, std::string("must be a string, got ") + type_name(*v));
+    return v->get<std::string>();
+  }
 
-std::int64_t int_field(const Json& j, const char* key, std::int64_t def = 0) {
-  return num_field<std::int64_t>(j, key).value_or(def);
-}
+  // A finite number >= 0.
+  std::optional<double> number(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) fail(key, std::string("must be a number, got ") + type_name(*v));
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < 0) fail(key, "must be a finite number >= 0, got " + v->dump());
+    return x;
+  }
+
+  // An integer >= lo (a float with an integral value counts).
+  std::optional<std::int64_t> integer(const char* key, std::int64_t lo) const {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    std::int64_t x = 0;
+    if (v->is_number_unsigned()) {
+      if (v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        fail(key, "is out of range: " + v->dump());
+      x = static_cast<std::int64_t>(v->get<std::uint64_t>());
+    } else if (v->is_number_integer()) {
+      x = v->get<std::int64_t>();
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && std::floor(v->get<double>()) == v->get<double>() &&
+               std::fabs(v->get<double>()) < 9e15) {
+      x = static_cast<std::int64_t>(v->get<double>());
+    } else {
+      fail(key, std::string("must be an integer, got ") + (v->is_number() ? v->dump() : type_name(*v)));
+    }
+    if (x < lo) fail(key, "must be at least " + std::to_string(lo) + ", got " + std::to_string(x));
+    return x;
+  }
+
+  bool flag(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) return false;
+    if (!v->is_boolean()) fail(key, std::string("must be true, false or null, got ") + type_name(*v));
+    return v->get<bool>();
+  }
+
+ private:
+  const Json* find(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  [[noreturn]] void fail(const char* key, const std::string& reason) const { throw ScenarioError(origin_ + "." + key, reason); }
+  static const char* type_name(const Json& j) {
+    if (j.is_object()) return "an object";
+    if (j.is_array()) return "an array";
+    if (j.is_string()) return "a string";
+    if (j.is_boolean()) return "a boolean";
+    if (j.is_number()) return "a number";
+    return "a value";
+  }
+
+  const Json& j_;
+  std::string origin_;
+};
 
 }  // namespace
 
@@ -113,7 +169,9 @@ StepReport Simulator::simulate(const scenarios::Scenario& s, sim::EngineKind eng
   auto& cm = cache_->compute[gpu_key(s.cluster.gpu)];
   if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
   sim::BuildOptions bo;
+  check_graph_size(s, bo.per_layer);
   const auto step = sim::build_step(s, *cl, *cm, bo);
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_size(step.graph);
   const auto trace = sim::run(engine, step.graph, *cl);
   const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction);
   return make_report(s, step, trace, timeline);
@@ -216,6 +274,11 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
     j = Json::parse(line);
   } catch (const Json::parse_error& e) {
     throw ScenarioError(origin, std::string("malformed JSON line: ") + e.what());
+  } catch (const Json::exception& e) {
+    // Valid syntax that nlohmann cannot hold: a number beyond double (1e400).
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    throw ScenarioError(origin, "unreadable JSON line: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
   }
   if (!j.is_object()) throw ScenarioError(origin, "a results row must be a JSON object");
   if (!j.contains("status") || !j["status"].is_string())
@@ -224,74 +287,70 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.status = j["status"].get<std::string>();
   if (r.status != "ok" && r.status != "oom" && r.status != "error")
     throw ScenarioError(origin + ".status", "unknown status '" + r.status + "' (ok, oom or error)");
-  r.index = int_field(j, "index", missing_index);
-  r.key = str_field(j, "key");
-  r.reason = str_field(j, "reason");
-  r.summary = str_field(j, "summary");
-  r.model = str_field(j, "model");
-  r.cluster = str_field(j, "cluster");
-  r.gpu = str_field(j, "gpu");
-  r.gpus = int_field(j, "gpus");
-  r.tp = int_field(j, "tp", 1);
-  r.cp = int_field(j, "cp", 1);
-  r.pp = int_field(j, "pp", 1);
-  r.dp = int_field(j, "dp", 1);
-  r.vpp = int_field(j, "vpp", 1);
-  r.micro_batch = int_field(j, "micro_batch", 1);
-  r.global_batch = int_field(j, "global_batch");
-  r.seq_len = int_field(j, "seq_len");
-  r.schedule = str_field(j, "schedule");
-  r.recompute = str_field(j, "recompute");
-  r.paper_total_bytes = num_field<std::int64_t>(j, "paper_total_bytes");
-  r.stepsim_peak_bytes = num_field<std::int64_t>(j, "stepsim_peak_bytes");
-  r.gpu_memory_bytes = num_field<std::int64_t>(j, "gpu_memory_bytes");
-  r.engine = str_field(j, "engine");
-  r.step_time_s = num_field(j, "step_time_s");
-  r.tokens_per_s = num_field(j, "tokens_per_s");
-  r.tflops_per_gpu = num_field(j, "tflops_per_gpu");
-  r.mfu = num_field(j, "mfu");
-  r.bubble_fraction = num_field(j, "bubble_fraction");
-  r.exposed_comm_fraction = num_field(j, "exposed_comm_fraction");
-  r.peak_memory_bytes = num_field<std::int64_t>(j, "peak_memory_bytes");
-  r.oom = j.contains("oom") && j["oom"].is_boolean() && j["oom"].get<bool>();
-  r.time_to_train_s = num_field(j, "time_to_train_s");
-  r.gpu_hours = num_field(j, "gpu_hours");
-  r.cost_usd = num_field(j, "cost_usd");
+  const RowReader f(j, origin);
+  r.index = f.integer("index", 0).value_or(missing_index);
+  r.key = f.str("key");
+  r.reason = f.str("reason");
+  r.summary = f.str("summary");
+  r.model = f.str("model");
+  r.cluster = f.str("cluster");
+  r.gpu = f.str("gpu");
+  r.gpus = f.integer("gpus", 1).value_or(0);
+  r.tp = f.integer("tp", 1).value_or(1);
+  r.cp = f.integer("cp", 1).value_or(1);
+  r.pp = f.integer("pp", 1).value_or(1);
+  r.dp = f.integer("dp", 1).value_or(1);
+  r.vpp = f.integer("vpp", 1).value_or(1);
+  r.micro_batch = f.integer("micro_batch", 1).value_or(1);
+  r.global_batch = f.integer("global_batch", 1).value_or(0);
+  r.seq_len = f.integer("seq_len", 1).value_or(0);
+  r.schedule = f.str("schedule");
+  r.recompute = f.str("recompute");
+  r.paper_total_bytes = f.integer("paper_total_bytes", 0);
+  r.stepsim_peak_bytes = f.integer("stepsim_peak_bytes", 0);
+  r.gpu_memory_bytes = f.integer("gpu_memory_bytes", 0);
+  r.engine = f.str("engine");
+  r.step_time_s = f.number("step_time_s");
+  r.tokens_per_s = f.number("tokens_per_s");
+  r.tflops_per_gpu = f.number("tflops_per_gpu");
+  r.mfu = f.number("mfu");
+  r.bubble_fraction = f.number("bubble_fraction");
+  r.exposed_comm_fraction = f.number("exposed_comm_fraction");
+  r.peak_memory_bytes = f.integer("peak_memory_bytes", 0);
+  r.oom = f.flag("oom");
+  r.time_to_train_s = f.number("time_to_train_s");
+  r.gpu_hours = f.number("gpu_hours");
+  r.cost_usd = f.number("cost_usd");
   r.line = line;
   return r;
 }
 
 RowFile read_rows(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file, "cannot open the results file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = scenarios::read_input_file(file, "results file");
   RowFile out;
   std::size_t pos = 0;
   std::int64_t line_no = 0;
   while (pos < text.size()) {
     ++line_no;
     const auto nl = text.find('\n', pos);
-    if (nl == std::string::npos) {
-      out.truncated_tail = true;  // no newline: the write was cut short
-      break;
-    }
-    const std::string line = text.substr(pos, nl - pos);
-    const bool last = nl + 1 >= text.size();
-    if (!line.empty()) {
+    const bool terminated = nl != std::string::npos;
+    const std::string line = text.substr(pos, terminated ? nl - pos : std::string::npos);
+    const std::string where = file + ":" + std::to_string(line_no);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
       try {
-        const std::string where = file + ":" + std::to_string(line_no);
         auto row = parse_row(line, where, -1);
         if (row.index < 0 || row.key.empty()) throw ScenarioError(where, "not a sweep row (needs index, key and status)");
         out.rows.push_back(std::move(row));
+        if (!terminated) out.missing_newline = true;
       } catch (const ScenarioError&) {
-        if (!last) throw;
+        // Only a last line without its newline is a write that was cut short.
+        if (terminated) throw;
         out.truncated_tail = true;
+        out.truncated_line = line_no;
         break;
       }
     }
-    pos = nl + 1;
+    pos = terminated ? nl + 1 : text.size();
     out.good_bytes = pos;
   }
   return out;

@@ -151,7 +151,7 @@ std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vecto
   return out;
 }
 
-std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs) {
+std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs, std::vector<std::string>* warnings) {
   std::vector<std::string> files;
   for (const auto& in : inputs) {
     std::error_code ec;
@@ -175,9 +175,17 @@ std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs) {
   std::vector<SweepRow> out;
   std::set<std::string> keys;
   for (const auto& f : files) {
-    for (auto& r : read_rows(f).rows)
+    auto rf = read_rows(f);
+    if (rf.truncated_tail) {
+      if (rf.rows.empty()) throw ScenarioError(f, "holds no results row (its only line is not a row)");
+      if (warnings != nullptr)
+        warnings->push_back(f + ":" + std::to_string(rf.truncated_line) +
+                            ": ignored a last line without newline that is not a row (a write cut short)");
+    }
+    for (auto& r : rf.rows)
       if (keys.insert(r.key).second) out.push_back(std::move(r));
   }
+  if (out.empty()) throw ScenarioError(inputs.size() == 1 ? inputs.front() : std::string("merge"), "no results rows in the input");
   std::stable_sort(out.begin(), out.end(), [](const SweepRow& a, const SweepRow& b) {
     return a.index != b.index ? a.index < b.index : a.key < b.key;
   });

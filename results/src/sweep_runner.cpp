@@ -239,6 +239,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   if (options.shard_count < 1 || options.shard_index < 0 || options.shard_index >= options.shard_count)
     throw ScenarioError("--shard", "expected I/N with 0 <= I < N");
   if (options.refine < 0) throw ScenarioError("--refine", "must be at least 0");
+  if (options.jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(options.jobs));
   const auto e = scenarios::enumerate(spec);
   const auto log = [&](const std::string& text) {
     if (!options.quiet) std::fprintf(stderr, "stepsim sweep: %s\n", text.c_str());
@@ -262,6 +263,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   out.candidates = static_cast<std::int64_t>(mine.size());
 
   std::set<std::string> done_keys;
+  bool add_newline = false;
   if (std::filesystem::exists(out.results_file)) {
     if (!options.resume)
       throw ScenarioError(out.results_file, "already exists (use --resume to continue that sweep, or another --out)");
@@ -273,6 +275,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
       write_file_atomically(out.results_file, keep);
       log("dropped a truncated last line of " + out.results_file);
     }
+    add_newline = existing.missing_newline && !existing.truncated_tail;
     for (const auto& r : existing.rows) done_keys.insert(r.key);
     out.already_done = static_cast<std::int64_t>(existing.rows.size());
     log("resuming: " + std::to_string(existing.rows.size()) + " rows already in " + out.results_file);
@@ -284,6 +287,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  if (add_newline) write_all(fd, "\n", 1, out.results_file);
 
   std::vector<const scenarios::Candidate*> todo;
   for (const auto* c : mine)
@@ -326,8 +330,17 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   }
   ::fsync(fd);
 
+  // Rows arrive in completion order, which depends on -j and timing: the finished file holds them
+  // by candidate index (then key), replaced in one rename.
+  auto all = read_rows(out.results_file).rows;
+  std::stable_sort(all.begin(), all.end(), [](const SweepRow& a, const SweepRow& b) {
+    return a.index != b.index ? a.index < b.index : a.key < b.key;
+  });
+  std::string sorted;
+  for (const auto& r : all) sorted += r.line + "\n";
+  write_file_atomically(out.results_file, sorted);
+
   // The ranking reads the file: the same table whether the rows came from one run or several.
-  const auto all = read_rows(out.results_file).rows;
   std::vector<SweepRow> rows;
   std::set<std::string> seen;
   for (const auto& r : all) {

@@ -210,6 +210,44 @@ TEST_CASE("sweep results: bad lines name the file and line") {
                        ScenarioError);
 }
 
+TEST_CASE("sweep results: the order of the lines does not change the report") {
+  std::vector<std::string> lines;
+  std::istringstream in(kSweep);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string reversed;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) reversed += *it + "\n";
+  const auto a = parse_sweep_results(kSweep, "results.jsonl");
+  const auto b = parse_sweep_results(reversed, "results.jsonl");
+  REQUIRE(b.rows.size() == 6);
+  CHECK(b.rows[0].engine == "simgrid");  // the refinement still replaces the analytic row
+  for (const auto f : {ReportFormat::Markdown, ReportFormat::Csv, ReportFormat::Latex, ReportFormat::Json, ReportFormat::Html}) {
+    const auto ra = sweep_report(a, opts(f));
+    const auto rb = sweep_report(b, opts(f));
+    CHECK(ra.text == rb.text);
+    REQUIRE(ra.svgs.size() == rb.svgs.size());
+    for (std::size_t i = 0; i < ra.svgs.size(); ++i) CHECK(ra.svgs[i].text == rb.svgs[i].text);
+  }
+}
+
+TEST_CASE("sweep results: wrong types are errors; a cut-off last line is ignored and noted") {
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"index\":\"x\"}\n", "r.jsonl"),
+                       "r.jsonl:1.index: must be an integer, got a string", ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"step_time_s\":\"abc\"}\n", "r.jsonl"),
+                       "r.jsonl:1.step_time_s: must be a number, got a string", ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"gpus\":-5}\n", "r.jsonl"), "r.jsonl:1.gpus: must be at least 1, got -5",
+                       ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"mfu\":1e400}\n", "r.jsonl"),
+                       "r.jsonl:1: unreadable JSON line: number overflow parsing '1e400'", ScenarioError);
+  const std::string text = kSweep;
+  const auto cut = parse_sweep_results(text.substr(0, text.size() - 40), "r.jsonl");  // the refined row cut off
+  CHECK(cut.truncated_line == 7);
+  REQUIRE(cut.rows.size() == 6);
+  CHECK(cut.rows[0].engine == "analytic");
+  CHECK(parse_sweep_results(kSweep, "r.jsonl").truncated_line == 0);
+  // A cut-off line is only forgiven at the end and after a row.
+  CHECK_THROWS_AS(parse_sweep_results("{\"status\":", "r.jsonl"), ScenarioError);
+}
+
 TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
   const auto s = parse_sweep_results(kSweep, "results.jsonl");
   const auto md = sweep_report(s, opts(ReportFormat::Markdown)).text;

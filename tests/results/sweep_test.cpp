@@ -289,3 +289,118 @@ TEST_CASE("sweep: the ranking names the fastest layout that fits, per cluster an
   const std::string lay = "TP" + std::to_string(best->tp) + " CP1 PP" + std::to_string(best->pp) + " DP" + std::to_string(best->dp);
   CHECK(fastest.find(lay) != std::string::npos);
 }
+
+TEST_CASE("sweep: an axis naming a field the schema lacks names the axis, not the base") {
+  CHECK(error_of(sweep_text(R"("foo.bar": [1, 2])")) == "axes.foo.bar: unknown key (\"foo\" is not a scenario field)");
+  CHECK(error_of(sweep_text(R"("training.flavour.x": [1])")) ==
+        "axes.training.flavour.x: unknown key (\"training.flavour\" is not a scenario field)");
+  CHECK(error_of(R"({"base": {"model": "llama-2-7b", "cluster": {"preset": "dgx-h100", "nodes": 2},
+                  "training": {"seq_len": 1e400, "global_batch": 64}}, "axes": {}})")
+            .rfind("s.json: unreadable JSON: number overflow parsing '1e400'", 0) == 0);
+}
+
+TEST_CASE("sweep: parse_row rejects values of the wrong type or range, naming the field") {
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","index":"x"})", "f:1"), "f:1.index: must be an integer, got a string",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","step_time_s":"abc"})", "f:1"),
+                       "f:1.step_time_s: must be a number, got a string", stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","gpus":-5})", "f:1"), "f:1.gpus: must be at least 1, got -5",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","tp":2.5})", "f:1"), "f:1.tp: must be an integer, got 2.5",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","mfu":-0.5})", "f:1"), "f:1.mfu: must be a finite number >= 0, got -0.5",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","oom":"no"})", "f:1"), "f:1.oom: must be true, false or null, got a string",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","key":7})", "f:1"), "f:1.key: must be a string, got a number",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::parse_row(R"({"status":"ok","gpus":1e400})", "f:1"),
+                       "f:1: unreadable JSON line: number overflow parsing '1e400'", stepsim::ScenarioError);
+  // Integral floats are integers; nulls stay empty.
+  const auto r = rs::parse_row(R"({"status":"ok","gpus":16.0,"step_time_s":null,"paper_total_bytes":1e10})", "f:1");
+  CHECK(r.gpus == 16);
+  CHECK(r.paper_total_bytes == 10000000000);
+  CHECK_FALSE(r.step_time_s.has_value());
+}
+
+TEST_CASE("sweep: a results file's bad lines are errors, except a cut-off last line, which is noted") {
+  const auto dir = tmp_dir("lines");
+  std::filesystem::create_directories(dir);
+  const std::string row0 = R"({"index":0,"key":"a","status":"ok"})", row1 = R"({"index":1,"key":"b","status":"ok"})";
+  auto file = [&](const std::string& name, const std::string& text) {
+    const std::string f = dir + "/" + name;
+    std::ofstream(f, std::ios::binary) << text;
+    return f;
+  };
+  // A complete line that is not a row is an error, last or not.
+  const auto bad_last = file("bad-last.jsonl", row0 + "\ngarbage\n");
+  const std::string last_line = bad_last + ":2: malformed JSON line";
+  CHECK_THROWS_WITH_AS(rs::read_rows(bad_last), doctest::Contains(last_line.c_str()), stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::merge_rows({bad_last}), doctest::Contains(last_line.c_str()), stepsim::ScenarioError);
+  const auto bad_first = file("bad-first.jsonl", "garbage\n" + row0 + "\n");
+  const std::string first_line = bad_first + ":1: malformed JSON line";
+  CHECK_THROWS_WITH_AS(rs::merge_rows({bad_first}), doctest::Contains(first_line.c_str()), stepsim::ScenarioError);
+  // A cut-off last line is dropped with a warning.
+  const auto cut = file("cut.jsonl", row0 + "\n" + row1 + "\n{\"index\":2,\"ke");
+  const auto rf = rs::read_rows(cut);
+  CHECK(rf.rows.size() == 2);
+  CHECK(rf.truncated_tail);
+  CHECK(rf.truncated_line == 3);
+  std::vector<std::string> warnings;
+  CHECK(rs::merge_rows({cut}, &warnings).size() == 2);
+  CHECK(warnings == std::vector<std::string>{cut + ":3: ignored a last line without newline that is not a row (a write cut short)"});
+  // A last row without its newline is a row.
+  const auto unterminated = file("unterminated.jsonl", row0 + "\n" + row1);
+  const auto ru = rs::read_rows(unterminated);
+  CHECK(ru.rows.size() == 2);
+  CHECK(ru.missing_newline);
+  CHECK_FALSE(ru.truncated_tail);
+  // No row at all.
+  CHECK_THROWS_WITH_AS(rs::merge_rows({file("garbage.jsonl", "garbage")}), doctest::Contains("holds no results row"),
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::merge_rows({file("empty.jsonl", "")}), doctest::Contains("no results rows in the input"),
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(rs::merge_rows({"/dev/zero"}), "/dev/zero: is not a regular file (expected a results file)",
+                       stepsim::ScenarioError);
+}
+
+TEST_CASE("sweep: the finished results file is in candidate order whatever the number of workers") {
+  const auto spec = sc::parse_sweep_text(small_sweep());
+  rs::SweepOptions o;
+  o.quiet = true;
+  o.jobs = 1;
+  o.out_dir = tmp_dir("order-1");
+  const auto one = rs::run_sweep(spec, o);
+  o.jobs = 4;
+  o.out_dir = tmp_dir("order-4");
+  const auto four = rs::run_sweep(spec, o);
+  const auto text = slurp(one.results_file);
+  CHECK(text == slurp(four.results_file));
+  CHECK(slurp(one.summary_file) == slurp(four.summary_file));
+  const auto rows = rs::read_rows(one.results_file).rows;
+  REQUIRE(rows.size() == 15);
+  for (std::size_t i = 0; i < rows.size(); ++i) CHECK(rows[i].index == static_cast<std::int64_t>(i));
+  CHECK_FALSE(std::filesystem::exists(one.results_file + ".tmp"));
+
+  o.jobs = 0;
+  o.out_dir = tmp_dir("order-0");
+  CHECK_THROWS_WITH_AS(rs::run_sweep(spec, o), "-j: must be at least 1, got 0", stepsim::ScenarioError);
+}
+
+TEST_CASE("sweep: resume after a last row without newline keeps one row per line") {
+  const auto spec = sc::parse_sweep_text(small_sweep());
+  rs::SweepOptions o;
+  o.quiet = true;
+  o.out_dir = tmp_dir("nl-full");
+  const auto full = rs::run_sweep(spec, o);
+  const std::string full_rows = slurp(full.results_file);
+  o.out_dir = tmp_dir("nl-cut");
+  std::filesystem::create_directories(o.out_dir);
+  std::size_t pos = 0;
+  for (int i = 0; i < 3; ++i) pos = full_rows.find('\n', pos) + 1;
+  std::ofstream(o.out_dir + "/results.jsonl", std::ios::binary) << full_rows.substr(0, pos - 1);  // 3 rows, no final newline
+  o.resume = true;
+  const auto resumed = rs::run_sweep(spec, o);
+  CHECK(resumed.already_done == 3);
+  CHECK(slurp(resumed.results_file) == full_rows);
+}

@@ -36,14 +36,18 @@ struct ReportOutput {
 struct SweepResultSet {
   std::string source;         // file name shown in captions (no directories)
   std::vector<SweepRow> rows;
+  std::size_t truncated_line = 0;  // a cut-off last line that was ignored (its number), 0 when none
 };
 
 // True when the first non-empty line is a JSON object with a "status" key (a results row);
 // a scenario file is one JSON object without it.
 bool looks_like_sweep_results(const std::string& text);
 // Parses JSON lines with parse_row (null values count as absent, a row without an index gets its
-// position); throws ScenarioError("<origin>:<line>", ...) on a malformed line. A second row with
-// the same index and engine "simgrid" (a refined candidate) replaces the first.
+// position; a value of the wrong type is an error); throws ScenarioError("<origin>:<line>", ...)
+// on a malformed line, except a last line without newline after at least one row, which is a
+// cut-off write: ignored and noted in truncated_line. Rows are sorted by index, then key, so the
+// order of the lines does not matter. A second row with the same index and engine "simgrid" (a
+// refined candidate) replaces the first.
 SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin);
 // Row order of every sweep table: runnable rows by tokens/s (highest first), then the other
 // simulated rows, rows out of memory, errors; ties by index.

@@ -103,11 +103,14 @@ SweepRow parse_row(const std::string& line, const std::string& origin = "<row>",
 
 struct RowFile {
   std::vector<SweepRow> rows;
-  bool truncated_tail = false;        // the last line had no newline or did not parse
-  std::size_t good_bytes = 0;         // bytes of the complete, parsed lines
+  bool truncated_tail = false;        // the last line has no newline and is not a row: a cut-off write
+  std::int64_t truncated_line = 0;    // its line number (1-based) when truncated_tail
+  bool missing_newline = false;       // the last line is a row without its newline
+  std::size_t good_bytes = 0;         // bytes of the parsed lines
 };
-// Reads a results file; its rows need an index and a key. A bad line other than the last is a
-// ScenarioError naming file and line.
+// Reads a results file (scenarios::read_input_file: a regular file of at most 64 MiB); its rows
+// need an index and a key. A bad line is a ScenarioError naming file and line, except a last line
+// without its newline, which is a cut-off write (truncated_tail).
 RowFile read_rows(const std::string& file);
 
 struct SweepOptions {
@@ -152,7 +155,9 @@ std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vecto
                              std::int64_t per_cluster = 3);
 
 // Rows of several results files (or directories holding results*.jsonl), sorted by index then
-// key, one per key (the first file wins on a conflict). A truncated last line of a file is ignored.
-std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs);
+// key, one per key (the first file wins on a conflict). A truncated last line of a file is ignored
+// and noted in `warnings` ("<file>:<line>: ..."). Throws ScenarioError when a file holds text but
+// no row, or when the inputs hold no row at all.
+std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace stepsim::results
