@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/results/memory_report.hpp"
 #include "stepsim/results/simulate.hpp"
@@ -26,29 +28,51 @@ scenarios::Scenario load(const ScenarioArgs& args) {
   return scenarios::load_scenario_file(args.file, overrides);
 }
 
-void emit(const std::string& text, const std::string& file) {
-  if (file.empty() || file == "-") {
-    std::cout << text;
-    std::cout.flush();
-    return;
-  }
-  const std::string tmp = file + ".tmp";
-  {
+void emit(const std::string& text, const std::string& file) { emit_all({Output{file, text}}); }
+
+void emit_all(const std::vector<Output>& outputs) {
+  const auto to_stdout = [](const Output& o) { return o.file.empty() || o.file == "-"; };
+  std::vector<std::string> temps;  // temps[i] belongs to the i-th file output
+  std::vector<const Output*> files;
+  const auto discard = [&temps]() {
+    for (const auto& t : temps) std::remove(t.c_str());
+  };
+  for (const auto& o : outputs) {
+    if (to_stdout(o)) continue;
+    for (const auto* other : files)
+      if (other->file == o.file) {
+        discard();
+        throw ScenarioError(o.file, "is named for two outputs");
+      }
+    const std::string tmp = o.file + ".tmp" + std::to_string(::getpid());
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ScenarioError(file, "cannot write the output file");
-    out << text;
-    out.close();
+    if (out) temps.push_back(tmp);
+    if (out) out << o.text;
+    if (out) out.close();
     if (!out) {
-      std::remove(tmp.c_str());
-      throw ScenarioError(file, "cannot write the output file");
+      discard();
+      throw ScenarioError(o.file, "cannot write the output file");
+    }
+    files.push_back(&o);
+  }
+  for (const auto* o : files) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(o->file, ec)) {
+      discard();
+      throw ScenarioError(o->file, "is a directory, cannot write the output file");
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw ScenarioError(file, "cannot write the output file: " + ec.message());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temps[i], files[i]->file, ec);
+    if (ec) {
+      for (std::size_t k = i; k < temps.size(); ++k) std::remove(temps[k].c_str());
+      throw ScenarioError(files[i]->file, "cannot write the output file: " + ec.message());
+    }
   }
+  for (const auto& o : outputs)
+    if (to_stdout(o)) std::cout << o.text;
+  std::cout.flush();
 }
 
 namespace {
@@ -93,9 +117,10 @@ void register_run(CLI::App& app) {
     so.per_layer = *granularity == "layer";
     const auto sim = results::simulate(s, so);
     const std::string text = *format == "json" ? results::report_json(sim.report) : results::report_table(sim.report);
-    const std::string trace_text = trace->empty() ? std::string() : results::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline);
-    if (!trace->empty()) emit(trace_text, *trace);
-    emit(text, *out);
+    std::vector<Output> outputs;
+    if (!trace->empty()) outputs.push_back({*trace, results::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline)});
+    outputs.push_back({*out, text});
+    emit_all(outputs);
   });
 }
 

@@ -29,4 +29,16 @@ scenarios::Scenario load(const ScenarioArgs& args);
 // Writes `text` to stdout, or to `file` through a temporary file and a rename (no partial file).
 void emit(const std::string& text, const std::string& file);
 
+// One output of a command: `text` for `file` (empty or "-": stdout).
+struct Output {
+  std::string file;
+  std::string text;
+};
+
+// Writes several outputs all or nothing: every file goes to a temporary file next to it, and
+// only when every one of them is written are they renamed onto their targets; on any failure the
+// temporary files are removed and a ScenarioError names the file that failed. Text for stdout is
+// printed after the files are in place.
+void emit_all(const std::vector<Output>& outputs);
+
 }  // namespace stepsim::app

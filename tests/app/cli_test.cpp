@@ -70,3 +70,13 @@ TEST_CASE("--out writes the file") {
   CHECK(r.status == 0);
   CHECK(slurp(out).find("\"paper\"") != std::string::npos);
 }
+
+TEST_CASE("stepsim calibrate: --records that matches no record exits 2 naming the filter") {
+  const std::string out = tmpdir() + "/never-eff.json";
+  const auto r = run("calibrate --gpu a100-sxm-80gb --records zzzz --out " + out);
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("stepsim: error: --records: \"zzzz\" matches no record of the validation sets ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(out));
+}

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,5 +60,22 @@ inline std::string write_file(const std::string& name, const std::string& text) 
   return f;
 }
 
+// Files of `dir` whose names start with `prefix` (targets and their temporary files).
+inline std::vector<std::string> files_starting(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A fresh, empty directory under tmpdir().
+inline std::string empty_dir(const std::string& name) {
+  const std::string d = tmpdir() + "/" + name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
 
 }  // namespace cli

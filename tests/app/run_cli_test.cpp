@@ -1,6 +1,11 @@
 // `stepsim run` end to end: the JSON contract, determinism, the OOM point, the Chrome trace.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
@@ -87,4 +92,74 @@ TEST_CASE("simgrid beyond its size limit is a clear user error") {
   CHECK(r.status == 2);
   CHECK(r.err.find("--engine") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("stepsim run and memory: bad input exits 2 with one line naming the field or file, and writes nothing") {
+  const auto dir = empty_dir("run-bad");
+  std::string overflow = kSmall;
+  overflow.replace(overflow.find("4096"), 4, "1e400");
+  const auto overflow_file = write_file("overflow.json", overflow);
+  const std::string one_gpu = " --set parallel.tp=1 --set parallel.pp=1 --set cluster.nodes=1 --set cluster.gpus_per_node=1"
+                              " --set model.heads=1 --set model.kv_heads=1";
+  struct Case { std::string args; std::string expect; };
+  const Case cases[] = {
+      {"run --set training.seq_len=1e400", "stepsim: error: training.seq_len: the value 1e400 is out of range (--set)"},
+      {"run " + overflow_file, "stepsim: error: " + overflow_file + ": unreadable JSON: number overflow parsing '1e400'"},
+      {"run /dev/zero", "stepsim: error: /dev/zero: is not a regular file (expected a scenario file)"},
+      {"run " + dir, "stepsim: error: " + dir + ": is a directory, not a scenario file"},
+      {"run --engine analytic" + one_gpu + " --set model.hidden=1048576 --set model.ffn_hidden=4194304"
+       " --set training.seq_len=67108864 --set training.micro_batch=1048576 --set training.global_batch=67108864",
+       "stepsim: error: training.micro_batch: absurdly large: the activations of one layer and one micro-batch would take "},
+      {"run --engine analytic --granularity layer --set model.layers=2000 --set training.global_batch=4096 --set parallel.pp=1"
+       " --set cluster.nodes=1",
+       "stepsim: error: training.global_batch: the step graph of 4,096 micro-batches would need 65,536,000 ops (limit 50,000,000); "
+       "use fewer micro-batches or --granularity chunk"},
+      {"run --engine analytic --set training.global_batch=16777216",
+       "stepsim: error: training.global_batch: the step graph of 4,194,304 micro-batches would need 134,217,728 ops"},
+      {"run --engine simgrid --set model=llama-3.1-8b --set cluster.nodes=128 --set parallel.tp=1 --set parallel.pp=1"
+       " --set training.global_batch=1024 --set training.seq_len=4096",
+       "stepsim: error: --engine: the simgrid engine would replay "},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run(c.args + " --out " + dir + "/out.txt --trace " + dir + "/trace.json");
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind(c.expect, 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(files_starting(dir, "").empty());
+  }
+  const auto m = run("memory" + one_gpu + " --set model.hidden=1048576 --set model.ffn_hidden=4194304"
+                     " --set training.seq_len=67108864 --set training.micro_batch=1048576 --set training.global_batch=67108864"
+                     " --out " + dir + "/mem.txt");
+  CHECK(m.status == 2);
+  CHECK(m.err.rfind("stepsim: error: training.micro_batch: absurdly large", 0) == 0);
+  CHECK(files_starting(dir, "").empty());
+}
+
+TEST_CASE("stepsim run writes the trace and the report together or not at all") {
+  const auto dir = empty_dir("run-pair");
+  const auto f = write_file("pair.json", kSmall);
+  const auto bad = run("run " + f + " --engine analytic --trace " + dir + "/t.json --out " + dir + "/no-such-dir/x");
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "stepsim: error: " + dir + "/no-such-dir/x: cannot write the output file\n");
+  CHECK(files_starting(dir, "").empty());
+  std::filesystem::create_directories(dir + "/a-dir");
+  const auto onto_dir = run("run " + f + " --engine analytic --trace " + dir + "/t.json --out " + dir + "/a-dir");
+  CHECK(onto_dir.status == 2);
+  CHECK(onto_dir.err.find("a-dir: is a directory") != std::string::npos);
+  CHECK(files_starting(dir, "") == std::vector<std::string>{"a-dir"});
+  CHECK(files_starting(dir + "/a-dir", "").empty());
+  const auto good = run("run " + f + " --engine analytic --trace " + dir + "/t.json --out " + dir + "/r.txt");
+  CHECK(good.status == 0);
+  CHECK(files_starting(dir, "") == std::vector<std::string>{"a-dir", "r.txt", "t.json"});
+}
+
+TEST_CASE("stepsim run --set cluster.gpu.hbm_TBps keeps the cluster preset's other GPU fields") {
+  const auto r = run("memory --set cluster.gpu.hbm_TBps=3");
+  CHECK(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("GPU memory 80.00 GiB") != std::string::npos);
+  const auto j = run("run --engine analytic --format json --set cluster.gpu.hbm_TBps=3");
+  CHECK(j.status == 0);
 }
