@@ -1,9 +1,10 @@
 // `stepsim report`: tables and an HTML report with plots, from sweep results or scenarios.
 
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
+#include <iostream>
 #include <memory>
-#include <sstream>
+#include <string>
 
 #include "commands.hpp"
 #include "stepsim/results/report.hpp"
@@ -22,16 +23,10 @@ struct ReportArgs {
   std::string out;
   std::string svg_dir;
   std::string engine = "auto";
-  std::size_t top = 20;
+  std::int64_t top = 20;
 };
 
-std::string read_text(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file, "cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text(const std::string& file) { return scenarios::read_input_file(file, "results or scenario file"); }
 
 std::vector<scenarios::Override> overrides(const std::vector<std::string>& sets) {
   std::vector<scenarios::Override> out;
@@ -57,7 +52,8 @@ void run_report(const ReportArgs& a) {
   results::ReportOptions options;
   options.version = kVersion;
   options.format = results::parse_report_format(a.format);
-  options.top = a.top;
+  if (a.top < 0) throw ScenarioError("--top", "must be at least 0 (0: all rows), got " + std::to_string(a.top));
+  options.top = static_cast<std::size_t>(a.top);
 
   results::ReportOutput output;
   std::string sweep_file;
@@ -87,7 +83,11 @@ void run_report(const ReportArgs& a) {
   if (!sweep_file.empty()) {
     if (!a.sets.empty()) throw ScenarioError("--set", "applies to scenario files, not to sweep results");
     if (!a.compare_sets.empty()) throw ScenarioError("--compare-set", "applies to scenario files, not to sweep results");
-    output = results::sweep_report(results::parse_sweep_results(sweep_text, sweep_file), options);
+    const auto sweep = results::parse_sweep_results(sweep_text, sweep_file);
+    if (sweep.truncated_line > 0)
+      std::cerr << "stepsim report: warning: " << sweep_file << ":" << sweep.truncated_line
+                << ": ignored a last line without newline that is not a row (a write cut short)\n";
+    output = results::sweep_report(sweep, options);
   } else {
     if (a.inputs.size() == 2 && !a.compare_sets.empty())
       throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
@@ -119,14 +119,24 @@ void run_report(const ReportArgs& a) {
     output = results::scenario_report(runs, options);
   }
 
+  std::vector<Output> outputs;
+  bool created_dir = false;
   if (!a.svg_dir.empty()) {
     std::error_code ec;
+    created_dir = !std::filesystem::exists(a.svg_dir, ec);
     std::filesystem::create_directories(a.svg_dir, ec);
-    if (ec || !std::filesystem::is_directory(a.svg_dir))
+    if (ec || !std::filesystem::is_directory(a.svg_dir, ec))
       throw ScenarioError("--svg-dir", "cannot create the directory " + a.svg_dir);
-    for (const auto& f : output.svgs) emit(f.text, (std::filesystem::path(a.svg_dir) / f.name).string());
+    for (const auto& f : output.svgs) outputs.push_back({(std::filesystem::path(a.svg_dir) / f.name).string(), f.text});
   }
-  emit(output.text, a.out);
+  outputs.push_back({a.out, output.text});
+  try {
+    emit_all(outputs);
+  } catch (const ScenarioError&) {
+    std::error_code ec;
+    if (created_dir) std::filesystem::remove(a.svg_dir, ec);  // only when still empty
+    throw;
+  }
 }
 
 }  // namespace

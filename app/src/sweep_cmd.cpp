@@ -55,7 +55,7 @@ void register_sweep_command(CLI::App& app) {
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("sweep", a->file, "sweep JSON file (base scenario, axes, constraints)")->required();
-  cmd->add_option("-j,--jobs", a->jobs, "worker processes (default: the number of CPUs)")->check(CLI::PositiveNumber);
+  cmd->add_option("-j,--jobs", a->jobs, "worker processes, at least 1 (default: the number of CPUs)");
   cmd->add_flag("--resume", a->resume, "continue the results file in --out: skip candidates already there");
   cmd->add_option("--shard", a->shard, "run only candidates with index % N == I (I/N), into results.shard-I-of-N.jsonl");
   cmd->add_option("--out", a->out, "output directory (default: sweep-out)");
@@ -64,6 +64,7 @@ void register_sweep_command(CLI::App& app) {
       ->check(CLI::IsMember({"stepsim", "paper-80"}));
   cmd->add_flag("-q,--quiet", a->quiet, "no progress or informational lines on stderr");
   cmd->callback([a]() {
+    if (a->jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(a->jobs));
     const auto spec = scenarios::load_sweep_file(a->file);
     results::SweepOptions o;
     o.jobs = a->jobs;
@@ -90,11 +91,15 @@ void register_merge(CLI::App& app) {
   cmd->add_option("--out", *out, "merged results file (default: stdout)");
   cmd->add_option("--summary", *summary, "also write the ranking (Markdown) to this file");
   cmd->callback([inputs, out, summary]() {
-    const auto rows = results::merge_rows(*inputs);
+    std::vector<std::string> warnings;
+    const auto rows = results::merge_rows(*inputs, &warnings);
+    for (const auto& w : warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
     std::string text;
     for (const auto& r : rows) text += r.line + "\n";
-    if (!summary->empty()) emit(results::ranking_markdown(rows, {"# Merged sweep", ""}), *summary);
-    emit(text, *out);
+    std::vector<Output> outputs;
+    if (!summary->empty()) outputs.push_back({*summary, results::ranking_markdown(rows, {"# Merged sweep", ""})});
+    outputs.push_back({*out, text});
+    emit_all(outputs);
     if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << rows.size() << " rows in " << *out << "\n";
   });
 }

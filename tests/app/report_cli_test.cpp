@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli_util.hpp"
 
@@ -162,4 +163,73 @@ TEST_CASE("the HTML report renders in a headless browser") {
   CHECK(png.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
   // A blank 1200 x 1600 page compresses to a few kB; the report's tables and charts do not.
   CHECK(png.size() > 30000);
+}
+
+TEST_CASE("stepsim report: rows of the wrong type, --top below 0 and numbers beyond double exit 2, writing nothing") {
+  const auto dir = cli::empty_dir("report-bad");
+  const std::string out = dir + "/never.md";
+  const std::string good = R"({"index":0,"key":"a","status":"ok"})";
+  struct Case { std::string args; std::string expect; };
+  const auto index_x = cli::write_file("index-x.jsonl", R"({"index":"x","key":"a","status":"ok"})" "\n");
+  const auto time_abc = cli::write_file("time-abc.jsonl", good + "\n" + R"({"index":1,"key":"b","status":"ok","step_time_s":"abc"})" "\n");
+  const auto gpus_neg = cli::write_file("gpus-neg.jsonl", R"({"index":0,"key":"a","status":"ok","gpus":-5})" "\n");
+  const auto huge = cli::write_file("huge.jsonl", good + "\n" + R"({"index":1,"key":"b","status":"ok","mfu":1e400})" "\n");
+  const Case cases[] = {
+      {"report " + index_x, index_x + ":1.index: must be an integer, got a string"},
+      {"report " + time_abc, time_abc + ":2.step_time_s: must be a number, got a string"},
+      {"report " + gpus_neg, gpus_neg + ":1.gpus: must be at least 1, got -5"},
+      {"report " + huge, huge + ":2: unreadable JSON line: number overflow parsing '1e400'"},
+      {"report " + sweep_dir() + " --top -1", "--top: must be at least 0 (0: all rows), got -1"},
+      {"report /dev/zero", "/dev/zero: is not a regular file (expected a results or scenario file)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = cli::run(c.args + " --out " + out + " --svg-dir " + dir + "/svg");
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "stepsim: error: " + c.expect + "\n");
+    CHECK(cli::files_starting(dir, "").empty());
+  }
+}
+
+TEST_CASE("stepsim report: an unwritable --out leaves no SVG file behind") {
+  const auto dir = cli::empty_dir("report-svg");
+  const auto r = cli::run("report " + sweep_dir() + " --format html --svg-dir " + dir + "/svg --out " + dir + "/no-such-dir/r.html");
+  CHECK(r.status == 2);
+  CHECK(r.err == "stepsim: error: " + dir + "/no-such-dir/r.html: cannot write the output file\n");
+  CHECK(cli::files_starting(dir, "").empty());  // the directory it created is gone too
+  std::filesystem::create_directories(dir + "/svg");
+  const auto again = cli::run("report " + sweep_dir() + " --svg-dir " + dir + "/svg --out " + dir + "/no-such-dir/r.md");
+  CHECK(again.status == 2);
+  CHECK(cli::files_starting(dir + "/svg", "").empty());
+  const auto ok = cli::run("report " + sweep_dir() + " --svg-dir " + dir + "/svg --out " + dir + "/r.md");
+  CHECK(ok.status == 0);
+  CHECK(cli::files_starting(dir + "/svg", "") == std::vector<std::string>{"pareto.svg", "tflops_per_gpu.svg", "throughput.svg"});
+}
+
+TEST_CASE("stepsim report: a cut-off last line is ignored with a warning; line order does not matter") {
+  const std::string rows = kRows;
+  const auto cut = cli::write_file("cut.jsonl", rows.substr(0, rows.size() - 30));
+  const auto r = cli::run("report " + cut + " --format csv");
+  CHECK(r.status == 0);
+  CHECK(r.err == "stepsim report: warning: " + cut + ":3: ignored a last line without newline that is not a row (a write cut short)\n");
+  CHECK(r.out.find("2 candidates") != std::string::npos);
+  // The rows in reverse order: the same report, byte for byte.
+  std::vector<std::string> lines;
+  for (std::size_t pos = 0; pos < rows.size();) {
+    const auto nl = rows.find('\n', pos);
+    lines.push_back(rows.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  std::string reversed;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) reversed += *it + "\n";
+  const auto dir = cli::empty_dir("report-rev");
+  cli::write_file("report-rev/results.jsonl", reversed);
+  for (const char* format : {"md", "csv", "json", "html"}) {
+    CAPTURE(format);
+    const auto a = cli::run("report " + sweep_dir() + " --format " + format);
+    const auto b = cli::run("report " + dir + " --format " + format);
+    CHECK(a.status == 0);
+    CHECK(a.out == b.out);
+  }
 }

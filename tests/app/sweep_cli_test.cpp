@@ -164,3 +164,74 @@ TEST_CASE("stepsim compare: interleaving shrinks the bubble of the same layout")
   CHECK(bad.status == 2);
   CHECK(bad.err.find("parallel.vpp") != std::string::npos);
 }
+
+TEST_CASE("stepsim merge: a file without rows or with a bad complete line exits 2; a cut-off last line warns") {
+  const auto dir = cli::empty_dir("merge-bad");
+  const std::string row0 = R"({"index":0,"key":"a","status":"ok"})", row1 = R"({"index":1,"key":"b","status":"ok"})";
+  const auto garbage = cli::write_file("merge-bad/garbage.jsonl", "garbage\n");
+  const auto middle = cli::write_file("merge-bad/middle.jsonl", row0 + "\nnot a row\n" + row1 + "\n");
+  const auto last = cli::write_file("merge-bad/last.jsonl", row0 + "\n{\"status\": \"ok\"}\n");
+  const auto empty = cli::write_file("merge-bad/empty.jsonl", "");
+  struct Case { std::string file; std::string expect; };
+  const Case cases[] = {
+      {garbage, garbage + ":1: malformed JSON line"},
+      {middle, middle + ":2: malformed JSON line"},
+      {last, last + ":2: not a sweep row (needs index, key and status)"},
+      {empty, empty + ": no results rows in the input"},
+      {"/dev/zero", "/dev/zero: is not a regular file (expected a results file)"},
+  };
+  const auto out_dir = cli::empty_dir("merge-bad-out");
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    const auto r = cli::run("merge " + c.file + " --out " + out_dir + "/m.jsonl --summary " + out_dir + "/s.md");
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("stepsim: error: " + c.expect, 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(cli::files_starting(out_dir, "").empty());
+  }
+  const auto cut = cli::write_file("merge-bad/cut.jsonl", row0 + "\n" + row1 + "\n{\"index\":2,\"ke");
+  const auto r = cli::run("merge " + cut);
+  CHECK(r.status == 0);
+  CHECK(r.out == row0 + "\n" + row1 + "\n");
+  CHECK(r.err == "stepsim merge: warning: " + cut + ":3: ignored a last line without newline that is not a row (a write cut short)\n");
+}
+
+TEST_CASE("stepsim merge writes the summary and the rows together or not at all") {
+  const auto dir = cli::empty_dir("merge-pair");
+  const auto rows = cli::write_file("merge-pair-rows.jsonl", R"({"index":0,"key":"a","status":"ok"})" "\n");
+  const auto r = cli::run("merge " + rows + " --summary " + dir + "/s.md --out " + dir + "/no-such-dir/m.jsonl");
+  CHECK(r.status == 2);
+  CHECK(r.err == "stepsim: error: " + dir + "/no-such-dir/m.jsonl: cannot write the output file\n");
+  CHECK(cli::files_starting(dir, "").empty());
+  CHECK(cli::run("merge " + rows + " --summary " + dir + "/s.md --out " + dir + "/m.jsonl").status == 0);
+  CHECK(cli::files_starting(dir, "") == std::vector<std::string>{"m.jsonl", "s.md"});
+}
+
+TEST_CASE("stepsim sweep: -j below 1 and an axis naming no field exit 2 with a clear message") {
+  const auto sweep = cli::write_file("kill-sweep.json", kKillSweep);
+  const auto zero = cli::run("sweep " + sweep + " -j 0 --out " + fresh_dir("j0"));
+  CHECK(zero.status == 2);
+  CHECK(zero.err == "stepsim: error: -j: must be at least 1, got 0\n");
+  CHECK_FALSE(std::filesystem::exists(cli::tmpdir() + "/j0"));
+  const auto foo = cli::write_file("foo-sweep.json", R"({"base": {"model": "llama-2-7b", "cluster": {"preset": "dgx-h100", "nodes": 2},
+    "training": {"seq_len": 4096, "global_batch": 64}}, "axes": {"foo.bar": [1, 2]}})");
+  const auto r = cli::run("sweep " + foo + " --out " + fresh_dir("foo"));
+  CHECK(r.status == 2);
+  CHECK(r.err == "stepsim: error: axes.foo.bar: unknown key (\"foo\" is not a scenario field)\n");
+  const auto dir = cli::run("sweep " + cli::tmpdir() + " --out " + fresh_dir("dir"));
+  CHECK(dir.status == 2);
+  CHECK(dir.err == "stepsim: error: " + cli::tmpdir() + ": is a directory, not a sweep file\n");
+}
+
+TEST_CASE("stepsim sweep: results.jsonl is byte-identical whatever -j") {
+  const auto sweep = cli::write_file("kill-sweep.json", kKillSweep);
+  const auto one = fresh_dir("j-one");
+  const auto three = fresh_dir("j-three");
+  REQUIRE(cli::run("sweep " + sweep + " -j 1 -q --out " + one).status == 0);
+  REQUIRE(cli::run("sweep " + sweep + " -j 3 -q --out " + three).status == 0);
+  const auto rows = cli::slurp(one + "/results.jsonl");
+  CHECK(rows == cli::slurp(three + "/results.jsonl"));
+  CHECK(rows.rfind("{\"index\":0,", 0) == 0);
+  CHECK(cli::files_starting(three, "") == std::vector<std::string>{"results.jsonl", "summary.md"});
+}
