@@ -109,7 +109,11 @@ std::string row_key(std::string_view line) {
   std::size_t i = k + 7;
   while (i < line.size() && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
   if (i >= line.size()) return std::string();
-  return nlohmann::json::parse(line.substr(k + 6, i - k - 5)).get<std::string>();
+  try {
+    return nlohmann::json::parse(line.substr(k + 6, i - k - 5)).get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    return std::string();  // not a key: the candidate counts as missing and is retried
+  }
 }
 
 struct Worker {
