@@ -74,7 +74,7 @@ void check_simgrid_size(const sim::StepGraph& graph) {
 }
 
 Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options) {
-  const auto engine = options.engine.value_or(default_engine(s));
+  auto engine = options.engine.value_or(default_engine(s));
   if (engine == sim::EngineKind::SimGrid && s.world_size() > kMaxSimGridGpus)
     throw ScenarioError("--engine", "the simgrid engine handles up to " + std::to_string(kMaxSimGridGpus) +
                                         " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
@@ -86,7 +86,11 @@ Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options
   bo.per_layer = options.per_layer;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
-  if (engine == sim::EngineKind::SimGrid) check_simgrid_size(out.step.graph);
+  if (engine == sim::EngineKind::SimGrid) {
+    // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
+    if (!options.engine && simgrid_flow_count(out.step.graph) > kMaxSimGridFlows) engine = sim::EngineKind::Analytic;
+    else check_simgrid_size(out.step.graph);
+  }
   out.trace = sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
   out.report = make_report(s, out.step, out.trace, out.timeline);

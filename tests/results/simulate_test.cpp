@@ -69,6 +69,9 @@ TEST_CASE("the simgrid engine refuses steps with more flows than it replays in r
   SimulateOptions o;
   o.engine = sim::EngineKind::SimGrid;
   CHECK(error_of(wide, o).rfind("--engine: the simgrid engine would replay ", 0) == 0);
+  // Left to choose, simulate() takes the analytic engine instead.
+  CHECK(default_engine(wide) == sim::EngineKind::SimGrid);
+  CHECK(simulate(wide).report.engine == "analytic");
   // The default scenario is well within the limit, and the count is what its plans say.
   const auto def = scenario({});
   const topology::Cluster c2(def.cluster);

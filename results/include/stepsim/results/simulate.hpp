@@ -15,7 +15,8 @@
 namespace stepsim::results {
 
 struct SimulateOptions {
-  std::optional<sim::EngineKind> engine;  // default: simgrid up to 1,024 GPUs, analytic above
+  // default: simgrid up to 1,024 GPUs and kMaxSimGridFlows flows, analytic beyond
+  std::optional<sim::EngineKind> engine;
   bool per_layer = false;
   // Efficiency curves of the scenario's GPU instead of its embedded file (stepsim calibrate).
   std::optional<costmodel::Efficiency> efficiency;
