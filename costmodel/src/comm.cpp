@@ -201,33 +201,36 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
 double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
   constexpr int kHops = topology::Cluster::kMaxHops;
   double total_s = plan.setup_s;
-  std::vector<std::int32_t> hops, sorted;
+  std::vector<std::int32_t> hops;
+  // Flows per link in the current round; entries are reset after each round (touched links only).
+  thread_local std::vector<std::int32_t> load;
+  if (load.size() < static_cast<std::size_t>(cluster.num_links())) load.assign(static_cast<std::size_t>(cluster.num_links()), 0);
   for (const auto& round : plan.rounds) {
     const auto& flows = round.flows;
-    // The links of every flow (kHops slots each, -1 past the route's end), then how many flows
-    // of the round cross each link.
     hops.assign(flows.size() * kHops, -1);
     for (std::size_t i = 0; i < flows.size(); ++i) {
       std::int32_t ids[kHops];
       const int n = cluster.route_links(flows[i].src_gpu, flows[i].dst_gpu, ids);
-      std::copy(ids, ids + n, hops.begin() + static_cast<std::ptrdiff_t>(i * kHops));
+      for (int h = 0; h < n; ++h) {
+        hops[i * kHops + static_cast<std::size_t>(h)] = ids[h];
+        ++load[static_cast<std::size_t>(ids[h])];
+      }
     }
-    sorted = hops;
-    std::sort(sorted.begin(), sorted.end());
     double slowest_s = 0.0;
     for (std::size_t i = 0; i < flows.size(); ++i) {
       double share = std::numeric_limits<double>::infinity(), latency_s = 0.0;
       for (int h = 0; h < kHops; ++h) {
         const std::int32_t id = hops[i * kHops + static_cast<std::size_t>(h)];
         if (id < 0) break;
-        const auto range = std::equal_range(sorted.begin(), sorted.end(), id);
         const auto& link = cluster.link(id);
-        share = std::min(share, link.bw_Bps / static_cast<double>(range.second - range.first));
+        share = std::min(share, link.bw_Bps / static_cast<double>(load[static_cast<std::size_t>(id)]));
         latency_s += link.latency_s;
       }
       if (share == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
       slowest_s = std::max(slowest_s, latency_s + flows[i].bytes / share);
     }
+    for (const auto id : hops)
+      if (id >= 0) load[static_cast<std::size_t>(id)] = 0;
     total_s += static_cast<double>(round.repeat) * slowest_s;
   }
   return total_s;
