@@ -11,6 +11,9 @@ namespace stepsim::scenarios::detail {
 // nlohmann cannot hold (1e400) ScenarioError(origin, "unreadable JSON: number overflow ...").
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
 
+// "an object", "a string", ... for messages about a value of the wrong type.
+const char* json_type_name(const nlohmann::json& j);
+
 // The message of a nlohmann exception without its "[json.exception.x.n] " prefix, after
 // "malformed JSON: " (syntax) or "unreadable JSON: " (other errors).
 std::string json_error_text(const nlohmann::json::exception& e);

@@ -30,15 +30,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
-const char* type_name(const Json& j) {
-  if (j.is_object()) return "an object";
-  if (j.is_array()) return "an array";
-  if (j.is_string()) return "a string";
-  if (j.is_boolean()) return "a boolean";
-  if (j.is_number()) return "a number";
-  if (j.is_null()) return "null";
-  return "a value";
-}
+const char* type_name(const Json& j) { return detail::json_type_name(j); }
 
 // Reads the keys of one JSON object; remembers which were read so that finish() can reject the rest.
 class Reader {
@@ -538,6 +530,16 @@ void set_path(Json& root, const Override& ov) {
 }
 
 }  // namespace
+
+const char* detail::json_type_name(const nlohmann::json& j) {
+  if (j.is_object()) return "an object";
+  if (j.is_array()) return "an array";
+  if (j.is_string()) return "a string";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_null()) return "null";
+  return "a value";
+}
 
 nlohmann::json detail::parse_json_text(const std::string& text, const std::string& origin) {
   try {

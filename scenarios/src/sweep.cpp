@@ -22,15 +22,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-const char* type_name(const Json& j) {
-  if (j.is_object()) return "an object";
-  if (j.is_array()) return "an array";
-  if (j.is_string()) return "a string";
-  if (j.is_boolean()) return "a boolean";
-  if (j.is_number()) return "a number";
-  if (j.is_null()) return "null";
-  return "a value";
-}
+const char* type_name(const Json& j) { return detail::json_type_name(j); }
 
 bool is_positive_integer(const Json& j) { return j.is_number_integer() && j.get<std::int64_t>() >= 1; }
 

@@ -438,21 +438,28 @@ class Builder {
     return send;
   }
 
-  // An op on the compute stream can only run after `a` (compute) and `b` (communication on another
-  // stream) have both finished: the next op depends on both. Returns the op to depend on.
-  std::int32_t join(std::int32_t a, std::int32_t b, std::int64_t stage) {
+  // A zero-time op that waits for `preds` (those >= 0): the op to depend on when several must end.
+  std::int32_t join_op(std::int64_t stage, Stream stream, Phase phase, const char* label, std::initializer_list<std::int32_t> preds,
+                       const std::vector<std::int32_t>& more = {}) {
     Op op;
     op.kind = OpKind::Delay;
-    op.phase = Phase::Other;
-    op.stream = Stream::CpComm;
+    op.phase = phase;
+    op.stream = stream;
     op.device = static_cast<std::int32_t>(stage);
     op.stage = static_cast<std::int32_t>(stage);
-    op.label = "join";
+    op.label = label;
     const auto id = out_.graph.add_op(std::move(op));
-    out_.graph.add_edge(a, id);
-    out_.graph.add_edge(b, id);
+    for (auto p : preds)
+      if (p >= 0) out_.graph.add_edge(p, id);
+    for (auto p : more) out_.graph.add_edge(p, id);
     return id;
   }
+
+  // The next op of a layer group waits for its compute `a` and a collective `b` on another stream.
+  std::int32_t join(std::int32_t a, std::int32_t b, std::int64_t stage) {
+    return join_op(stage, Stream::CpComm, Phase::Other, "join", {a, b});
+  }
+
 
   // The TP/SP collectives of a layer group (all-gathers and reduce-scatters of one size, planned
   // as one ring). Megatron runs them in line with the GEMMs: the group ends after them. With
@@ -600,7 +607,7 @@ class Builder {
       if (dp_active() && !s_.parallel.overlap_grad_reduce)
         for (std::int64_t j = 0; j < v_; ++j)
           for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)]) grad_reduce_op(stage, j, b, last);
-      const auto sync = join_all(stage, grad_ops_[stage], last);
+      const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[stage]);
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
         const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * memory::final_norm_params(s_) +
@@ -623,20 +630,13 @@ class Builder {
     }
     // The gradient-norm all-reduce: a few bytes over every rank, latency only (a double binary
     // tree across nodes and a chain inside them: NCCL tuner, training-step.md section 8).
-    Op norm;
-    norm.kind = OpKind::Delay;
-    norm.phase = Phase::GradReduce;
-    norm.stream = Stream::DpComm;
-    norm.device = 0;
-    norm.stage = 0;
-    norm.label = "grad_norm_ar";
+    const auto norm_op = join_op(0, Stream::DpComm, Phase::GradReduce, "grad_norm_ar", {}, ready);
     if (!s_.cluster.ideal_network && s_.world_size() > 1) {
       const double hops_net = std::ceil(std::log2(d(s_.cluster.nodes)));
-      norm.duration_s = opt_.comm.collective_setup_s + 2.0 * (hops_net * s_.cluster.inter_node.latency_s +
-                                                              d(s_.cluster.gpus_per_node - 1) * s_.cluster.intra_node.latency_s);
+      out_.graph.ops[static_cast<std::size_t>(norm_op)].duration_s =
+          opt_.comm.collective_setup_s +
+          2.0 * (hops_net * s_.cluster.inter_node.latency_s + d(s_.cluster.gpus_per_node - 1) * s_.cluster.intra_node.latency_s);
     }
-    const auto norm_op = out_.graph.add_op(std::move(norm));
-    for (auto r : ready) out_.graph.add_edge(r, norm_op);
     for (std::int64_t stage = 0; stage < p_; ++stage) {
       const double params = memory::stage_params(s_, stage);
       const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
@@ -657,20 +657,7 @@ class Builder {
     }
   }
 
-  // A zero-time op after `last` and every op of `ops` (on the stage's DP stream).
-  std::int32_t join_all(std::int64_t stage, const std::vector<std::int32_t>& ops, std::int32_t last) {
-    Op op;
-    op.kind = OpKind::Delay;
-    op.phase = Phase::GradReduce;
-    op.stream = Stream::DpComm;
-    op.device = static_cast<std::int32_t>(stage);
-    op.stage = static_cast<std::int32_t>(stage);
-    op.label = "grads_ready";
-    const auto id = out_.graph.add_op(std::move(op));
-    if (last >= 0) out_.graph.add_edge(last, id);
-    for (auto o : ops) out_.graph.add_edge(o, id);
-    return id;
-  }
+
 
   const Scenario& s_;
   const topology::Cluster& cl_;
