@@ -54,13 +54,7 @@ TEST_CASE("bad input: exit status 2, one line naming the field, no output file")
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
-    const auto r = run(c.args + " --out " + out);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(c.expect) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_FALSE(std::filesystem::exists(out));
-    CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+    cli::check_user_error(run(c.args + " --out " + out), c.expect, out);
   }
 }
 

@@ -78,4 +78,15 @@ inline std::string empty_dir(const std::string& name) {
   return d;
 }
 
+// A user error: exit status 2, nothing on stdout, one line on stderr containing `expect`, and
+// neither `out` nor a temporary file next to it left behind.
+inline void check_user_error(const Result& r, const std::string& expect, const std::string& out) {
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(expect) != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  const std::filesystem::path target(out);
+  CHECK(files_starting(target.parent_path().string(), target.filename().string()).empty());
+}
+
 }  // namespace cli

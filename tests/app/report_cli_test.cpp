@@ -129,13 +129,7 @@ TEST_CASE("stepsim report: bad input exits 2 with one line naming the problem, n
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
-    const auto r = cli::run(c.args + " --out " + out);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(c.expect) != std::string::npos);
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK_FALSE(std::filesystem::exists(out));
-    CHECK_FALSE(std::filesystem::exists(out + ".tmp"));
+    cli::check_user_error(cli::run(c.args + " --out " + out), c.expect, out);
   }
 }
 
