@@ -73,11 +73,15 @@ void check_simgrid_size(const sim::StepGraph& graph) {
                                         grouped(kMaxSimGridFlows) + "); use --engine analytic");
 }
 
-Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options) {
-  auto engine = options.engine.value_or(default_engine(s));
-  if (engine == sim::EngineKind::SimGrid && s.world_size() > kMaxSimGridGpus)
+void check_simgrid_gpus(const scenarios::Scenario& s) {
+  if (s.world_size() > kMaxSimGridGpus)
     throw ScenarioError("--engine", "the simgrid engine handles up to " + std::to_string(kMaxSimGridGpus) +
                                         " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
+}
+
+Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options) {
+  auto engine = options.engine.value_or(default_engine(s));
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, options.per_layer);
   const topology::Cluster cluster(s.cluster);
   const costmodel::ComputeModel compute(s.cluster.gpu,

@@ -152,8 +152,10 @@ std::string report_table(const StepReport& r) {
                          std::to_string(r.peak_stage) + ")");
   if (r.oom && r.oom_point) {
     const auto& o = *r.oom_point;
-    row("OUT OF MEMORY", "stage " + std::to_string(o.stage) + " (rank " + std::to_string(o.gpu) + " and the " +
-                             std::to_string(o.ranks - 1) + " identical ranks of the stage) at " + fixed(o.time_s, 4) +
+    const std::string ranks = o.ranks > 1 ? "rank " + std::to_string(o.gpu) + " and the other " + std::to_string(o.ranks - 1) +
+                                                " ranks of the stage, all alike"
+                                          : "rank " + std::to_string(o.gpu);
+    row("OUT OF MEMORY", "stage " + std::to_string(o.stage) + " (" + ranks + ") at " + fixed(o.time_s, 4) +
                              " s, " + o.op + ", " + gib(o.bytes_over, 2) + " GiB over; the step is not runnable");
   } else {
     row("out of memory", "no");
@@ -166,8 +168,8 @@ std::string report_table(const StepReport& r) {
   os << "\n" << pad("stage", 7) << pad("compute s", 12) << pad("exposed comm s", 16) << pad("idle s", 10)
      << pad("peak GiB", 11) << "\n";
   for (const auto& st : r.stages)
-    os << pad(std::to_string(st.stage), 7) << pad(fixed(st.compute_s, 4), 12) << pad(fixed(st.exposed_comm_s, 4), 16)
-       << pad(fixed(st.idle_s, 4), 10) << pad(gib(st.peak_memory_bytes, 2), 11) << "\n";
+    os << pad(std::to_string(st.stage), 7) << " " << pad(fixed(st.compute_s, 4), 11) << " " << pad(fixed(st.exposed_comm_s, 4), 15)
+       << " " << pad(fixed(st.idle_s, 4), 9) << " " << pad(gib(st.peak_memory_bytes, 2), 10) << "\n";
   os << "\nFLOPs: Megatron's num_floating_point_operations (model FLOPs, no recomputation, causal attention s/(2h));"
         " MFU against the dense BF16 peak.\n";
   return os.str();

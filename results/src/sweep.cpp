@@ -169,6 +169,7 @@ StepReport Simulator::simulate(const scenarios::Scenario& s, sim::EngineKind eng
   auto& cm = cache_->compute[gpu_key(s.cluster.gpu)];
   if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
   sim::BuildOptions bo;
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, bo.per_layer);
   const auto step = sim::build_step(s, *cl, *cm, bo);
   if (engine == sim::EngineKind::SimGrid) check_simgrid_size(step.graph);

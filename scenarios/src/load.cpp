@@ -418,6 +418,13 @@ void check_sizes(const Scenario& s) {
     throw ScenarioError(most_responsible(act_fields, act_typical),
                         "absurdly large: the activations of one layer and one micro-batch would take " + bytes_text(layer_bytes) +
                             " bytes (limit 2^60)");
+  // fp32 logits of one micro-batch on the last stage: 4 s b (h + v) (the output-layer term).
+  const double logits_bytes = 4.0 * sq * b * (h + vocab);
+  if (!(logits_bytes < kMaxBytes))
+    throw ScenarioError(most_responsible({{"model.vocab", vocab}, {"training.seq_len", sq}, {"training.micro_batch", b}},
+                                         {1048576.0, 131072.0, 64.0}),
+                        "absurdly large: the fp32 logits of one micro-batch would take " + bytes_text(logits_bytes) +
+                            " bytes (limit 2^60)");
   const double param_bytes = 20.0 * layers * (4.0 * h * h + 3.0 * h * f) + 4.0 * vocab * h;
   if (!(param_bytes < kMaxBytes))
     throw ScenarioError(most_responsible({{"model.hidden", std::max(h, f / 4.0)}, {"model.layers", layers}, {"model.vocab", vocab}},

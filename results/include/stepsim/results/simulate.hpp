@@ -53,6 +53,8 @@ double simgrid_flow_count(const sim::StepGraph& graph);
 // Throws ScenarioError("--engine", "... use --engine analytic") when simgrid_flow_count(graph)
 // exceeds kMaxSimGridFlows.
 void check_simgrid_size(const sim::StepGraph& graph);
+// Throws ScenarioError("--engine", ...) when the cluster has more than kMaxSimGridGpus GPUs.
+void check_simgrid_gpus(const scenarios::Scenario& s);
 
 Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options = {});
 
