@@ -172,6 +172,15 @@ class Builder {
     return out;
   }
 
+  // One step of the CP ring as point-to-point pairs: every rank sends to its successor in its CP
+  // group, from its own GPU and NIC (TransformerEngine's P2P ring; not split over NICs).
+  std::vector<std::vector<std::int64_t>> cp_ring_pairs(std::int64_t stage) const {
+    std::vector<std::vector<std::int64_t>> out;
+    for (const auto& g : instances('c', stage))
+      for (std::size_t i = 0; i < g.size(); ++i) out.push_back({g[i], g[(i + 1) % g.size()]});
+    return out;
+  }
+
   std::vector<std::vector<std::int64_t>> pp_pairs(std::int64_t from, std::int64_t to) const {
     std::vector<std::vector<std::int64_t>> out;
     out.push_back({pl_.rank({0, 0, 0, from}), pl_.rank({0, 0, 0, to})});
@@ -198,7 +207,9 @@ class Builder {
     if (it != plan_cache_.end()) return it->second;
     costmodel::CommPlan one;
     if (!s_.cluster.ideal_network) {
-      const auto inst = kind == Collective::SendRecv || group_kind == 'e' ? pp_pairs(stage, to_stage) : instances(group_kind, stage);
+      const auto inst = group_kind == 'r'                                   ? cp_ring_pairs(stage)
+                        : kind == Collective::SendRecv || group_kind == 'e' ? pp_pairs(stage, to_stage)
+                                                                            : instances(group_kind, stage);
       one = costmodel::plan_collective(cl_, kind, inst, bytes, opt_.comm);
     }
     const double one_time = costmodel::isolated_time_s(cl_, one);
@@ -478,12 +489,14 @@ class Builder {
     return join(end, tp, stage);
   }
 
-  // The CP ring of a layer group (`units` forward rings of c - 1 K/V steps per layer) runs
-  // alongside the group's attention; the group ends when both have.
+  // The CP ring of a layer group (`units` forward rings of c - 1 K/V steps per layer, each step a
+  // point-to-point send of one rank's K and V to the next) runs alongside the group's attention;
+  // the group ends when both have.
   std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double units, std::int32_t compute) {
-    const auto pr = plan(Collective::AllGather, 'c', stage, -1, cp_msg_bytes_ * d(c_), units);
-    const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, phase, pr,
-                            cp_msg_bytes_ * d(c_) * units, phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
+    const double steps = units * d(c_ - 1);
+    const auto pr = plan(Collective::SendRecv, 'r', stage, -1, cp_msg_bytes_, steps);
+    const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, phase, pr, cp_msg_bytes_ * steps,
+                            phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
     starts_with(compute, cp);
     return join(compute, cp, stage);
   }
