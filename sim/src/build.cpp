@@ -433,10 +433,11 @@ class Builder {
       prev = end;
     }
     fwd_end_[slot(stage, chunk, mb)] = prev;
-    // TP collectives are synchronous inside the pass: the stage's next pass starts after them.
-    last_compute_[static_cast<std::size_t>(stage)] = prev;
     fwd_send_[slot(stage, chunk, mb)] =
         last_virtual ? prev : pp_send(stage, next_virtual(stage, chunk).first, chunk, mb, Phase::Forward, "pp.send_act", prev);
+    // TP collectives are synchronous inside the pass, and Megatron's pipeline send/receive pairs
+    // block: the stage's next pass starts after both.
+    last_compute_[static_cast<std::size_t>(stage)] = fwd_send_[slot(stage, chunk, mb)];
   }
 
   // The activation (forward) or its gradient (backward) of one micro-batch to a neighbouring stage.
@@ -580,9 +581,9 @@ class Builder {
       prev = end;
       if (last_mb) finish_buckets(stage, chunk, first, count, end);
     }
-    last_compute_[static_cast<std::size_t>(stage)] = prev;
     bwd_send_[slot(stage, chunk, mb)] =
         first_virtual ? prev : pp_send(stage, prev_virtual(stage, chunk).first, chunk, mb, Phase::Backward, "pp.send_grad", prev);
+    last_compute_[static_cast<std::size_t>(stage)] = bwd_send_[slot(stage, chunk, mb)];
   }
 
   // Gradient reduction of one bucket over DP x CP: reduce-scatter with the distributed optimizer,
