@@ -30,20 +30,16 @@ std::string grouped(double v) {
 
 }  // namespace
 
+// Ops per pass: per layer group its compute, with CP a ring op and a join, with TP a collective
+// (and a join when overlapped); per pass a pipeline send. About 300 bytes each once built.
 double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
   const auto& p = s.parallel;
   const auto d = [](std::int64_t v) { return static_cast<double>(v); };
-  double groups = 1;
-  if (per_layer) {
-    std::int64_t per_chunk = s.model.layers / (p.pp * p.vpp);
-    if (p.first_stage_layers || p.last_stage_layers) {
-      const std::int64_t rest = s.model.layers - p.first_stage_layers.value_or(0) - p.last_stage_layers.value_or(0);
-      const std::int64_t stages = p.pp - (p.first_stage_layers ? 1 : 0) - (p.last_stage_layers ? 1 : 0);
-      per_chunk = std::max({p.first_stage_layers.value_or(0), p.last_stage_layers.value_or(0), stages > 0 ? rest / stages : 0});
-    }
-    groups = d(std::max<std::int64_t>(per_chunk, 1));
-  }
-  return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * 2.0 * groups * 4.0;
+  std::int64_t per_chunk = 1;
+  if (per_layer)
+    for (std::int64_t stage = 0; stage < p.pp; ++stage) per_chunk = std::max(per_chunk, scenarios::stage_layers(s, stage) / p.vpp);
+  const double per_group = 1.0 + (p.cp > 1 ? 2.0 : 0.0) + (p.tp > 1 ? (p.tp_comm_overlap ? 2.0 : 1.0) : 0.0);
+  return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * 2.0 * (d(per_chunk) * per_group + 1.0);
 }
 
 void check_graph_size(const scenarios::Scenario& s, bool per_layer) {

@@ -112,10 +112,10 @@ TEST_CASE("stepsim run and memory: bad input exits 2 with one line naming the fi
        "stepsim: error: training.micro_batch: absurdly large: the activations of one layer and one micro-batch would take "},
       {"run --engine analytic --granularity layer --set model.layers=2000 --set training.global_batch=4096 --set parallel.pp=1"
        " --set cluster.nodes=1",
-       "stepsim: error: training.global_batch: the step graph of 4,096 micro-batches would need 65,536,000 ops (limit 50,000,000); "
+       "stepsim: error: training.global_batch: the step graph of 4,096 micro-batches would need 32,776,192 ops (limit 20,000,000); "
        "use fewer micro-batches or --granularity chunk"},
       {"run --engine analytic --set training.global_batch=16777216",
-       "stepsim: error: training.global_batch: the step graph of 4,194,304 micro-batches would need 134,217,728 ops"},
+       "stepsim: error: training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops"},
       {"run --engine simgrid --set model=llama-3.1-8b --set cluster.nodes=128 --set parallel.tp=1 --set parallel.pp=1"
        " --set training.global_batch=1024 --set training.seq_len=4096",
        "stepsim: error: --engine: the simgrid engine would replay "},

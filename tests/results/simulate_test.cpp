@@ -31,14 +31,17 @@ std::string error_of(const scenarios::Scenario& s, const SimulateOptions& o) {
 
 }  // namespace
 
-TEST_CASE("estimated ops: pp * vpp * micro-batches * 2 passes * groups per pass * 4") {
-  const auto def = scenario({});  // pp 4, 256 micro-batches, 80 layers
-  CHECK(estimated_ops(def, false) == 4.0 * 256 * 2 * 1 * 4);
-  CHECK(estimated_ops(def, true) == 4.0 * 256 * 2 * 20 * 4);
+TEST_CASE("estimated ops: pp * vpp * micro-batches * 2 passes * (groups per pass * ops per group + a send)") {
+  const auto def = scenario({});  // pp 4, 256 micro-batches, 80 layers, TP8: compute + TP op per group
+  CHECK(estimated_ops(def, false) == 4.0 * 256 * 2 * (1 * 2 + 1));
+  CHECK(estimated_ops(def, true) == 4.0 * 256 * 2 * (20 * 2 + 1));
   const auto inter = scenario({"parallel.schedule=interleaved", "parallel.vpp=2"});
-  CHECK(estimated_ops(inter, true) == 4.0 * 2 * 256 * 2 * 10 * 4);
+  CHECK(estimated_ops(inter, true) == 4.0 * 2 * 256 * 2 * (10 * 2 + 1));
   const auto uneven = scenario({"parallel.first_stage_layers=18", "parallel.last_stage_layers=18"});  // 22 on the others
-  CHECK(estimated_ops(uneven, true) == 4.0 * 256 * 2 * 22 * 4);
+  CHECK(estimated_ops(uneven, true) == 4.0 * 256 * 2 * (22 * 2 + 1));
+  // CP adds a ring op and a join per group, an overlapped TP collective a join
+  const auto cp = scenario({"parallel.cp=2", "parallel.tp_comm_overlap=true", "parallel.pp=2"});
+  CHECK(estimated_ops(cp, false) == 2.0 * static_cast<double>(cp.micro_batches()) * 2 * (1 * 5 + 1));
   CHECK_NOTHROW(check_graph_size(def, true));
 }
 
@@ -46,15 +49,15 @@ TEST_CASE("a step graph beyond the op limit is refused before it is built") {
   SimulateOptions o;
   o.engine = sim::EngineKind::Analytic;
   o.per_layer = true;
-  // 2,000 layers and 4,096 micro-batches per layer: 65,536,000 ops.
+  // 2,000 layers and 4,096 micro-batches: 4,096 x 2 x (2,000 x 2 + 1) = 32,776,192 ops.
   const auto layers = scenario({"model.layers=2000", "training.global_batch=4096", "parallel.pp=1", "parallel.tp=8",
                                 "cluster.nodes=1"});
   CHECK(error_of(layers, o) ==
-        "training.global_batch: the step graph of 4,096 micro-batches would need 65,536,000 ops (limit 50,000,000); use fewer "
+        "training.global_batch: the step graph of 4,096 micro-batches would need 32,776,192 ops (limit 20,000,000); use fewer "
         "micro-batches or --granularity chunk");
   o.per_layer = false;
   const auto batch = scenario({"training.global_batch=16777216"});
-  CHECK(error_of(batch, o).rfind("training.global_batch: the step graph of 4,194,304 micro-batches would need 134,217,728 ops", 0) == 0);
+  CHECK(error_of(batch, o).rfind("training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops", 0) == 0);
 }
 
 TEST_CASE("the simgrid engine refuses steps with more flows than it replays in reasonable time") {

@@ -34,8 +34,8 @@ inline constexpr std::int64_t kMaxSimGridGpus = 4096;
 
 sim::EngineKind default_engine(const scenarios::Scenario& s);
 
-// Most ops simulate() builds into a step graph (each op takes ~100 bytes plus its edges).
-inline constexpr double kMaxOps = 5e7;
+// Most ops simulate() builds into a step graph (about 300 bytes each with edges and trace: 6 GB).
+inline constexpr double kMaxOps = 2e7;
 // Ops of the step graph of `s`, estimated before building it: pp * vpp * micro-batches * 2 passes
 // * op groups per pass (1, or the layers of the largest chunk with per_layer) * 4 (compute, TP/SP
 // collectives, CP ring, PP send per group, with margin).
