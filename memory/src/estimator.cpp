@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stepsim/scenarios/schedule.hpp"
+
 namespace stepsim::memory {
 
 using scenarios::MlpKind;
@@ -210,12 +212,6 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
 
 }  // namespace
 
-std::int64_t forward_chunk(const Scenario& s, std::int64_t k) {
-  const std::int64_t p = s.parallel.pp, v = s.parallel.vpp;
-  if (v == 1) return 0;
-  return (k % (p * v)) / p;
-}
-
 std::int64_t static_bytes(const Scenario& s, std::int64_t stage) { return static_terms(s, stage).sum(); }
 
 StepsimEstimate stepsim_estimate(const Scenario& s) {
@@ -227,15 +223,28 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     se.stage = stage;
     se.in_flight = in_flight(s, stage);
     const StaticTerms st = static_terms(s, stage);
-    // Activations held at the stage's peak: the in-flight forward passes. Stage 0's passes of
-    // chunk 0 also hold the token ids; which passes are in flight follows the forward order.
-    std::int64_t acts = 0;
-    for (std::int64_t k = 0; k < se.in_flight; ++k) acts += chunk_activation_bytes(s, stage, forward_chunk(s, k));
-    // The last stage holds the logits of every in-flight pass of its last chunk.
-    std::int64_t output = 0;
-    if (stage == p - 1)
-      for (std::int64_t k = 0; k < se.in_flight; ++k)
-        if (forward_chunk(s, k) == s.parallel.vpp - 1) output += output_transient_bytes(s);
+    // Activations (and the last stage's logits) held at the stage's peak: forward passes allocate
+    // their chunk's activations, backward passes free them. With one chunk every pass holds the
+    // same bytes, so the peak is the in-flight count times one pass; with interleaving the chunks
+    // differ (stage 0's chunk 0 also holds the token ids), so the schedule is followed pass by pass.
+    std::int64_t acts = 0, output = 0;
+    const std::int64_t out_bytes = output_transient_bytes(s);
+    const std::int64_t last_chunk = s.parallel.vpp - 1;
+    if (s.parallel.vpp == 1) {
+      acts = se.in_flight * chunk_activation_bytes(s, stage, 0);
+      output = stage == p - 1 ? se.in_flight * out_bytes : 0;
+    } else {
+      std::int64_t held_acts = 0, held_out = 0;
+      for (const auto& pass : scenarios::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
+        const std::int64_t sign = pass.forward ? 1 : -1;
+        held_acts += sign * chunk_activation_bytes(s, stage, pass.chunk);
+        if (stage == p - 1 && pass.chunk == last_chunk) held_out += sign * out_bytes;
+        if (pass.forward && held_acts + held_out > acts + output) {
+          acts = held_acts;
+          output = held_out;
+        }
+      }
+    }
     const std::int64_t recompute = backward_transient_bytes(s);
     const std::int64_t dynamic = acts + output + recompute;
     const std::int64_t frag = fragmentation_bytes(s, dynamic);

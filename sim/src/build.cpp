@@ -8,7 +8,7 @@
 
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
-#include "stepsim/sim/schedule.hpp"
+#include "stepsim/scenarios/schedule.hpp"
 
 namespace stepsim::sim {
 
@@ -74,8 +74,8 @@ class Builder {
     // The passes of all stages, interleaved in "time order" is not needed: dependencies carry the
     // order across stages; each stage's compute stream follows its schedule through chain edges.
     // Passes are emitted round-robin over stages so that op indices roughly follow time.
-    std::vector<std::vector<Pass>> orders;
-    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
+    std::vector<std::vector<scenarios::Pass>> orders;
+    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(scenarios::stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
     // Emit in dependency-respecting order: repeatedly take, on each stage, the next pass whose
     // cross-stage input has been emitted.
     std::vector<std::size_t> next(static_cast<std::size_t>(p_), 0);
@@ -332,7 +332,7 @@ class Builder {
     return stage < p_ - 1 ? std::make_pair(stage + 1, chunk) : std::make_pair(std::int64_t{0}, chunk + 1);
   }
 
-  bool input_ready(std::int64_t stage, const Pass& ps) const {
+  bool input_ready(std::int64_t stage, const scenarios::Pass& ps) const {
     if (ps.forward) {
       if (!has_prev_virtual(stage, ps.chunk)) return true;
       const auto [ps_, pc] = prev_virtual(stage, ps.chunk);
@@ -381,7 +381,7 @@ class Builder {
     return id;
   }
 
-  void emit_pass(std::int64_t stage, const Pass& ps) {
+  void emit_pass(std::int64_t stage, const scenarios::Pass& ps) {
     if (ps.forward)
       emit_forward(stage, ps.chunk, ps.micro_batch);
     else

@@ -11,14 +11,14 @@
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/memory_events.hpp"
-#include "stepsim/sim/schedule.hpp"
+#include "stepsim/scenarios/schedule.hpp"
 
 using namespace stepsim;
 using scenarios::Schedule;
 
 namespace {
 
-std::string passes(const std::vector<sim::Pass>& v, bool chunks) {
+std::string passes(const std::vector<scenarios::Pass>& v, bool chunks) {
   std::string out;
   for (const auto& p : v) {
     if (!out.empty()) out += ' ';
@@ -66,15 +66,15 @@ void set_uniform(sim::StepGraph& g, double tf, double tb, std::int64_t layers_pe
 }  // namespace
 
 TEST_CASE("1F1B order on each stage (p = 4, m = 6), as drawn in schedule.hpp") {
-  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 0), false) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
-  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 1), false) == "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
-  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 3), false) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
-  CHECK(passes(sim::stage_schedule(Schedule::OneFOneB, 4, 2, 1, 0), false) == "F0 F1 B0 B1");
-  CHECK(passes(sim::stage_schedule(Schedule::GPipe, 2, 3, 1, 1), false) == "F0 F1 F2 B0 B1 B2");
+  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 0), false) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
+  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 1), false) == "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
+  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 3), false) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 2, 1, 0), false) == "F0 F1 B0 B1");
+  CHECK(passes(scenarios::stage_schedule(Schedule::GPipe, 2, 3, 1, 1), false) == "F0 F1 F2 B0 B1 B2");
 }
 
 TEST_CASE("interleaved order (p = 2, v = 2, m = 4, stage 0), as drawn in schedule.hpp") {
-  CHECK(passes(sim::stage_schedule(Schedule::Interleaved, 2, 4, 2, 0), true) ==
+  CHECK(passes(scenarios::stage_schedule(Schedule::Interleaved, 2, 4, 2, 0), true) ==
         "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0");
 }
 
@@ -83,7 +83,7 @@ TEST_CASE("every schedule runs each (micro-batch, chunk) forward once, then its 
     const std::int64_t v = sch == Schedule::Interleaved ? 3 : 1;
     for (std::int64_t stage = 0; stage < 4; ++stage) {
       std::set<std::pair<int, int>> fwd, bwd;
-      for (const auto& p : sim::stage_schedule(sch, 4, 8, v, stage)) {
+      for (const auto& p : scenarios::stage_schedule(sch, 4, 8, v, stage)) {
         const auto key = std::make_pair(p.micro_batch, p.chunk);
         if (p.forward) {
           CHECK(fwd.insert(key).second);
@@ -330,4 +330,18 @@ TEST_CASE("overlapped parameter all-gathers: each bucket's gather precedes the f
     if (b.graph.ops[i].label == "dp.param_ag")
       for (auto succ : b.graph.successors(static_cast<std::int32_t>(i)))
         CHECK(tr.ops[static_cast<std::size_t>(succ)].start_s >= tr.ops[i].end_s);
+}
+
+TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form estimate") {
+  for (const auto& v : {"2", "4", "8"}) {
+    auto s = scenario({"parallel.schedule=interleaved", std::string("parallel.vpp=") + v, "training.global_batch=16"});
+    CAPTURE(v);
+    auto b = build(s);
+    const auto tl = sim::memory_timeline(b.graph, sim::run_analytic(b.graph), s.memory.fragmentation_fraction);
+    const auto est = memory::stepsim_estimate(s);
+    for (std::size_t i = 0; i < est.stages.size(); ++i) {
+      CAPTURE(i);
+      CHECK(tl.devices[i].peak_bytes == est.stages[i].total_bytes);
+    }
+  }
 }

@@ -89,8 +89,6 @@ std::int64_t output_transient_bytes(const scenarios::Scenario& s);
 std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
 // Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.
 std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
-// Chunk of a stage's k-th forward pass (interleaved: groups of p micro-batches per chunk).
-std::int64_t forward_chunk(const scenarios::Scenario& s, std::int64_t k);
 // Memory held for the whole step on a rank of `stage` (weights, grads, optimizer, buffers).
 std::int64_t static_bytes(const scenarios::Scenario& s, std::int64_t stage);
 // Fragmentation on top of dynamic memory: dynamic * fragmentation_fraction.

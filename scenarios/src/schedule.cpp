@@ -1,8 +1,8 @@
-#include "stepsim/sim/schedule.hpp"
+#include "stepsim/scenarios/schedule.hpp"
 
 #include <algorithm>
 
-namespace stepsim::sim {
+namespace stepsim::scenarios {
 
 namespace {
 
@@ -18,18 +18,18 @@ Pass interleaved_pass(std::int64_t k, std::int64_t p, std::int64_t v, bool forwa
 
 }  // namespace
 
-std::vector<Pass> stage_schedule(scenarios::Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
+std::vector<Pass> stage_schedule(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
                                  std::int64_t stage) {
   std::vector<Pass> out;
   out.reserve(static_cast<std::size_t>(2 * m * v));
   auto fwd = [&](std::int64_t mb) { out.push_back(Pass{true, static_cast<std::int32_t>(mb), 0}); };
   auto bwd = [&](std::int64_t mb) { out.push_back(Pass{false, static_cast<std::int32_t>(mb), 0}); };
   switch (schedule) {
-    case scenarios::Schedule::GPipe:
+    case Schedule::GPipe:
       for (std::int64_t i = 0; i < m; ++i) fwd(i);
       for (std::int64_t i = 0; i < m; ++i) bwd(i);
       break;
-    case scenarios::Schedule::OneFOneB: {
+    case Schedule::OneFOneB: {
       const std::int64_t warmup = std::min(p - stage - 1, m);
       for (std::int64_t i = 0; i < warmup; ++i) fwd(i);
       for (std::int64_t j = 0; j < m - warmup; ++j) {
@@ -39,7 +39,7 @@ std::vector<Pass> stage_schedule(scenarios::Schedule schedule, std::int64_t p, s
       for (std::int64_t j = m - warmup; j < m; ++j) bwd(j);
       break;
     }
-    case scenarios::Schedule::Interleaved: {
+    case Schedule::Interleaved: {
       const std::int64_t total = m * v;
       const std::int64_t warmup = std::min(2 * (p - stage - 1) + (v - 1) * p, total);
       for (std::int64_t k = 0; k < warmup; ++k) out.push_back(interleaved_pass(k, p, v, true));
@@ -54,4 +54,4 @@ std::vector<Pass> stage_schedule(scenarios::Schedule schedule, std::int64_t p, s
   return out;
 }
 
-}  // namespace stepsim::sim
+}  // namespace stepsim::scenarios

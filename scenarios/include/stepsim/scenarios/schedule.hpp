@@ -1,5 +1,6 @@
 #pragma once
 // Pipeline schedules: the order of forward and backward passes on each stage's compute stream.
+// The step graph (sim/) follows it, and the memory model (memory/) counts what it keeps in flight.
 //
 // p stages, m micro-batches, v model chunks per stage. F3 = forward of micro-batch 3, B3 its
 // backward; with chunks, F3.1 = forward of micro-batch 3 on chunk 1.
@@ -29,7 +30,7 @@
 
 #include "stepsim/scenarios/scenario.hpp"
 
-namespace stepsim::sim {
+namespace stepsim::scenarios {
 
 struct Pass {
   bool forward = true;
@@ -38,7 +39,7 @@ struct Pass {
 };
 
 // Order of passes on stage `stage`: 2 m v passes.
-std::vector<Pass> stage_schedule(scenarios::Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
+std::vector<Pass> stage_schedule(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
                                  std::int64_t stage);
 
-}  // namespace stepsim::sim
+}  // namespace stepsim::scenarios
