@@ -338,7 +338,15 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   p.sequence_parallel = r.boolean("sequence_parallel", true);
   p.distributed_optimizer = r.boolean("distributed_optimizer", true);
   p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
+  // Megatron overlaps the parameter all-gather only with the distributed optimizer and with the
+  // gradient reduce overlapped; unset, the flag follows them; set, it must agree with them.
+  const bool param_gather_given = r.has("overlap_param_gather");
   p.overlap_param_gather = r.boolean("overlap_param_gather", true);
+  if (!param_gather_given) {
+    p.overlap_param_gather = p.distributed_optimizer && p.overlap_grad_reduce;
+  } else if (p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce)) {
+    throw ScenarioError(r.path("overlap_param_gather"), "needs distributed_optimizer and overlap_grad_reduce (Megatron's rule)");
+  }
   p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
   p.rank_order = r.string("rank_order", std::string("tp-cp-dp-pp"));
   r.finish();

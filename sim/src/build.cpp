@@ -123,7 +123,7 @@ class Builder {
     // Collectives per layer and per extra, in units of one collective of S bytes. With SP
     // (training-step.md 1.2, 2): forward 2 all-gathers + 2 reduce-scatters per layer, backward 4 +
     // 2 (the two extra all-gathers re-gather the inputs of the weight gradients), the embedding's
-    // reduce-scatter (backward all-gather), the output layer's all-gather (backward reduce-scatter
+    // reduce-scatter for Llama (backward all-gather), the output layer's all-gather (backward reduce-scatter
     // of its input gradient). Without SP: 2 all-reduces per layer each way, an all-reduce after the
     // embedding, and one of the output layer's input gradient; full recomputation re-runs the
     // forward's collectives.
@@ -131,7 +131,8 @@ class Builder {
     tp_.kind = sp ? Collective::AllGather : Collective::AllReduce;
     tp_.fwd_layer = sp ? 4.0 : 2.0;
     tp_.bwd_layer = (sp ? 6.0 : 2.0) + (s_.training.recompute == Recompute::Full ? tp_.fwd_layer : 0.0);
-    tp_.emb_fwd = 1.0;
+    // GPT adds learned position embeddings after an all-reduce (2 units), then keeps its SP shard.
+    tp_.emb_fwd = sp && costmodel::gpt_family(s_.model) ? 2.0 : 1.0;
     tp_.emb_bwd = sp ? 1.0 : 0.0;
     tp_.out_fwd = sp ? 1.0 : 0.0;
     tp_.out_bwd = 1.0;

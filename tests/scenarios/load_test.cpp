@@ -114,6 +114,18 @@ TEST_CASE("uneven pipelines: first and last stage layers, the rest shared evenly
   for (int i = 0; i < 4; ++i) CHECK(scenarios::stage_layers(even, i) == 8);
 }
 
+TEST_CASE("overlap_param_gather follows the distributed optimizer and overlap_grad_reduce when unset") {
+  auto load = [](std::vector<std::string> sets) {
+    std::vector<Override> ov;
+    for (const auto& x : sets) ov.push_back(scenarios::parse_override(x));
+    return scenarios::load_scenario_text(kBase, ov);
+  };
+  CHECK(load({}).parallel.overlap_param_gather);
+  CHECK_FALSE(load({"parallel.overlap_grad_reduce=false"}).parallel.overlap_param_gather);
+  CHECK_FALSE(load({"parallel.distributed_optimizer=false"}).parallel.overlap_param_gather);
+  CHECK_FALSE(load({"parallel.overlap_param_gather=false"}).parallel.overlap_param_gather);
+}
+
 TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset_names().size() == 7);
   CHECK(scenarios::gpu_preset_names().size() == 6);
@@ -185,6 +197,8 @@ TEST_CASE("bad input: one clear error naming the field") {
            "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 1, "nodes": 1},
            "training": {"seq_len": 67108864, "global_batch": 1048576, "micro_batch": 1048576}})",
        {}, "training.micro_batch", "fp32 logits"},
+      {"", {"parallel.overlap_grad_reduce=false", "parallel.overlap_param_gather=true"}, "parallel.overlap_param_gather",
+       "needs distributed_optimizer and overlap_grad_reduce"},
       {"", {"cluster.inter_node.topology=torus"}, "cluster.inter_node.topology", "unknown value"},
       {"", {"cluster.inter_node.oversubscription=0.5"}, "cluster.inter_node.oversubscription", "at least 1"},
       {"", {"memory.usable_fraction=2"}, "memory.usable_fraction", "absurdly large"},

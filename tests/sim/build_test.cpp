@@ -345,3 +345,20 @@ TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form 
     }
   }
 }
+
+TEST_CASE("with SP, GPT's embedding all-reduces (learned positions), Llama's reduce-scatters") {
+  for (const bool gpt : {false, true}) {
+    auto s = scenario(gpt ? std::vector<std::string>{"model.mlp=gelu", "model.norm=layernorm", "model.kv_heads=32"}
+                          : std::vector<std::string>{});
+    auto b = build(s);
+    const double S = 2.0 * 4096 * 4096;
+    const auto layers = static_cast<double>(s.model.layers / s.parallel.pp);
+    int seen = 0;
+    for (const auto& op : b.graph.ops)
+      if (op.stream == sim::Stream::TpComm && op.label == "tp.ag_rs" && op.phase == sim::Phase::Forward && op.stage == 0) {
+        CHECK(op.bytes == S * (4 * layers + (gpt ? 2 : 1)));
+        ++seen;
+      }
+    CHECK(seen == s.micro_batches());
+  }
+}
