@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "../common/cluster_spec.hpp"
+
 #include <map>
 #include <set>
 
@@ -22,19 +24,7 @@ using stepsim::scenarios::ClusterSpec;
 using stepsim::scenarios::FabricTopology;
 using stepsim::topology::Cluster;
 
-// H100-like: 450 GB/s NVLink per direction, 2 us; NDR NICs 50 GB/s, 4 us; rail-optimized.
-ClusterSpec make_spec(std::int64_t gpus_per_node, std::int64_t nodes, std::int64_t nics) {
-  ClusterSpec s;
-  s.gpus_per_node = gpus_per_node;
-  s.nodes = nodes;
-  s.intra_node.bw_Bps = 450e9;
-  s.intra_node.latency_s = 2e-6;
-  s.inter_node.nics_per_node = nics;
-  s.inter_node.nic_Bps = 50e9;
-  s.inter_node.latency_s = 4e-6;
-  s.inter_node.topology = FabricTopology::RailFatTree;
-  return s;
-}
+using test_support::make_spec;
 
 CommSettings line_rate() {
   CommSettings s;

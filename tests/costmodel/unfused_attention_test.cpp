@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels.hpp"
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -36,15 +37,8 @@ Scenario tiny_llama_unfused() {
   })");
 }
 
-const Kernel& find(const std::vector<Kernel>& ks, const std::string& name) {
-  const auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return k.name == name; });
-  REQUIRE_MESSAGE(it != ks.end(), "no kernel " << name);
-  return *it;
-}
-
-bool has(const std::vector<Kernel>& ks, const std::string& name) {
-  return std::any_of(ks.begin(), ks.end(), [&](const Kernel& k) { return k.name == name; });
-}
+using test_support::find;
+using test_support::has;
 
 std::vector<std::string> names(const std::vector<Kernel>& ks) {
   std::vector<std::string> out;

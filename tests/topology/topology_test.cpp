@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "../common/cluster_spec.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -20,20 +22,7 @@ using stepsim::topology::LinkKind;
 using stepsim::topology::Placement;
 using stepsim::topology::VertexKind;
 
-ClusterSpec make_spec(std::int64_t gpus_per_node, std::int64_t nodes, std::int64_t nics, FabricTopology fabric,
-                      double oversubscription = 1.0) {
-  ClusterSpec s;
-  s.gpus_per_node = gpus_per_node;
-  s.nodes = nodes;
-  s.intra_node.bw_Bps = 450e9;
-  s.intra_node.latency_s = 2e-6;
-  s.inter_node.nics_per_node = nics;
-  s.inter_node.nic_Bps = 50e9;
-  s.inter_node.latency_s = 4e-6;
-  s.inter_node.topology = fabric;
-  s.inter_node.oversubscription = oversubscription;
-  return s;
-}
+using test_support::make_spec;
 
 ParallelSpec make_parallel(std::int64_t tp, std::int64_t cp, std::int64_t dp, std::int64_t pp) {
   ParallelSpec p;
