@@ -1,0 +1,184 @@
+// Golden end-to-end outputs: every case of cases.txt runs the stepsim executable from the source
+// directory and compares its standard output (and the files it writes under @OUT@) with
+// tests/golden/<case>/. JSON and JSON-lines outputs compare structurally, numbers to a relative
+// 1e-9 (so that a refactor that reorders floating-point sums still passes); everything else must
+// match byte for byte. STEPSIM_GOLDEN_UPDATE=1 rewrites the expected files (tests/golden/update.sh).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  std::string name;
+  std::string args;
+};
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<Case> read_cases(const fs::path& file) {
+  std::vector<Case> cases;
+  std::istringstream in(slurp(file));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    const auto bar = line.find('|');
+    REQUIRE_MESSAGE(bar != std::string::npos, "cases.txt line without '|': " << line);
+    cases.push_back({trim(line.substr(0, bar)), trim(line.substr(bar + 1))});
+  }
+  return cases;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
+  return s;
+}
+
+// Runs `stepsim ARGS` in the source directory; returns the exit status and standard output.
+std::pair<int, std::string> run_stepsim(const std::string& args) {
+  const std::string cmd = std::string("cd '") + STEPSIM_SOURCE_DIR + "' && '" + STEPSIM_BINARY_DIR + "/app/stepsim' " + args;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  std::size_t got = 0;
+  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// Structural equality, numbers to a relative tolerance. Returns an empty string or the first difference.
+std::string json_diff(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>();
+    const double y = b.get<double>();
+    if (std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)) + 1e-300) return {};
+    return path + ": expected " + a.dump() + ", got " + b.dump();
+  }
+  if (a.type() != b.type()) return path + ": expected " + a.dump() + ", got " + b.dump();
+  if (a.is_object()) {
+    if (a.size() != b.size()) return path + ": expected keys " + std::to_string(a.size()) + ", got " + std::to_string(b.size());
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      if (!b.contains(it.key())) return path + "." + it.key() + ": missing";
+      if (auto d = json_diff(it.value(), b.at(it.key()), path + "." + it.key()); !d.empty()) return d;
+    }
+    return {};
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return path + ": expected " + std::to_string(a.size()) + " elements, got " + std::to_string(b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (auto d = json_diff(a[i], b[i], path + "[" + std::to_string(i) + "]"); !d.empty()) return d;
+    return {};
+  }
+  return a == b ? std::string{} : path + ": expected " + a.dump() + ", got " + b.dump();
+}
+
+// Parses `text` as one JSON document or as JSON lines; false when it is neither.
+bool parse_json_or_lines(const std::string& text, std::vector<nlohmann::json>& docs) {
+  docs.clear();
+  if (nlohmann::json::accept(text)) {
+    docs.push_back(nlohmann::json::parse(text));
+    return true;
+  }
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (!nlohmann::json::accept(line)) return false;
+    docs.push_back(nlohmann::json::parse(line));
+  }
+  return !docs.empty();
+}
+
+// Empty when `actual` matches `expected`, else a description of the first difference.
+std::string compare_text(const std::string& expected, const std::string& actual) {
+  std::vector<nlohmann::json> e;
+  std::vector<nlohmann::json> a;
+  if (parse_json_or_lines(expected, e) && parse_json_or_lines(actual, a)) {
+    if (e.size() != a.size()) return "expected " + std::to_string(e.size()) + " JSON documents, got " + std::to_string(a.size());
+    for (std::size_t i = 0; i < e.size(); ++i)
+      if (auto d = json_diff(e[i], a[i], "doc" + std::to_string(i)); !d.empty()) return d;
+    return {};
+  }
+  if (expected == actual) return {};
+  std::istringstream es(expected);
+  std::istringstream as(actual);
+  std::string el;
+  std::string al;
+  for (int line = 1;; ++line) {
+    const bool he = static_cast<bool>(std::getline(es, el));
+    const bool ha = static_cast<bool>(std::getline(as, al));
+    if (!he && !ha) return "differs (line endings)";
+    if (!he || !ha || el != al)
+      return "line " + std::to_string(line) + ":\n  expected: " + (he ? el : "<end>") + "\n  got:      " + (ha ? al : "<end>");
+  }
+}
+
+void write_file(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << text;
+}
+
+}  // namespace
+
+TEST_CASE("golden outputs of run, memory, compare, sweep, report and validate") {
+  const fs::path golden = fs::path(STEPSIM_SOURCE_DIR) / "tests" / "golden";
+  const bool update = std::getenv("STEPSIM_GOLDEN_UPDATE") != nullptr;
+  const auto cases = read_cases(golden / "cases.txt");
+  REQUIRE(cases.size() >= 10);
+  const fs::path scratch = fs::temp_directory_path() / ("stepsim_golden_" + std::to_string(::getpid()));
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    const fs::path out_dir = scratch / c.name;
+    fs::remove_all(out_dir);
+    fs::create_directories(out_dir);
+    const auto [status, stdout_text] = run_stepsim(replace_all(c.args, "@OUT@", out_dir.string()));
+    REQUIRE_MESSAGE(status == 0, "stepsim " << c.args << " exited with " << status);
+    std::vector<std::pair<std::string, std::string>> outputs{{"stdout", stdout_text}};
+    for (const auto& e : fs::directory_iterator(out_dir)) outputs.emplace_back(e.path().filename().string(), slurp(e.path()));
+    const fs::path expected_dir = golden / c.name;
+    if (update) {
+      fs::remove_all(expected_dir);
+      for (const auto& [file, text] : outputs) write_file(expected_dir / file, text);
+      continue;
+    }
+    REQUIRE_MESSAGE(fs::is_directory(expected_dir), "no golden files for " << c.name << ": run tests/golden/update.sh");
+    std::size_t expected_files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(expected_dir)) ++expected_files;
+    CHECK(expected_files == outputs.size());
+    for (const auto& [file, text] : outputs) {
+      CAPTURE(file);
+      REQUIRE_MESSAGE(fs::exists(expected_dir / file), "unexpected output file " << file);
+      const auto diff = compare_text(slurp(expected_dir / file), text);
+      CHECK_MESSAGE(diff.empty(), c.name << "/" << file << ": " << diff);
+    }
+  }
+  fs::remove_all(scratch);
+}
