@@ -9,7 +9,7 @@
 
 namespace stepsim::app {
 
-inline constexpr const char* kVersion = "0.1.0";
+inline constexpr const char* kVersion = STEPSIM_VERSION;  // project(VERSION) of CMakeLists.txt
 
 void register_commands(CLI::App& app);
 
