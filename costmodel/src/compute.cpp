@@ -119,7 +119,7 @@ Kernel rope(std::string name, const Dims& x) {
   return memory(std::move(name), 4.0 * x.n * (x.a + x.kv) * x.dh / x.t);
 }
 
-// Causal attention core forward per rank: 2 b s^2 a d_h / (t c) (training-step.md 1.4; each CP
+// Causal attention core forward per rank: 2 b s^2 a d_h / (t c) (docs/training-step.md 1.4; each CP
 // rank does 1/c of the causal work). FlashAttention's partly masked diagonal tiles (+1.6 % at
 // s = 8192) are not added: the count is the model count, the extra work lies in attn_max.
 double attention_forward_flops(const Dims& x) {
@@ -267,7 +267,7 @@ bool gpt_family(const scenarios::ModelSpec& m) {
   return m.mlp == MlpKind::Gelu && m.norm == NormKind::LayerNorm;
 }
 
-// Forward of one layer (training-step.md 1.1, GPT variant 1.3): F1 norm, F3 QKV, F4 RoPE, F5
+// Forward of one layer (docs/training-step.md 1.1, GPT variant 1.3): F1 norm, F3 QKV, F4 RoPE, F5
 // attention, F6 proj, F8 residual, F9 norm, F11 FC1, F12 activation, F13 FC2, F15 residual.
 std::vector<Kernel> layer_forward(const Scenario& s) {
   const Dims x = dims(s);
@@ -288,7 +288,7 @@ std::vector<Kernel> layer_forward(const Scenario& s) {
   return ks;
 }
 
-// Backward of one layer in execution order (training-step.md 1.2): B2 FC2 dgrad, B3 FC2 wgrad,
+// Backward of one layer in execution order (docs/training-step.md 1.2): B2 FC2 dgrad, B3 FC2 wgrad,
 // B4 activation backward, B6 FC1 dgrad, B8 FC1 wgrad, B9 norm backward, B11 proj dgrad / wgrad,
 // B12 attention backward, B13 RoPE backward, B14 QKV dgrad / wgrad, B15 norm backward.
 std::vector<Kernel> layer_backward(const Scenario& s) {
@@ -316,7 +316,7 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   return ks;
 }
 
-// training-step.md section 3: selective re-runs the attention core forward (F5; unfused: scores,
+// docs/training-step.md section 3: selective re-runs the attention core forward (F5; unfused: scores,
 // softmax, dropout, P V and the output copy) before B12; full
 // re-runs F1-F15 before the layer's backward. Not model FLOPs.
 std::vector<Kernel> layer_recompute(const Scenario& s) {
@@ -332,7 +332,7 @@ std::vector<Kernel> layer_recompute(const Scenario& s) {
   return {};
 }
 
-// training-step.md section 2. Lookup of n tokens in the v/t rows of this TP rank: read the ids
+// docs/training-step.md section 2. Lookup of n tokens in the v/t rows of this TP rank: read the ids
 // (8 n bytes, int64) and the rows (2 n h), write [n, h] (2 n h). GPT then (after the TP all-reduce)
 // adds the learned position rows on [n, h] (read 4 n h, write 2 n h) and applies the embedding
 // dropout on the SP shard (read 2 n_sp h, write 2 n_sp h and a 1-byte mask).
@@ -484,7 +484,7 @@ double total_bytes(const std::vector<Kernel>& ks) {
 
 namespace {
 
-// 12 B s L h^2 [ (1 + k/a + s/(attn_div h)) (q/h) + (f/h) g + v/(2 L h) ] (training-step.md 9).
+// 12 B s L h^2 [ (1 + k/a + s/(attn_div h)) (q/h) + (f/h) g + v/(2 L h) ] (docs/training-step.md 9).
 double megatron_formula(const Scenario& s, double attn_div) {
   const double B = d(s.training.global_batch);
   const double seq = d(s.training.seq_len);

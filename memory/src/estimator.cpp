@@ -20,13 +20,13 @@ std::int64_t to_bytes(double x) { return static_cast<std::int64_t>(std::llround(
 double d(std::int64_t x) { return static_cast<double>(x); }
 
 // Megatron's distributed-optimizer bucket: max(40e6, 1e6 * dp) parameters
-// (megatron/core/distributed, default bucket size; training-step.md section 6).
+// (megatron/core/distributed, default bucket size; docs/training-step.md section 6).
 double bucket_params(const Scenario& s) { return std::max(40e6, 1e6 * d(s.parallel.dp * s.parallel.cp)); }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// paper mode (paper-memory-model.md section 4.6):
+// paper mode (docs/memory-model.md section 4.6):
 // M = (6 + 12/(dc)) * {hv/t + (L/p)(2h^2[1 + k/a + 3f/(2h)] + 2h)/t [+ hv/t + h if p = 1]}
 //   + (sbh/(tc)) * [(12 + 4k/a + 8f/h) L + 8p + 4(1 + v/h) [p = 1]]
 PaperEstimate paper_estimate(const Scenario& s) {
@@ -105,7 +105,7 @@ double stage_params(const Scenario& s, std::int64_t stage) {
   return P;
 }
 
-// Stored activations per layer per micro-batch (paper-memory-model.md section 4.1, 4.2):
+// Stored activations per layer per micro-batch (docs/memory-model.md section 4.1, 4.2):
 // parts replicated across TP unless SP: norm inputs and the inputs of QKV and FC1 (4 x 2sbh);
 // parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (8sbf SwiGLU,
 // 4sbf GeLU). Sequence split by c. With FlashAttention there are no s^2 tensors, so selective

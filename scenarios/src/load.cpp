@@ -271,7 +271,7 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
   c.ideal_network = r.boolean("ideal_network", false);
 
   // NVLink: per GPU per direction, the GPU's nvlink figure; ~2 us per NCCL step on NVLink
-  // (NCCL tuner per-step latency 0.6-3.4 us depending on protocol, training-step.md section 8).
+  // (NCCL tuner per-step latency 0.6-3.4 us depending on protocol, docs/training-step.md section 8).
   IntraNodeSpec intra;
   intra.bw_Bps = c.gpu.nvlink_Bps;
   intra.latency_s = 2e-6;
@@ -354,7 +354,7 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
 }
 
 MemorySpec read_memory(const Json* j, const std::string& path) {
-  // Defaults: what the paper's 80 % margin has to cover (paper-memory-model.md section 5): CUDA
+  // Defaults: what the paper's 80 % margin has to cover (docs/memory-model.md section 5): CUDA
   // context ~0.3-0.5 GB, ~0.5 GB of NCCL buffers per active communicator, allocator fragmentation.
   MemorySpec m;
   m.cuda_context_bytes = 0.5 * kGiB;

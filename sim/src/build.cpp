@@ -21,7 +21,7 @@ namespace {
 double d(std::int64_t x) { return static_cast<double>(x); }
 
 // Megatron's gradient bucket size: max(40e6, 1e6 * data-parallel size) parameters
-// (megatron/core/distributed; training-step.md section 6).
+// (megatron/core/distributed; docs/training-step.md section 6).
 double bucket_size_params(const Scenario& s) { return std::max(40e6, 1e6 * d(s.parallel.dp * s.parallel.cp)); }
 
 struct Bucket {
@@ -118,10 +118,10 @@ class Builder {
     emb_bwd_ = cost(cm_, costmodel::embedding_backward(s_));
     out_fwd_ = cost(cm_, costmodel::output_forward(s_));
     out_bwd_ = cost(cm_, costmodel::output_backward(s_));
-    // TP/SP collectives: S = 2 s b h / c bytes each (training-step.md section 1.2).
+    // TP/SP collectives: S = 2 s b h / c bytes each (docs/training-step.md section 1.2).
     tp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden);
     // Collectives per layer and per extra, in units of one collective of S bytes. With SP
-    // (training-step.md 1.2, 2): forward 2 all-gathers + 2 reduce-scatters per layer, backward 4 +
+    // (docs/training-step.md 1.2, 2): forward 2 all-gathers + 2 reduce-scatters per layer, backward 4 +
     // 2 (the two extra all-gathers re-gather the inputs of the weight gradients), the embedding's
     // reduce-scatter for Llama (backward all-gather), the output layer's all-gather (backward reduce-scatter
     // of its input gradient). Without SP: 2 all-reduces per layer each way, an all-reduce after the
@@ -530,7 +530,7 @@ class Builder {
   }
 
   // Vocabulary-parallel cross-entropy: three TP all-reduces of n fp32 values (max, target logit,
-  // sum of exponentials), latency-bound (training-step.md section 2).
+  // sum of exponentials), latency-bound (docs/training-step.md section 2).
   std::int32_t add_cross_entropy(std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t after, Phase phase) {
     const double bytes = 4.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch);
     const auto pr = plan(Collective::AllReduce, 't', stage, -1, bytes, 3.0);
@@ -644,7 +644,7 @@ class Builder {
       ready.front() = op;
     }
     // The gradient-norm all-reduce: a few bytes over every rank, latency only (a double binary
-    // tree across nodes and a chain inside them: NCCL tuner, training-step.md section 8).
+    // tree across nodes and a chain inside them: NCCL tuner, docs/training-step.md section 8).
     const auto norm_op = join_op(0, Stream::DpComm, Phase::GradReduce, "grad_norm_ar", {}, ready);
     if (!s_.cluster.ideal_network && s_.world_size() > 1) {
       const double hops_net = std::ceil(std::log2(d(s_.cluster.nodes)));

@@ -19,7 +19,7 @@ using stepsim::costmodel::KernelKind;
 using stepsim::scenarios::Recompute;
 using stepsim::scenarios::Scenario;
 
-// training-step.md section 10: Llama-3.1-70B, s 8192, b 1, t 8, c 1, p 8, d 16, GBS 1024.
+// docs/training-step.md section 10: Llama-3.1-70B, s 8192, b 1, t 8, c 1, p 8, d 16, GBS 1024.
 Scenario llama70b() {
   return stepsim::scenarios::load_scenario_text(R"({
     "model": "llama-3.1-70b",
@@ -51,7 +51,7 @@ double sum_kind(const std::vector<Kernel>& ks, KernelKind kind) {
 
 }  // namespace
 
-TEST_CASE("llama-3.1-70b forward GEMMs per layer per rank match training-step.md section 10") {
+TEST_CASE("llama-3.1-70b forward GEMMs per layer per rank match docs/training-step.md section 10") {
   const Scenario s = llama70b();
   const auto fwd = stepsim::costmodel::layer_forward(s);
   const Kernel& qkv = find(fwd, "qkv.fprop");

@@ -13,7 +13,7 @@
 //   - n = 1 (or no instance): empty plan, zero time.
 //
 // Multi-node rings (channels): NCCL runs one ring per NIC, each leaving the node through a
-// different NIC, so a node's NICs add up (training-step.md section 8; NVIDIA/nccl issue 601).
+// different NIC, so a node's NICs add up (docs/training-step.md section 8; NVIDIA/nccl issue 601).
 // The plan models this by splitting every inter-node ring transfer A -> B of a round into k
 // sub-flows of 1/k of the bytes, k = min(distinct NICs the group has on A's node, on B's node):
 // sub-flow j goes from the group member owning the j-th of those NICs on A's node (by NIC index,
@@ -23,7 +23,7 @@
 // (all-to-all does not aggregate NICs: nccl-tests issue 267).
 //
 // Protocol efficiency: NCCL moves data below line rate (H100 NVLink ~370 of 450 GB/s, A100
-// NVLink ~230 of 300, NDR ~46-49 of 50, HDR ~24 of 25; training-step.md section 8). A flow's
+// NVLink ~230 of 300, NDR ~46-49 of 50, HDR ~24 of 25; docs/training-step.md section 8). A flow's
 // bytes are divided by the efficiency of its path (intra-node: NVLink, inter-node: network), so
 // both engines, replaying flows on line-rate links, see the same slowdown.
 
@@ -98,7 +98,7 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan);
 double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan);
 
 // Ring steps of a collective over n members: 2(n-1) for AllReduce, n-1 for ReduceScatter,
-// AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; training-step.md 8).
+// AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; docs/training-step.md 8).
 std::int64_t ring_steps(Collective kind, std::int64_t n);
 
 // Closed-form alpha-beta ring time: steps * (latency_s + (S/n) / bw_Bps); SendRecv:

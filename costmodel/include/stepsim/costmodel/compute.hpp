@@ -6,7 +6,7 @@
 // The efficiency curves have a few parameters per GPU type, read from data files in
 // costmodel/data/efficiency/ (fitted by `stepsim calibrate`), never constants in code.
 //
-// Shapes and byte counts follow shared/reference/training-step.md (sections 1-3, 6). Notation:
+// Shapes and byte counts follow docs/training-step.md (sections 1-3, 6). Notation:
 // s sequence, b micro-batch, h hidden, a heads, k KV heads, d_h = h/a, f FFN hidden, t TP, c CP,
 // n = s b / c tokens per rank in the TP region, n_sp = n / t in the SP region (n_sp = n without
 // sequence parallelism), v the padded vocabulary (multiple of 128 t).
@@ -111,7 +111,7 @@ double total_model_flops(const std::vector<Kernel>& ks);
 double total_bytes(const std::vector<Kernel>& ks);
 
 // Megatron's model FLOPs of one step (megatron/training/training.py num_floating_point_operations,
-// causal attention term s/(2h); training-step.md section 9), with the padded vocabulary as Megatron
+// causal attention term s/(2h); docs/training-step.md section 9), with the padded vocabulary as Megatron
 // uses it (args.padded_vocab_size):
 // F = 12 B s L h^2 [ (1 + k/a + s/(2h)) (q/h) + (f/h) g + v/(2 L h) ], g = 3/2 for SwiGLU, else 1.
 double megatron_model_flops(const scenarios::Scenario& s);
