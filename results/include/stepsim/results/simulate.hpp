@@ -40,7 +40,7 @@ inline constexpr double kMaxOps = 2e7;
 // * op groups per pass (1, or the layers of the largest chunk with per_layer) * 4 (compute, TP/SP
 // collectives, CP ring, PP send per group, with margin).
 double estimated_ops(const scenarios::Scenario& s, bool per_layer);
-// Throws ScenarioError("training.global_batch", "... would need N ops (limit 50,000,000) ...")
+// Throws ScenarioError("training.global_batch", "... would need N ops (limit 20,000,000) ...")
 // when estimated_ops(s, per_layer) exceeds kMaxOps.
 void check_graph_size(const scenarios::Scenario& s, bool per_layer);
 
