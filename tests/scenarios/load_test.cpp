@@ -312,3 +312,21 @@ TEST_CASE("input files: a directory, a device or more than 64 MiB is an error na
   CHECK(scenarios::load_scenario_file(ok).world_size() == 128);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("deeply nested JSON is refused while parsing, naming the input") {
+  const auto nested = [](int n) { return std::string(static_cast<std::size_t>(n), '[') + std::string(static_cast<std::size_t>(n), ']'); };
+  // 100,000 levels inside the cluster object overflowed the stack when the loader copied it.
+  const std::string deep = R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 1, "x": )" + nested(100000) +
+                           R"(}, "training": {"seq_len": 4096, "global_batch": 8}})";
+  CHECK(error_of(deep) == "scenario.json: JSON nested deeper than 64 levels");
+  // A document at the limit parses; the unknown key is the error then.
+  const std::string at_limit = R"({"model": "llama-3.1-8b", "x": )" + nested(62) + "}";
+  CHECK(error_of(at_limit).find("nested deeper") == std::string::npos);
+}
+
+TEST_CASE("layout sizes beyond the world size are errors before any product overflows") {
+  CHECK(err({"parallel.cp=65536", "training.seq_len=131072"}) ==
+        "parallel.cp: cp=65536 exceeds the world size 4");
+  CHECK(err({"parallel.dp=4194304"}) == "parallel.dp: dp=4194304 exceeds the world size 4");
+  CHECK(err({"parallel.cp=3"}).find("training.seq_len") == 0);
+}
