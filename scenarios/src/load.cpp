@@ -565,17 +565,47 @@ const char* detail::json_type_name(const nlohmann::json& j) {
 }
 
 nlohmann::json detail::parse_json_text(const std::string& text, const std::string& origin) {
-  // Deeper documents are refused while parsing, before anything recursive (copies, dump) sees them.
-  const auto bound_depth = [&origin](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth)
-      throw ScenarioError(origin, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  using Event = nlohmann::json::parse_event_t;
+  // Paths of the containers being parsed ("", "cluster", "axes.parallel.tp") with the keys seen in
+  // each object, so that a duplicate key or an unreadable number can name its field. Deeper
+  // documents are refused while parsing, before anything recursive (copies, dump) sees them.
+  struct Level {
+    std::string path;
+    std::set<std::string> keys;
+  };
+  std::vector<Level> open;
+  std::string last_path;  // the path of the value being parsed
+  const auto track = [&](int depth, Event event, nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (depth >= kMaxJsonDepth) throw ScenarioError(origin, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        open.push_back({open.empty() ? std::string{} : last_path, {}});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!open.empty()) open.pop_back();
+        last_path = open.empty() ? std::string{} : open.back().path;
+        break;
+      case Event::key: {
+        const std::string key = parsed.get<std::string>();
+        last_path = open.back().path.empty() ? key : open.back().path + "." + key;
+        if (!open.back().keys.insert(key).second) throw ScenarioError(last_path, "duplicate JSON key (" + origin + ")");
+        break;
+      }
+      case Event::value:
+        break;
+    }
     return true;
   };
   try {
-    return nlohmann::json::parse(text, bound_depth);
+    return nlohmann::json::parse(text, track);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number nlohmann cannot hold (1e400): name its field when it has one.
+    if (last_path.empty()) throw ScenarioError(origin, json_error_text(e));
+    throw ScenarioError(last_path, json_error_text(e) + " (" + origin + ")");
   } catch (const nlohmann::json::exception& e) {
-    // parse_error (syntax) or out_of_range (a number beyond double, 1e400).
+    // parse_error (syntax).
     throw ScenarioError(origin, json_error_text(e));
   }
 }

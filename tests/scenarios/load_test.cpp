@@ -228,7 +228,8 @@ TEST_CASE("numbers beyond double are errors naming the file or the field, not in
   std::string text = kBase;
   text.replace(text.find("8192"), 4, "1e400");
   const auto in_file = error_of(text);
-  CHECK(in_file.rfind("scenario.json: unreadable JSON: number overflow", 0) == 0);
+  CHECK(in_file.rfind("training.seq_len: unreadable JSON: number overflow", 0) == 0);
+  CHECK(in_file.find("(scenario.json)") != std::string::npos);
   CHECK(in_file.find("1e400") != std::string::npos);
   CHECK(err({"training.seq_len=1e400"}) == "training.seq_len: the value 1e400 is out of range (--set)");
   CHECK(err({"cluster.gpu={\"preset\": \"h100-sxm-80gb\", \"hbm_TBps\": -1e999}"}).rfind("cluster.gpu: the value", 0) == 0);
@@ -329,4 +330,12 @@ TEST_CASE("layout sizes beyond the world size are errors before any product over
         "parallel.cp: cp=65536 exceeds the world size 4");
   CHECK(err({"parallel.dp=4194304"}) == "parallel.dp: dp=4194304 exceeds the world size 4");
   CHECK(err({"parallel.cp=3"}).find("training.seq_len") == 0);
+}
+
+TEST_CASE("a duplicate JSON key is refused, naming the key") {
+  CHECK(error_of(R"({"model": "llama-3.1-8b", "model": "llama-3.1-70b"})") == "model: duplicate JSON key (scenario.json)");
+  CHECK(error_of(R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 1, "nodes": 2}})") ==
+        "cluster.nodes: duplicate JSON key (scenario.json)");
+  // The same key in two different objects is no duplicate.
+  CHECK(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "cluster": {"preset": "dgx-h100"}})").find("duplicate") == std::string::npos);
 }
