@@ -7,7 +7,10 @@
 
 namespace stepsim::scenarios::detail {
 
-// Parses `text`; a syntax error becomes ScenarioError(origin, "malformed JSON: ..."), a number
+// Deepest nesting of objects and arrays accepted in an input document (a scenario needs 4).
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses `text`; a document nested deeper than kMaxJsonDepth, a syntax error becomes ScenarioError(origin, "malformed JSON: ..."), a number
 // nlohmann cannot hold (1e400) ScenarioError(origin, "unreadable JSON: number overflow ...").
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
 

@@ -480,15 +480,23 @@ void check(Scenario& s, bool dp_given) {
     throw ScenarioError("parallel.vpp", "layers (" + str(m.layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp));
   if (p.schedule == Schedule::Interleaved && p.pp < 2)
     throw ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
-  if (p.cp > 1 && t.seq_len % (2 * p.cp) != 0)
+  if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
     throw ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
   const std::int64_t world = s.world_size();
-  const std::int64_t model_parallel = p.tp * p.cp * p.pp;
+  // Each size must fit the world before any product of them is formed (no overflow below).
+  for (const auto& [field, size] : {std::pair<const char*, std::int64_t>{"parallel.tp", p.tp}, {"parallel.cp", p.cp}, {"parallel.pp", p.pp}})
+    if (size > world)
+      throw ScenarioError(field, std::string(field).substr(9) + "=" + str(size) + " exceeds the world size " + str(world));
+  std::int64_t model_parallel = 0;
+  if (__builtin_mul_overflow(p.tp, p.cp, &model_parallel) || __builtin_mul_overflow(model_parallel, p.pp, &model_parallel) ||
+      model_parallel > world)
+    throw ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is smaller than tp*cp*pp");
   if (world % model_parallel != 0)
     throw ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is not divisible by tp*cp*pp = " + str(model_parallel));
   if (dp_given) {
-    if (p.tp * p.cp * p.pp * p.dp != world)
-      throw ScenarioError("parallel.dp", "tp*cp*pp*dp = " + str(p.tp * p.cp * p.pp * p.dp) + " does not equal the world size " + str(world));
+    if (p.dp > world) throw ScenarioError("parallel.dp", "dp=" + str(p.dp) + " exceeds the world size " + str(world));
+    if (model_parallel * p.dp != world)
+      throw ScenarioError("parallel.dp", "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " does not equal the world size " + str(world));
   } else {
     p.dp = world / model_parallel;
   }
@@ -557,10 +565,47 @@ const char* detail::json_type_name(const nlohmann::json& j) {
 }
 
 nlohmann::json detail::parse_json_text(const std::string& text, const std::string& origin) {
+  using Event = nlohmann::json::parse_event_t;
+  // Paths of the containers being parsed ("", "cluster", "axes.parallel.tp") with the keys seen in
+  // each object, so that a duplicate key or an unreadable number can name its field. Deeper
+  // documents are refused while parsing, before anything recursive (copies, dump) sees them.
+  struct Level {
+    std::string path;
+    std::set<std::string> keys;
+  };
+  std::vector<Level> open;
+  std::string last_path;  // the path of the value being parsed
+  const auto track = [&](int depth, Event event, nlohmann::json& parsed) {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (depth >= kMaxJsonDepth) throw ScenarioError(origin, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        open.push_back({open.empty() ? std::string{} : last_path, {}});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!open.empty()) open.pop_back();
+        last_path = open.empty() ? std::string{} : open.back().path;
+        break;
+      case Event::key: {
+        const std::string key = parsed.get<std::string>();
+        last_path = open.back().path.empty() ? key : open.back().path + "." + key;
+        if (!open.back().keys.insert(key).second) throw ScenarioError(last_path, "duplicate JSON key (" + origin + ")");
+        break;
+      }
+      case Event::value:
+        break;
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, track);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number nlohmann cannot hold (1e400): name its field when it has one.
+    if (last_path.empty()) throw ScenarioError(origin, json_error_text(e));
+    throw ScenarioError(last_path, json_error_text(e) + " (" + origin + ")");
   } catch (const nlohmann::json::exception& e) {
-    // parse_error (syntax) or out_of_range (a number beyond double, 1e400).
+    // parse_error (syntax).
     throw ScenarioError(origin, json_error_text(e));
   }
 }

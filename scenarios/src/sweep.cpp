@@ -351,9 +351,11 @@ class Enumerator {
     }
     std::size_t ai = 0;
     const SweepAxis* axis = find_axis(names[k], ai);
+    // The product of the sizes chosen so far; one that overflows cannot divide the world size.
     std::int64_t used = 1;
-    for (std::size_t i = 0; i < k; ++i) used *= lay[i];
-    const std::int64_t rest = world > 0 && world % used == 0 ? world / used : 0;
+    bool overflow = false;
+    for (std::size_t i = 0; i < k && !overflow; ++i) overflow = __builtin_mul_overflow(used, lay[i], &used);
+    const std::int64_t rest = !overflow && world > 0 && world % used == 0 ? world / used : 0;
     std::vector<std::int64_t> values;
     bool write = axis != nullptr;
     if (axis == nullptr) {
@@ -401,7 +403,7 @@ class Enumerator {
   bool allowed(std::int64_t gpn, const std::vector<std::int64_t>& lay) const {
     const auto& c = spec_.constraints;
     const std::int64_t tp = lay[0], cp = lay[1], pp = lay[2], dp = lay[3];
-    if (c.tp_cp_within_node && gpn > 0 && tp * cp > gpn) return false;
+    if (c.tp_cp_within_node && gpn > 0 && (tp > gpn || cp > gpn || tp * cp > gpn)) return false;
     if (c.max_tp && tp > *c.max_tp) return false;
     if (c.max_cp && cp > *c.max_cp) return false;
     if (c.max_pp && pp > *c.max_pp) return false;

@@ -228,7 +228,8 @@ TEST_CASE("numbers beyond double are errors naming the file or the field, not in
   std::string text = kBase;
   text.replace(text.find("8192"), 4, "1e400");
   const auto in_file = error_of(text);
-  CHECK(in_file.rfind("scenario.json: unreadable JSON: number overflow", 0) == 0);
+  CHECK(in_file.rfind("training.seq_len: unreadable JSON: number overflow", 0) == 0);
+  CHECK(in_file.find("(scenario.json)") != std::string::npos);
   CHECK(in_file.find("1e400") != std::string::npos);
   CHECK(err({"training.seq_len=1e400"}) == "training.seq_len: the value 1e400 is out of range (--set)");
   CHECK(err({"cluster.gpu={\"preset\": \"h100-sxm-80gb\", \"hbm_TBps\": -1e999}"}).rfind("cluster.gpu: the value", 0) == 0);
@@ -311,4 +312,30 @@ TEST_CASE("input files: a directory, a device or more than 64 MiB is an error na
   std::ofstream(ok, std::ios::binary) << scenarios::default_scenario_text();
   CHECK(scenarios::load_scenario_file(ok).world_size() == 128);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("deeply nested JSON is refused while parsing, naming the input") {
+  const auto nested = [](int n) { return std::string(static_cast<std::size_t>(n), '[') + std::string(static_cast<std::size_t>(n), ']'); };
+  // 100,000 levels inside the cluster object overflowed the stack when the loader copied it.
+  const std::string deep = R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 1, "x": )" + nested(100000) +
+                           R"(}, "training": {"seq_len": 4096, "global_batch": 8}})";
+  CHECK(error_of(deep) == "scenario.json: JSON nested deeper than 64 levels");
+  // A document at the limit parses; the unknown key is the error then.
+  const std::string at_limit = R"({"model": "llama-3.1-8b", "x": )" + nested(62) + "}";
+  CHECK(error_of(at_limit).find("nested deeper") == std::string::npos);
+}
+
+TEST_CASE("layout sizes beyond the world size are errors before any product overflows") {
+  CHECK(err({"parallel.cp=65536", "training.seq_len=131072"}) ==
+        "parallel.cp: cp=65536 exceeds the world size 4");
+  CHECK(err({"parallel.dp=4194304"}) == "parallel.dp: dp=4194304 exceeds the world size 4");
+  CHECK(err({"parallel.cp=3"}).find("training.seq_len") == 0);
+}
+
+TEST_CASE("a duplicate JSON key is refused, naming the key") {
+  CHECK(error_of(R"({"model": "llama-3.1-8b", "model": "llama-3.1-70b"})") == "model: duplicate JSON key (scenario.json)");
+  CHECK(error_of(R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 1, "nodes": 2}})") ==
+        "cluster.nodes: duplicate JSON key (scenario.json)");
+  // The same key in two different objects is no duplicate.
+  CHECK(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "cluster": {"preset": "dgx-h100"}})").find("duplicate") == std::string::npos);
 }

@@ -1,0 +1,54 @@
+#include "harness.hpp"
+
+#include <sstream>
+#include <vector>
+
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/scenarios/sweep.hpp"
+
+namespace stepsim::fuzz {
+
+namespace {
+
+// Larger enumerations are the sweep's own business (bounded by its candidate limit), not the parser's.
+constexpr double kMaxFuzzCombinations = 2000;
+
+}  // namespace
+
+void scenario_text(const std::string& text) {
+  try {
+    (void)scenarios::load_scenario_text(text, {}, "<fuzz>");
+  } catch (const ScenarioError&) {
+  }
+}
+
+void sweep_text(const std::string& text) {
+  try {
+    const auto spec = scenarios::parse_sweep_text(text, "<fuzz>");
+    double combinations = 1;
+    for (const auto& axis : spec.axes) combinations *= axis.automatic ? 8.0 : static_cast<double>(axis.values_json.size());
+    if (combinations <= kMaxFuzzCombinations) (void)scenarios::enumerate(spec);
+  } catch (const ScenarioError&) {
+  }
+}
+
+void set_lines(const std::string& text) {
+  try {
+    std::vector<scenarios::Override> overrides;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) overrides.push_back(scenarios::parse_override(line));
+    (void)scenarios::load_scenario_text(scenarios::default_scenario_text(), overrides, "<fuzz>");
+  } catch (const ScenarioError&) {
+  }
+}
+
+Harness harness_named(const std::string& name) {
+  if (name == "scenario") return &scenario_text;
+  if (name == "sweep") return &sweep_text;
+  if (name == "set") return &set_lines;
+  return nullptr;
+}
+
+}  // namespace stepsim::fuzz
