@@ -185,7 +185,7 @@ class Builder {
   std::vector<std::vector<std::int64_t>> pp_pairs(std::int64_t from, std::int64_t to) const {
     std::vector<std::vector<std::int64_t>> out;
     out.push_back({pl_.rank({0, 0, 0, from}), pl_.rank({0, 0, 0, to})});
-    const bool local = cl_.node_of(out[0][0]) == cl_.node_of(out[0][1]);
+    const bool local = cl_.nvlink_domain_of(out[0][0]) == cl_.nvlink_domain_of(out[0][1]);
     if (!opt_.symmetric_instances || local) return out;
     for (std::int64_t dp = 0; dp < dp_; ++dp)
       for (std::int64_t cp = 0; cp < c_; ++cp)

@@ -21,12 +21,9 @@ Trace run_analytic(const StepGraph& graph) {
   Trace trace;
   trace.engine = EngineKind::Analytic;
   trace.ops.resize(n);
-  std::vector<double> duration_s(n);
-  for (std::size_t i = 0; i < n; ++i) duration_s[i] = graph.ops[i].duration_s;
-
   StreamScheduler scheduler(graph);
   auto start = [&](std::int32_t op, double now_s) {
-    const double end_s = now_s + duration_s[static_cast<std::size_t>(op)];
+    const double end_s = now_s + scheduler.duration_s(op);
     trace.ops[static_cast<std::size_t>(op)] = {now_s, end_s};
     scheduler.schedule({end_s, 0, op, -1});
   };

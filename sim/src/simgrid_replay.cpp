@@ -81,7 +81,7 @@ class Replay {
         start_round(op, now_s);
       }
     } else {
-      scheduler_.schedule({now_s + o.duration_s, kOpEnd, op, -1});
+      scheduler_.schedule({now_s + scheduler_.duration_s(op), kOpEnd, op, -1});
     }
   }
 

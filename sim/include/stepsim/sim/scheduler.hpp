@@ -64,7 +64,9 @@ class StreamScheduler {
   [[nodiscard]] bool has_events() const { return !events_.empty(); }
   // Time of the earliest event; only when has_events().
   [[nodiscard]] double next_event_s() const { return events_.front().time_s; }
-  [[nodiscard]] std::size_t num_ops() const { return waiting_.size(); }
+  [[nodiscard]] std::size_t num_ops() const { return ops_.size(); }
+  // The op's duration_s (what compute and delay ops last), from the scheduler's compact copy.
+  [[nodiscard]] double duration_s(std::int32_t op) const { return ops_[static_cast<std::size_t>(op)].duration_s; }
   [[nodiscard]] std::size_t completed() const { return completed_; }
 
  private:
@@ -84,8 +86,12 @@ class StreamScheduler {
 
   // Compact copies of what the replay touches per op: the graph's per-op vectors and Op records
   // are scattered in memory, and a replay that chases them is bound by cache misses.
-  std::vector<std::uint32_t> stream_of_;     // device * kNumStreams + stream
-  std::vector<std::int32_t> waiting_;        // unfinished predecessors
+  struct OpState {
+    double duration_s;
+    std::uint32_t stream;    // device * kNumStreams + stream
+    std::int32_t waiting;    // unfinished predecessors
+  };
+  std::vector<OpState> ops_;
   std::vector<std::size_t> succ_begin_;      // successors of op i: succ_[succ_begin_[i] .. succ_begin_[i + 1])
   std::vector<std::int32_t> succ_;
   std::size_t completed_ = 0;
@@ -98,10 +104,43 @@ class StreamScheduler {
   std::vector<SchedulerEvent> events_;             // min-heap by Later
 };
 
+// The hot paths of both engines, inline.
+inline void StreamScheduler::schedule(const SchedulerEvent& e) {
+  events_.push_back(e);
+  std::push_heap(events_.begin(), events_.end(), Later{});
+}
+
+inline void StreamScheduler::complete(std::int32_t op) {
+  const auto i = static_cast<std::size_t>(op);
+  ++completed_;
+  const std::uint32_t s = ops_[i].stream;
+  busy_[s] = 0;
+  touch(s);
+  for (std::size_t k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) {
+    const std::int32_t next = succ_[k];
+    if (--ops_[static_cast<std::size_t>(next)].waiting == 0) make_ready(next);
+  }
+}
+
+inline void StreamScheduler::make_ready(std::int32_t op) {
+  const std::uint32_t s = ops_[static_cast<std::size_t>(op)].stream;
+  auto& q = ready_[s];
+  q.push_back(op);
+  std::push_heap(q.begin(), q.end(), std::greater<std::int32_t>{});
+  touch(s);
+}
+
+inline void StreamScheduler::touch(std::uint32_t stream) {
+  if (!touched_[stream]) {
+    touched_[stream] = 1;
+    touched_list_.push_back(stream);
+  }
+}
+
 template <typename Start>
 void StreamScheduler::begin(Start&& start) {
-  for (std::size_t i = 0; i < waiting_.size(); ++i)
-    if (waiting_[i] == 0) make_ready(static_cast<std::int32_t>(i));
+  for (std::size_t i = 0; i < ops_.size(); ++i)
+    if (ops_[i].waiting == 0) make_ready(static_cast<std::int32_t>(i));
   start_ready(0.0, start);
 }
 
