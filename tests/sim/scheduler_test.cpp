@@ -10,6 +10,7 @@
 #include "stepsim/topology/cluster.hpp"
 
 #include "../common/cluster_spec.hpp"
+#include "random_graph.hpp"
 
 namespace sim = stepsim::sim;
 namespace topology = stepsim::topology;
@@ -86,32 +87,9 @@ TEST_CASE("scheduler: events of one instant are handled by kind, then op, then i
 
 TEST_CASE("engines: both start ops in the stream scheduler's order on an ideal network") {
   // Communication ops carry an empty plan whose setup equals their duration (an ideal network:
-  // no flow), so both engines must reproduce the scheduler's replay exactly. Durations are
-  // multiples of 1/8 (exact sums) and often equal, so that many ops become ready at one instant.
+  // no flow), so both engines must reproduce the scheduler's replay exactly.
   const topology::Cluster cluster(test_support::make_spec(2, 1, 1));
-  sim::StepGraph g;
-  g.devices.resize(4);
-  std::uint64_t state = 777;
-  auto next = [&state]() {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::uint32_t>(state >> 33);
-  };
-  for (int i = 0; i < 600; ++i) {
-    const auto device = static_cast<std::int32_t>(next() % 4);
-    const auto stream = static_cast<sim::Stream>(next() % sim::kNumStreams);
-    const double d = static_cast<double>(next() % 3) / 8.0;
-    if (next() % 3 == 0) {
-      g.plans.push_back(sim::CommPlan{d, {}});
-      sim::Op op = op_on(device, stream, d, sim::OpKind::Collective);
-      op.collective = sim::Collective::AllReduce;
-      op.plan = static_cast<std::int32_t>(g.plans.size() - 1);
-      g.add_op(op);
-    } else {
-      g.add_op(op_on(device, stream, d));
-    }
-    const int num_preds = static_cast<int>(next() % 3);
-    for (int k = 0; k < num_preds && i > 0; ++k) g.add_edge(static_cast<std::int32_t>(next() % static_cast<std::uint32_t>(i)), i);
-  }
+  const sim::StepGraph g = test_support::random_delay_graph(777, 4, 600, 3, 3);
   const auto starts = reference_starts(g);
   REQUIRE(starts.size() == g.ops.size());
   const sim::Trace analytic = sim::run_analytic(g);
