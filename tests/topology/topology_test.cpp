@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <set>
 #include <string>
 
@@ -402,4 +404,45 @@ TEST_CASE("NVLink domain: bad sizes name the field") {
   check_scenario_error([&] { Cluster{spec}; }, "cluster.nvlink_domain_gpus", "does not divide");
   spec.nvlink_domain_gpus = 0;
   CHECK(Cluster(spec).nvlink_domain_gpus() == 2);
+}
+
+namespace {
+
+// Counts allocations made while `counting` is set (global operator new of this test binary).
+thread_local bool counting = false;
+thread_local long allocations = 0;
+
+}  // namespace
+
+[[gnu::noinline]] void* operator new(std::size_t size) {
+  if (counting) ++allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+TEST_CASE("route helpers do not allocate, whatever the route's length") {
+  for (const auto fabric : {FabricTopology::RailFatTree, FabricTopology::FatTree, FabricTopology::SingleSwitch}) {
+    const Cluster c(make_spec(8, 40, 8, fabric, 2.0));
+    double latency_s = 0;
+    std::int64_t hops = 0;
+    counting = true;
+    allocations = 0;
+    for (std::int64_t dst = 0; dst < c.num_gpus(); ++dst) {
+      latency_s += c.route_cost(3, dst).latency_s;
+      c.visit_route(3, dst, [&](std::int32_t) { ++hops; });
+    }
+    counting = false;
+    CHECK(allocations == 0);
+    CHECK(hops > 0);
+    CHECK(latency_s > 0);
+  }
+  // The counter sees allocations: route() lists its links in a vector.
+  const Cluster c(make_spec(8, 2, 8));
+  counting = true;
+  allocations = 0;
+  CHECK(c.route(0, 8).links.size() == 4);
+  counting = false;
+  CHECK(allocations > 0);
 }
