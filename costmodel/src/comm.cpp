@@ -34,25 +34,25 @@ void check_settings(const CommSettings& s) {
 // Bytes on the wire for `bytes` of payload between two GPUs: payload / efficiency of the path.
 double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::int64_t src, std::int64_t dst,
                   double bytes) {
-  const bool same_node = cluster.node_of(src) == cluster.node_of(dst);
-  return bytes / (same_node ? s.nvlink_efficiency : s.network_efficiency);
+  const bool nvlink = cluster.nvlink_domain_of(src) == cluster.nvlink_domain_of(dst);
+  return bytes / (nvlink ? s.nvlink_efficiency : s.network_efficiency);
 }
 
-// For each node a group touches: the group's exit GPUs, one per distinct NIC, ordered by NIC
-// index (the first member in ring order that uses the NIC).
-std::map<std::int32_t, std::vector<std::int64_t>> exits_by_node(const topology::Cluster& cluster,
-                                                                const std::vector<std::int64_t>& members) {
-  std::map<std::int32_t, std::vector<std::pair<std::int32_t, std::int64_t>>> by_nic;
+// For each NVLink domain a group touches: the group's exit GPUs, one per distinct NIC, ordered by
+// NIC index (the first member in ring order that uses the NIC).
+std::map<std::int32_t, std::vector<std::int64_t>> exits_by_domain(const topology::Cluster& cluster,
+                                                                  const std::vector<std::int64_t>& members) {
+  std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_nic;
   for (std::int64_t gpu : members) {
-    auto& nics = by_nic[cluster.node_of(gpu)];
-    const std::int32_t nic = cluster.nic_of(gpu);
+    auto& nics = by_nic[cluster.nvlink_domain_of(gpu)];
+    const std::int64_t nic = cluster.global_nic_of(gpu);
     const bool seen = std::any_of(nics.begin(), nics.end(), [&](const auto& p) { return p.first == nic; });
     if (!seen) nics.emplace_back(nic, gpu);
   }
   std::map<std::int32_t, std::vector<std::int64_t>> exits;
-  for (auto& [node, nics] : by_nic) {
+  for (auto& [domain, nics] : by_nic) {
     std::sort(nics.begin(), nics.end());
-    auto& out = exits[node];
+    auto& out = exits[domain];
     out.reserve(nics.size());
     for (const auto& p : nics) out.push_back(p.second);
   }
@@ -60,22 +60,22 @@ std::map<std::int32_t, std::vector<std::int64_t>> exits_by_node(const topology::
 }
 
 // The flows of one ring round of one instance: member i sends `chunk_bytes` to member i+1;
-// inter-node transfers are split over the NICs the group has on both nodes.
+// transfers between NVLink domains are split over the NICs the group has in both domains.
 void append_ring_round(const topology::Cluster& cluster, const CommSettings& s,
                        const std::vector<std::int64_t>& members, double chunk_bytes, std::vector<Flow>& round) {
   const std::size_t n = members.size();
-  const auto exits = exits_by_node(cluster, members);
+  const auto exits = exits_by_domain(cluster, members);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t a = members[i];
     const std::int64_t b = members[(i + 1) % n];
-    const std::int32_t node_a = cluster.node_of(a);
-    const std::int32_t node_b = cluster.node_of(b);
-    if (node_a == node_b) {
+    const std::int32_t domain_a = cluster.nvlink_domain_of(a);
+    const std::int32_t domain_b = cluster.nvlink_domain_of(b);
+    if (domain_a == domain_b) {
       round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, chunk_bytes)});
       continue;
     }
-    const auto& out = exits.at(node_a);
-    const auto& in = exits.at(node_b);
+    const auto& out = exits.at(domain_a);
+    const auto& in = exits.at(domain_b);
     const std::size_t k = std::min(out.size(), in.size());
     const double part = chunk_bytes / static_cast<double>(k);
     for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
@@ -199,29 +199,29 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
 }
 
 double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
-  constexpr int kHops = topology::Cluster::kMaxHops;
   double total_s = plan.setup_s;
+  // The links of every flow of the round, flow i's from hops[hop_begin[i]] to hops[hop_begin[i + 1]].
   std::vector<std::int32_t> hops;
+  std::vector<std::size_t> hop_begin;
   // Flows per link in the current round; entries are reset after each round (touched links only).
   thread_local std::vector<std::int32_t> load;
   if (load.size() < static_cast<std::size_t>(cluster.num_links())) load.assign(static_cast<std::size_t>(cluster.num_links()), 0);
   for (const auto& round : plan.rounds) {
     const auto& flows = round.flows;
-    hops.assign(flows.size() * kHops, -1);
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-      std::int32_t ids[kHops];
-      const int n = cluster.route_links(flows[i].src_gpu, flows[i].dst_gpu, ids);
-      for (int h = 0; h < n; ++h) {
-        hops[i * kHops + static_cast<std::size_t>(h)] = ids[h];
-        ++load[static_cast<std::size_t>(ids[h])];
-      }
+    hops.clear();
+    hop_begin.assign(1, 0);
+    for (const Flow& f : flows) {
+      cluster.visit_route(f.src_gpu, f.dst_gpu, [&](std::int32_t id) {
+        hops.push_back(id);
+        ++load[static_cast<std::size_t>(id)];
+      });
+      hop_begin.push_back(hops.size());
     }
     double slowest_s = 0.0;
     for (std::size_t i = 0; i < flows.size(); ++i) {
       double share = std::numeric_limits<double>::infinity(), latency_s = 0.0;
-      for (int h = 0; h < kHops; ++h) {
-        const std::int32_t id = hops[i * kHops + static_cast<std::size_t>(h)];
-        if (id < 0) break;
+      for (std::size_t h = hop_begin[i]; h < hop_begin[i + 1]; ++h) {
+        const std::int32_t id = hops[h];
         const auto& link = cluster.link(id);
         share = std::min(share, link.bw_Bps / static_cast<double>(load[static_cast<std::size_t>(id)]));
         latency_s += link.latency_s;
@@ -229,8 +229,7 @@ double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) 
       if (share == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
       slowest_s = std::max(slowest_s, latency_s + flows[i].bytes / share);
     }
-    for (const auto id : hops)
-      if (id >= 0) load[static_cast<std::size_t>(id)] = 0;
+    for (const auto id : hops) load[static_cast<std::size_t>(id)] = 0;
     total_s += static_cast<double>(round.repeat) * slowest_s;
   }
   return total_s;

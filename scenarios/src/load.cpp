@@ -269,6 +269,13 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
   c.nodes = r.integer("nodes", std::nullopt, 1, 1 << 20);
   if (c.world_size() > (1 << 22)) throw ScenarioError(path + ".nodes", "world size is absurdly large");
   c.ideal_network = r.boolean("ideal_network", false);
+  c.nvlink_domain_gpus = r.integer("nvlink_domain_gpus", 0, 0, 1 << 22);
+  if (c.nvlink_domain_gpus > 0 &&
+      (c.nvlink_domain_gpus % c.gpus_per_node != 0 || c.world_size() % c.nvlink_domain_gpus != 0))
+    throw ScenarioError(path + ".nvlink_domain_gpus",
+                        "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) +
+                            ") that divides the " + std::to_string(c.world_size()) + " GPUs, got " +
+                            std::to_string(c.nvlink_domain_gpus));
 
   // NVLink: per GPU per direction, the GPU's nvlink figure; ~2 us per NCCL step on NVLink
   // (NCCL tuner per-step latency 0.6-3.4 us depending on protocol, docs/training-step.md section 8).

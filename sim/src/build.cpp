@@ -156,7 +156,7 @@ class Builder {
     std::vector<std::vector<std::int64_t>> out;
     const std::int64_t r0 = pl_.rank({0, 0, 0, stage});
     auto first = kind == 't' ? pl_.tp_group(r0) : kind == 'c' ? pl_.cp_group(r0) : pl_.dp_cp_group(r0);
-    const bool local = topology::within_node(cl_, first);
+    const bool local = topology::within_nvlink_domain(cl_, first);
     out.push_back(std::move(first));
     if (!opt_.symmetric_instances || local) return out;
     if (kind == 't') {
@@ -185,7 +185,7 @@ class Builder {
   std::vector<std::vector<std::int64_t>> pp_pairs(std::int64_t from, std::int64_t to) const {
     std::vector<std::vector<std::int64_t>> out;
     out.push_back({pl_.rank({0, 0, 0, from}), pl_.rank({0, 0, 0, to})});
-    const bool local = cl_.node_of(out[0][0]) == cl_.node_of(out[0][1]);
+    const bool local = cl_.nvlink_domain_of(out[0][0]) == cl_.nvlink_domain_of(out[0][1]);
     if (!opt_.symmetric_instances || local) return out;
     for (std::int64_t dp = 0; dp < dp_; ++dp)
       for (std::int64_t cp = 0; cp < c_; ++cp)
@@ -644,13 +644,13 @@ class Builder {
       ready.front() = op;
     }
     // The gradient-norm all-reduce: a few bytes over every rank, latency only (a double binary
-    // tree across nodes and a chain inside them: NCCL tuner, docs/training-step.md section 8).
+    // tree across NVLink domains and a chain inside them: NCCL tuner, docs/training-step.md section 8).
     const auto norm_op = join_op(0, Stream::DpComm, Phase::GradReduce, "grad_norm_ar", {}, ready);
     if (!s_.cluster.ideal_network && s_.world_size() > 1) {
-      const double hops_net = std::ceil(std::log2(d(s_.cluster.nodes)));
+      const double hops_net = std::ceil(std::log2(d(cl_.num_nvlink_domains())));
       out_.graph.ops[static_cast<std::size_t>(norm_op)].duration_s =
           opt_.comm.collective_setup_s +
-          2.0 * (hops_net * s_.cluster.inter_node.latency_s + d(s_.cluster.gpus_per_node - 1) * s_.cluster.intra_node.latency_s);
+          2.0 * (hops_net * s_.cluster.inter_node.latency_s + d(cl_.nvlink_domain_gpus() - 1) * s_.cluster.intra_node.latency_s);
     }
     for (std::int64_t stage = 0; stage < p_; ++stage) {
       const double params = memory::stage_params(s_, stage);

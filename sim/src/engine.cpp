@@ -12,6 +12,17 @@ std::string to_string(EngineKind e) {
   return "unknown";
 }
 
+std::string_view to_string(Stream s) {
+  switch (s) {
+    case Stream::Compute: return "compute";
+    case Stream::TpComm: return "tp comm";
+    case Stream::CpComm: return "cp comm";
+    case Stream::PpComm: return "pp comm";
+    case Stream::DpComm: return "dp comm";
+  }
+  return "unknown";
+}
+
 Trace run(EngineKind engine, const StepGraph& graph, const topology::Cluster& cluster) {
   switch (engine) {
     case EngineKind::Analytic: return run_analytic(graph);

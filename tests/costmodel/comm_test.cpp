@@ -251,3 +251,22 @@ TEST_CASE("contended time: instances sharing a NIC split it; without sharing it 
   const auto apart = plan_collective(rails, Collective::AllReduce, {{0, 2}, {1, 3}}, 10 * kM, line_rate());
   CHECK(contended_time_s(rails, apart) == doctest::Approx(isolated_time_s(rails, apart)).epsilon(1e-12));
 }
+
+TEST_CASE("comm: a ring inside an NVLink domain of two nodes runs over NVLink like one node") {
+  // 4 GPUs as one node, and as 2 nodes of 2 GPUs in one NVLink domain: same plan, same time.
+  const Cluster one_node(make_spec(4, 1, 1));
+  auto spec = make_spec(2, 2, 1);
+  spec.nvlink_domain_gpus = 4;
+  const Cluster domain(spec);
+  const std::vector<std::int64_t> ring = arithmetic(0, 1, 4);
+  const CommPlan a = plan_collective(one_node, Collective::AllReduce, {ring}, kM);
+  const CommPlan b = plan_collective(domain, Collective::AllReduce, {ring}, kM);
+  REQUIRE(b.rounds.size() == 1);
+  CHECK(b.rounds[0].flows.size() == 4);   // not split over NICs
+  CHECK(b.rounds[0].flows[1].bytes == a.rounds[0].flows[1].bytes);   // NVLink efficiency
+  CHECK(isolated_time_s(domain, b) == isolated_time_s(one_node, a));
+  CHECK(stepsim::costmodel::contended_time_s(domain, b) == isolated_time_s(domain, b));
+  // Without the domain, GPU 1 -> GPU 2 crosses the network.
+  const Cluster two_nodes(make_spec(2, 2, 1));
+  CHECK(isolated_time_s(two_nodes, plan_collective(two_nodes, Collective::AllReduce, {ring}, kM)) > isolated_time_s(domain, b));
+}

@@ -339,3 +339,14 @@ TEST_CASE("a duplicate JSON key is refused, naming the key") {
   // The same key in two different objects is no duplicate.
   CHECK(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "cluster": {"preset": "dgx-h100"}})").find("duplicate") == std::string::npos);
 }
+
+TEST_CASE("cluster.nvlink_domain_gpus: whole nodes dividing the cluster, absent or 0 means one node") {
+  CHECK(scenarios::load_scenario_text(kBase).cluster.nvlink_domain_gpus == 0);
+  CHECK(scenarios::load_scenario_text(kBase).cluster.nvlink_domain_size() == 4);
+  const auto s = scenarios::load_scenario_text(kBase, {{"cluster.nodes", "2"}, {"parallel.dp", "4"}, {"cluster.nvlink_domain_gpus", "8"}});
+  CHECK(s.cluster.nvlink_domain_gpus == 8);
+  CHECK(s.cluster.nvlink_domain_size() == 8);
+  CHECK(err({"cluster.nvlink_domain_gpus=-4"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
+  CHECK(err({"cluster.nvlink_domain_gpus=6"}).find("multiple of gpus_per_node") != std::string::npos);
+  CHECK(err({"cluster.nodes=3", "parallel.dp=6", "cluster.nvlink_domain_gpus=8"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
+}

@@ -9,6 +9,8 @@
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/topology/cluster.hpp"
 
+#include "random_graph.hpp"
+
 namespace sim = stepsim::sim;
 namespace topology = stepsim::topology;
 namespace scenarios = stepsim::scenarios;
@@ -373,27 +375,7 @@ TEST_CASE("simgrid: same results on repeated runs, empty plans and zero-byte flo
 TEST_CASE("simgrid: random DAG of delays matches the analytic engine exactly") {
   // Durations are multiples of 1/8 so that every sum is exact in binary floating point.
   const topology::Cluster cluster(single_node(2));
-  sim::StepGraph g;
-  g.devices.resize(3);
-  std::uint64_t state = 12345;
-  auto next = [&state]() {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::uint32_t>(state >> 33);
-  };
-  for (int i = 0; i < 400; ++i) {
-    const auto device = static_cast<std::int32_t>(next() % 3);
-    const auto stream = static_cast<sim::Stream>(next() % sim::kNumStreams);
-    const double d = static_cast<double>(next() % 5) / 8.0;
-    if (next() % 4 == 0) {
-      add_comm(g, device, stream, sim::CommPlan{d, {}}, d);
-    } else {
-      g.add_op(make_op(sim::OpKind::Compute, device, stream, d));
-    }
-    const int num_preds = static_cast<int>(next() % 3);
-    for (int k = 0; k < num_preds && i > 0; ++k) {
-      g.add_edge(static_cast<std::int32_t>(next() % static_cast<std::uint32_t>(i)), i);
-    }
-  }
+  const sim::StepGraph g = test_support::random_delay_graph(12345, 3, 400, 5, 4);
   const sim::Trace a = sim::run_analytic(g);
   const sim::Trace s = sim::run_simgrid(g, cluster);
   CHECK(s.makespan_s == a.makespan_s);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <set>
 #include <string>
 
@@ -20,6 +22,9 @@ using stepsim::topology::Cluster;
 using stepsim::topology::Coord;
 using stepsim::topology::LinkKind;
 using stepsim::topology::Placement;
+using stepsim::topology::Route;
+using stepsim::topology::LeafSpine;
+using stepsim::topology::VertexId;
 using stepsim::topology::VertexKind;
 
 using test_support::make_spec;
@@ -37,6 +42,13 @@ std::vector<std::int64_t> arithmetic(std::int64_t first, std::int64_t stride, st
   std::vector<std::int64_t> v;
   for (std::int64_t i = 0; i < count; ++i) v.push_back(first + i * stride);
   return v;
+}
+
+const LeafSpine& leaf_spine(const Cluster& c) { return dynamic_cast<const LeafSpine&>(c.fabric()); }
+
+// Leaf of NIC `nic` of node `node`.
+std::int32_t leaf_of(const Cluster& c, std::int64_t node, std::int64_t nic) {
+  return leaf_spine(c).leaf_of(node * c.spec().inter_node.nics_per_node + nic);
 }
 
 template <typename F>
@@ -103,13 +115,13 @@ TEST_CASE("placement: Llama-3.1-70B on DGX H100 groups (TP8 CP1 DP16 PP8)") {
   // TP group = one node.
   CHECK(p.tp_group(0) == arithmetic(0, 1, 8));
   CHECK(p.tp_group(13) == arithmetic(8, 1, 8));
-  CHECK(within_node(cluster, p.tp_group(13)));
+  CHECK(within_nvlink_domain(cluster, p.tp_group(13)));
   // CP group of size 1.
   CHECK(p.cp_group(13) == std::vector<std::int64_t>{13});
   // DP group: 16 consecutive nodes, one GPU each with the same local index (8 apart).
   CHECK(p.dp_group(13) == arithmetic(5, 8, 16));
   CHECK(p.dp_cp_group(13) == p.dp_group(13));
-  CHECK_FALSE(within_node(cluster, p.dp_group(13)));
+  CHECK_FALSE(within_nvlink_domain(cluster, p.dp_group(13)));
   for (std::int64_t g : p.dp_group(13)) CHECK(cluster.nic_of(g) == 5);
   // PP peers 128 ranks (16 nodes) apart.
   CHECK(p.pp_group(13) == arithmetic(13, 128, 8));
@@ -141,31 +153,27 @@ TEST_CASE("cluster: node_of and nic_of with 8 GPUs and 4 NICs (ABCI A)") {
   CHECK(r0.links[0] != r1.links[0]);
 }
 
-TEST_CASE("cluster: vertices, dense link ids and graph agree") {
+TEST_CASE("cluster: vertices and dense link ids") {
   const Cluster c(make_spec(8, 4, 8, FabricTopology::RailFatTree));
-  const auto& g = c.graph();
-  // 4 nodes x (1 NvSwitch + 8 GPUs + 8 NICs) + 8 rail leaves + 1 spine
-  CHECK(boost::num_vertices(g) == 4 * 17 + 8 + 1);
+  // 4 nodes x (8 GPUs + 8 NICs) + 4 NvSwitches + 8 rail leaves + 1 spine
+  CHECK(c.network().num_vertices() == 4 * 16 + 4 + 8 + 1);
   // per GPU 2 NVLink + 2 PCIe, per NIC 2, per leaf 2
   CHECK(c.num_links() == 32 * 4 + 32 * 2 + 8 * 2);
-  CHECK(static_cast<std::int64_t>(boost::num_edges(g)) == c.num_links());
-  std::set<std::int32_t> seen;
-  for (auto [it, end] = boost::edges(g); it != end; ++it) {
-    const auto& l = g[*it];
-    seen.insert(l.id);
-    CHECK(c.link(l.id).id == l.id);
-    CHECK(c.link_ends(l.id).first == boost::source(*it, g));
-    CHECK(c.link_ends(l.id).second == boost::target(*it, g));
+  for (std::int32_t id = 0; id < c.num_links(); ++id) {
+    CHECK(c.link(id).id == id);
+    // Cables are two directed links with consecutive ids: up (even), then down.
+    const auto up = c.link_ends(id - id % 2);
+    const auto down = c.link_ends(id - id % 2 + 1);
+    CHECK(up.first == down.second);
+    CHECK(up.second == down.first);
   }
-  CHECK(static_cast<std::int64_t>(seen.size()) == c.num_links());
-  CHECK(*seen.begin() == 0);
-  CHECK(*seen.rbegin() == c.num_links() - 1);
-  CHECK(g[c.gpu_vertex(13)].kind == VertexKind::Gpu);
-  CHECK(g[c.gpu_vertex(13)].name == "n1.gpu5");
-  CHECK(g[c.gpu_vertex(13)].node == 1);
-  CHECK(g[c.gpu_vertex(13)].index == 5);
-  CHECK_THROWS_AS(c.link(static_cast<std::int32_t>(c.num_links())), stepsim::InternalError);
-  CHECK_THROWS_AS(c.route(0, 32), stepsim::InternalError);
+  CHECK(c.vertex(c.gpu_vertex(13)).kind == VertexKind::Gpu);
+  CHECK(c.vertex(c.gpu_vertex(13)).name == "n1.gpu5");
+  CHECK(c.vertex(c.gpu_vertex(13)).node == 1);
+  CHECK(c.vertex(c.gpu_vertex(13)).index == 5);
+  CHECK_THROWS_AS((void)c.link(static_cast<std::int32_t>(c.num_links())), stepsim::InternalError);
+  CHECK_THROWS_AS((void)c.vertex(static_cast<VertexId>(c.network().num_vertices())), stepsim::InternalError);
+  CHECK_THROWS_AS((void)c.route(0, 32), stepsim::InternalError);
 }
 
 TEST_CASE("cluster: intra-node route is GPU -> NvSwitch -> GPU") {
@@ -194,9 +202,9 @@ TEST_CASE("cluster: same GPU gives an empty route") {
 
 TEST_CASE("cluster: rail fabric, same rail stays in the leaf, other rail crosses the spine") {
   const Cluster c(make_spec(8, 4, 8, FabricTopology::RailFatTree));
-  CHECK(c.num_leaves() == 8);
-  CHECK(c.has_spine());
-  for (std::int32_t n = 0; n < 4; ++n) CHECK(c.leaf_of(n, 3) == 3);
+  CHECK(leaf_spine(c).num_leaves() == 8);
+  CHECK(leaf_spine(c).has_spine());
+  for (std::int32_t n = 0; n < 4; ++n) CHECK(leaf_of(c, n, 3) == 3);
 
   const auto same = c.route(3, 3 + 16);   // node 0 -> node 2, both GPU 3 on rail 3
   REQUIRE(same.links.size() == 4);
@@ -219,9 +227,9 @@ TEST_CASE("cluster: rail fabric, same rail stays in the leaf, other rail crosses
 
 TEST_CASE("cluster: rail groups of 32 nodes; same rail in another group crosses the spine") {
   const Cluster c(make_spec(8, 40, 8, FabricTopology::RailFatTree));
-  CHECK(c.num_leaves() == 16);
-  CHECK(c.leaf_of(31, 2) == 2);
-  CHECK(c.leaf_of(32, 2) == 8 + 2);
+  CHECK(leaf_spine(c).num_leaves() == 16);
+  CHECK(leaf_of(c, 31, 2) == 2);
+  CHECK(leaf_of(c, 32, 2) == 8 + 2);
   CHECK(c.route(2, 31 * 8 + 2).links.size() == 4);
   const auto r = c.route(2, 32 * 8 + 2);
   CHECK(r.links.size() == 6);
@@ -232,9 +240,9 @@ TEST_CASE("cluster: oversubscription divides the leaf uplink") {
   // fat-tree, 8 NICs per node -> 4 nodes per 32-port leaf; 8 nodes -> 2 leaves
   const Cluster full(make_spec(8, 8, 8, FabricTopology::FatTree, 1.0));
   const Cluster half(make_spec(8, 8, 8, FabricTopology::FatTree, 2.0));
-  CHECK(full.num_leaves() == 2);
-  CHECK(full.leaf_of(3, 7) == 0);
-  CHECK(full.leaf_of(4, 0) == 1);
+  CHECK(leaf_spine(full).num_leaves() == 2);
+  CHECK(leaf_of(full, 3, 7) == 0);
+  CHECK(leaf_of(full, 4, 0) == 1);
   CHECK(full.route(0, 3 * 8 + 5).links.size() == 4);   // same leaf, any NIC
   const auto rf = full.route(0, 4 * 8);
   const auto rh = half.route(0, 4 * 8);
@@ -253,8 +261,8 @@ TEST_CASE("cluster: bottleneck is the slowest hop") {
 
 TEST_CASE("cluster: single switch has one leaf and no spine") {
   const Cluster c(make_spec(4, 64, 4, FabricTopology::SingleSwitch, 4.0));
-  CHECK(c.num_leaves() == 1);
-  CHECK_FALSE(c.has_spine());
+  CHECK(leaf_spine(c).num_leaves() == 1);
+  CHECK_FALSE(leaf_spine(c).has_spine());
   const auto r = c.route(0, 255);
   CHECK(r.links.size() == 4);
   CHECK(r.latency_s == 4e-6);
@@ -264,7 +272,7 @@ TEST_CASE("cluster: single switch has one leaf and no spine") {
 TEST_CASE("cluster: a large cluster builds with the expected size") {
   const Cluster c(make_spec(8, 2048, 8, FabricTopology::RailFatTree));
   CHECK(c.num_gpus() == 16384);
-  CHECK(c.num_leaves() == 64 * 8);
+  CHECK(leaf_spine(c).num_leaves() == 64 * 8);
   CHECK(c.num_links() == 16384 * 4 + 16384 * 2 + 512 * 2);
   CHECK(c.route(0, 16383).links.size() == 6);
 }
@@ -281,4 +289,160 @@ TEST_CASE("cluster: bad specs name the field") {
   const Cluster single(make_spec(8, 1, 0, FabricTopology::RailFatTree));
   CHECK(single.num_links() == 16);
   CHECK(single.route(0, 7).links.size() == 2);
+}
+
+namespace {
+
+// Every route is a chain of links from the source GPU's vertex to the destination GPU's, and
+// route_cost agrees with route.
+void check_routes_chain(const Cluster& c) {
+  for (std::int64_t a = 0; a < c.num_gpus(); ++a)
+    for (std::int64_t b = 0; b < c.num_gpus(); ++b) {
+      const Route r = c.route(a, b);
+      const Route cost = c.route_cost(a, b);
+      CHECK(cost.links.empty());
+      CHECK(cost.latency_s == r.latency_s);
+      CHECK(cost.bottleneck_Bps == r.bottleneck_Bps);
+      if (a == b) {
+        CHECK(r.links.empty());
+        continue;
+      }
+      REQUIRE_FALSE(r.links.empty());
+      VertexId at = c.gpu_vertex(a);
+      for (const std::int32_t id : r.links) {
+        CHECK(c.link_ends(id).first == at);
+        at = c.link_ends(id).second;
+      }
+      CHECK(at == c.gpu_vertex(b));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("fabric: single switch, link list and cost by hand") {
+  // 2 nodes x 2 GPUs, one NIC per node. Links: per GPU NVLink (4g, 4g+1) and PCIe (4g+2, 4g+3);
+  // then NIC k -> leaf (16 + 2k, back 17 + 2k).
+  const Cluster c(make_spec(2, 2, 1, FabricTopology::SingleSwitch));
+  CHECK(c.fabric().name() == "single-switch");
+  CHECK(c.num_links() == 20);
+  CHECK(c.route(0, 1).links == std::vector<std::int32_t>{0, 5});
+  CHECK(c.route(0, 3).links == std::vector<std::int32_t>{2, 16, 19, 15});
+  CHECK(c.route(3, 0).links == std::vector<std::int32_t>{14, 18, 17, 3});
+  CHECK(c.route(0, 3).latency_s == 4e-6);
+  CHECK(c.route(0, 3).bottleneck_Bps == 50e9);
+  CHECK(c.route(0, 1).latency_s == 2e-6);
+  CHECK(c.route(0, 1).bottleneck_Bps == 450e9);
+  check_routes_chain(c);
+}
+
+TEST_CASE("fabric: plain fat tree, whole nodes per leaf, link list and cost by hand") {
+  // 33 nodes x 2 GPUs, one NIC each: 32 nodes on leaf 0, node 32 alone on leaf 1. GPU links
+  // 0..263, NIC k -> leaf 264 + 2k, leaf l -> spine 330 + 2l.
+  const Cluster c(make_spec(2, 33, 1, FabricTopology::FatTree, 2.0));
+  CHECK(c.fabric().name() == "fat-tree");
+  CHECK(leaf_spine(c).num_leaves() == 2);
+  CHECK(c.num_links() == 334);
+  CHECK(c.route(0, 63).links == std::vector<std::int32_t>{2, 264, 327, 63 * 4 + 3});   // same leaf
+  const Route r = c.route(0, 64);
+  CHECK(r.links == std::vector<std::int32_t>{2, 264, 330, 333, 329, 259});
+  CHECK(r.latency_s == 4e-6);
+  // leaf 1 has one NIC port: uplink 50 / 2 = 25 GB/s; leaf 0: 32 x 50 / 2.
+  CHECK(r.bottleneck_Bps == 25e9);
+  CHECK(c.link(330).bw_Bps == 800e9);
+  CHECK(c.link(330).kind == LinkKind::LeafToSpine);
+}
+
+TEST_CASE("fabric: rail fat tree, link list and cost by hand") {
+  // 2 nodes x 2 GPUs, 2 NICs each (GPU i on NIC i): rail leaves 0 and 1 under one spine.
+  // GPU links 0..15, NIC k (node * 2 + i) -> leaf 16 + 2k, leaf l -> spine 24 + 2l.
+  const Cluster c(make_spec(2, 2, 2, FabricTopology::RailFatTree));
+  CHECK(c.fabric().name() == "rail-fat-tree");
+  CHECK(c.num_links() == 28);
+  CHECK(c.route(0, 2).links == std::vector<std::int32_t>{2, 16, 21, 11});           // rail 0
+  CHECK(c.route(0, 3).links == std::vector<std::int32_t>{2, 16, 24, 27, 23, 15});   // rail 0 -> rail 1
+  CHECK(c.route(0, 3).latency_s == 4e-6);
+  CHECK(c.route(0, 3).bottleneck_Bps == 50e9);
+  CHECK(c.link(24).bw_Bps == 100e9);
+  check_routes_chain(c);
+  check_routes_chain(Cluster(make_spec(4, 3, 2, FabricTopology::FatTree)));
+}
+
+TEST_CASE("NVLink domain of two nodes: their GPUs talk over NVLink, other domains over the fabric") {
+  auto spec = make_spec(2, 4, 1, FabricTopology::SingleSwitch);
+  spec.nvlink_domain_gpus = 4;
+  const Cluster c(spec);
+  CHECK(c.nvlink_domain_gpus() == 4);
+  CHECK(c.num_nvlink_domains() == 2);
+  CHECK(c.node_of(3) == 1);
+  CHECK(c.nvlink_domain_of(3) == 0);
+  CHECK(c.nvlink_domain_of(4) == 1);
+  // GPU 0 (node 0) -> GPU 3 (node 1): GPU -> NvSwitch -> GPU.
+  const Route r = c.route(0, 3);
+  REQUIRE(r.links.size() == 2);
+  CHECK(c.link(r.links[0]).kind == LinkKind::NvLink);
+  CHECK(c.link(r.links[1]).kind == LinkKind::NvLink);
+  CHECK(c.vertex(c.link_ends(r.links[0]).second).kind == VertexKind::NvSwitch);
+  CHECK(r.latency_s == 2e-6);
+  CHECK(r.bottleneck_Bps == 450e9);
+  // GPU 3 -> GPU 4 leave the domain through their NICs.
+  const Route out = c.route(3, 4);
+  REQUIRE(out.links.size() == 4);
+  CHECK(c.link(out.links[1]).kind == LinkKind::NicToLeaf);
+  CHECK(out.latency_s == 4e-6);
+  CHECK(within_nvlink_domain(c, {0, 1, 2, 3}));
+  CHECK_FALSE(within_nvlink_domain(c, {2, 3, 4, 5}));
+  // One NvSwitch per domain, shared by both nodes' GPUs.
+  CHECK(c.link_ends(c.route(0, 3).links[0]).second == c.link_ends(c.route(2, 1).links[0]).second);
+  check_routes_chain(c);
+}
+
+TEST_CASE("NVLink domain: bad sizes name the field") {
+  auto spec = make_spec(2, 4, 1, FabricTopology::SingleSwitch);
+  spec.nvlink_domain_gpus = 3;
+  check_scenario_error([&] { Cluster{spec}; }, "cluster.nvlink_domain_gpus", "multiple of gpus_per_node");
+  spec.nvlink_domain_gpus = 6;
+  check_scenario_error([&] { Cluster{spec}; }, "cluster.nvlink_domain_gpus", "does not divide");
+  spec.nvlink_domain_gpus = 0;
+  CHECK(Cluster(spec).nvlink_domain_gpus() == 2);
+}
+
+namespace {
+
+// Counts allocations made while `counting` is set (global operator new of this test binary).
+thread_local bool counting = false;
+thread_local long allocations = 0;
+
+}  // namespace
+
+[[gnu::noinline]] void* operator new(std::size_t size) {
+  if (counting) ++allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+TEST_CASE("route helpers do not allocate, whatever the route's length") {
+  for (const auto fabric : {FabricTopology::RailFatTree, FabricTopology::FatTree, FabricTopology::SingleSwitch}) {
+    const Cluster c(make_spec(8, 40, 8, fabric, 2.0));
+    double latency_s = 0;
+    std::int64_t hops = 0;
+    counting = true;
+    allocations = 0;
+    for (std::int64_t dst = 0; dst < c.num_gpus(); ++dst) {
+      latency_s += c.route_cost(3, dst).latency_s;
+      c.visit_route(3, dst, [&](std::int32_t) { ++hops; });
+    }
+    counting = false;
+    CHECK(allocations == 0);
+    CHECK(hops > 0);
+    CHECK(latency_s > 0);
+  }
+  // The counter sees allocations: route() lists its links in a vector.
+  const Cluster c(make_spec(8, 2, 8));
+  counting = true;
+  allocations = 0;
+  CHECK(c.route(0, 8).links.size() == 4);
+  counting = false;
+  CHECK(allocations > 0);
 }

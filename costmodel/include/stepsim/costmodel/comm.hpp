@@ -24,7 +24,7 @@
 //
 // Protocol efficiency: NCCL moves data below line rate (H100 NVLink ~370 of 450 GB/s, A100
 // NVLink ~230 of 300, NDR ~46-49 of 50, HDR ~24 of 25; docs/training-step.md section 8). A flow's
-// bytes are divided by the efficiency of its path (intra-node: NVLink, inter-node: network), so
+// bytes are divided by the efficiency of its path (within an NVLink domain: NVLink, else network), so
 // both engines, replaying flows on line-rate links, see the same slowdown.
 
 #include <cstdint>

@@ -56,11 +56,15 @@ struct ClusterSpec {
   GpuSpec gpu;
   std::int64_t gpus_per_node = 0;
   std::int64_t nodes = 0;
+  // GPUs that share one NVLink/NVSwitch domain: whole consecutive nodes (72 for an NVL72 rack of
+  // 18 trays of 4); 0 means one node (gpus_per_node).
+  std::int64_t nvlink_domain_gpus = 0;
   IntraNodeSpec intra_node;
   InterNodeSpec inter_node;
   bool ideal_network = false;     // communication takes no time (schedule checks)
 
   std::int64_t world_size() const { return gpus_per_node * nodes; }
+  [[nodiscard]] std::int64_t nvlink_domain_size() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
 };
 
 enum class Recompute { None, Selective, Full };

@@ -1,15 +1,17 @@
 #pragma once
 // Engines replay a StepGraph and return when each op started and ended.
 //
-// Both engines obey the same rules: an op starts when all its predecessors have finished and its
-// (device, stream) is free; among ready ops of a stream the lowest op index goes first. Compute and
-// Delay ops last `duration_s`. Communication ops:
+// Both engines obey the same rules, implemented once by the stream scheduler (scheduler.hpp): an
+// op starts when all its predecessors have finished and its (device, stream) is free; among ready
+// ops of a stream the lowest op index goes first. Compute and Delay ops last `duration_s`.
+// Communication ops:
 //  - analytic: last `duration_s` (the cost model's closed form, which equals the CommPlan's time
 //    when no link is shared);
 //  - simgrid: replay their CommPlan on the cluster's links: setup delay, then the rounds one after
 //    another, each round's flows sharing links with every other flow in flight.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stepsim/sim/graph.hpp"
@@ -19,6 +21,10 @@ namespace stepsim::sim {
 
 enum class EngineKind { Analytic, SimGrid };
 std::string to_string(EngineKind e);
+
+// Name of a stream as traces and reports show it: "compute", "tp comm", "cp comm", "pp comm",
+// "dp comm".
+[[nodiscard]] std::string_view to_string(Stream s);
 
 struct OpTime {
   double start_s = 0;

@@ -1,71 +1,41 @@
 #pragma once
-// The cluster as a graph: GPUs, each node's NVLink/NVSwitch domain, NICs, leaf and spine switches.
-// Every link is directed (one edge per direction) and carries bandwidth and latency. This is the one
+// The cluster: GPUs grouped into NVLink domains, NICs, and the scale-out fabric between the NICs
+// (fabric.hpp). Every link is directed and carries bandwidth and latency. This is the one
 // description of the cluster: the SimGrid platform of sim/ and the collective cost model of
 // costmodel/ are both derived from it.
 //
 // Structure built by Cluster(spec):
-//   - per node: one NvSwitch vertex, gpus_per_node Gpu vertices, nics_per_node Nic vertices;
-//   - GPU <-> NvSwitch (NvLink): intra_node.bw_Bps per direction;
-//   - GPU <-> its NIC (PcieToNic): GPU i of a node uses NIC floor(i * nics / gpus) (nic_of), at the
-//     NIC's bandwidth (the PCIe switch is not the bottleneck of a DGX-class node);
-//   - NIC <-> leaf (NicToLeaf): inter_node.nic_Bps per direction;
-//   - leaf <-> spine (LeafToSpine): one aggregated edge pair per leaf to a single Spine vertex,
-//     capacity = (sum of the leaf's downlink capacity) / oversubscription, latency 0. A real
-//     fabric has many spines and one cable per port; aggregating them keeps the graph small
-//     and keeps what matters for time: the leaf's total uplink capacity (oversubscription).
+//   - GPU g sits on node g / gpus_per_node and in NVLink domain g / nvlink_domain_gpus (a domain
+//     is whole consecutive nodes: one node by default, 18 trays of 4 GPUs in an NVL72 rack);
+//   - per NVLink domain one NvSwitch vertex; GPU <-> NvSwitch (NvLink): intra_node.bw_Bps per
+//     direction;
+//   - per node nics_per_node NICs; GPU i of a node uses NIC floor(i * nics / gpus) (nic_of), at
+//     the NIC's bandwidth (the PCIe switch is not the bottleneck of a DGX-class node);
+//   - the fabric (inter_node.topology) cables the NICs together.
 //
-// Fabrics (inter_node.topology):
-//   - SingleSwitch: one Leaf vertex for every NIC, no spine (oversubscription has no effect).
-//   - FatTree: leaves of kLeafDownPorts NIC ports; whole nodes fill leaves in order
-//     (floor(kLeafDownPorts / nics_per_node) nodes per leaf, at least one).
-//   - RailFatTree: NIC i of every node goes to rail leaf i of its node group; a group is
-//     kLeafDownPorts consecutive nodes (one port per node per rail leaf, as in a DGX SuperPOD
-//     scalable unit). Leaf id = group * nics_per_node + rail.
-//   A Spine vertex exists when there are two or more leaves.
+// Routes. Two GPUs of one NVLink domain: GPU -> NvSwitch -> GPU. Of two domains: GPU -> its NIC,
+// the fabric's route between the two NICs, NIC -> GPU (leaving through the source GPU's NIC and
+// entering through the destination GPU's NIC). Same GPU: no link. Routes are computed on demand
+// (no table, no graph search) and may have any length.
 //
-// Latency convention (so that a route's latency is the spec's figure, whatever its length):
-//   - intra-node: the whole intra_node.latency_s sits on the GPU -> NvSwitch hop, 0 on the way
-//     down, so GPU -> NvSwitch -> GPU totals intra_node.latency_s;
-//   - inter-node: the whole inter_node.latency_s sits on the NIC -> leaf hop; GPU <-> NIC,
-//     leaf -> NIC and leaf <-> spine have 0, so every inter-node route totals inter_node.latency_s
-//     whether or not it crosses the spine.
+// Latency convention (so that a route's latency is the spec's figure, whatever its length): the
+// whole intra_node.latency_s sits on the GPU -> NvSwitch link, 0 on the way down; GPU <-> NIC has
+// 0; the fabric puts inter_node.latency_s on its NIC-to-NIC routes (fabric.hpp).
 //
-// Vertices are numbered node by node (NvSwitch, GPUs, NICs), then leaves, then the spine; links
-// are numbered in creation order, and Link::id equals the index into link(id).
+// Vertices: per node its GPUs then its NICs, then the NvSwitch of every domain, then the fabric's
+// switches. Links: per GPU its NVLink cable and its PCIe cable, then the fabric's cables.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <boost/graph/adjacency_list.hpp>
-
 #include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/topology/fabric.hpp"
+#include "stepsim/topology/network.hpp"
 
 namespace stepsim::topology {
-
-enum class VertexKind { Gpu, NvSwitch, Nic, Leaf, Spine };
-
-struct Vertex {
-  VertexKind kind = VertexKind::Gpu;
-  std::int32_t node = -1;     // node index for Gpu/NvSwitch/Nic, -1 for switches of the fabric
-  std::int32_t index = -1;    // local index (GPU i of the node, NIC i, leaf i, spine i)
-  std::string name;           // "n3.gpu5", "n3.nic1", "n3.nvswitch", "leaf2", "spine0"
-};
-
-// What a link is, so that engines can give it a SimGrid sharing policy and reports can name it.
-enum class LinkKind { NvLink, PcieToNic, NicToLeaf, LeafToSpine };
-
-struct Link {
-  LinkKind kind = LinkKind::NvLink;
-  double bw_Bps = 0;          // this direction
-  double latency_s = 0;
-  std::int32_t id = -1;       // dense index of the directed link, 0..num_links-1
-};
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Vertex, Link>;
-using VertexId = Graph::vertex_descriptor;
 
 // A route between two GPUs: the directed links it crosses, in order.
 struct Route {
@@ -74,61 +44,71 @@ struct Route {
   double bottleneck_Bps = 0;         // minimum hop bandwidth (+infinity for an empty route)
 };
 
-// NIC ports per leaf switch facing the nodes (a 64-port switch with half its ports up).
-inline constexpr std::int64_t kLeafDownPorts = 32;
-
 class Cluster {
  public:
   // Throws ScenarioError for a spec that cannot be built (no GPUs, no nodes, several nodes
-  // without NICs, non-positive bandwidth or oversubscription).
+  // without NICs, non-positive bandwidth or oversubscription, an NVLink domain that is not whole
+  // nodes or does not divide the cluster).
   explicit Cluster(const scenarios::ClusterSpec& spec);
 
-  const scenarios::ClusterSpec& spec() const { return spec_; }
-  const Graph& graph() const { return graph_; }
-  std::int64_t num_gpus() const;
-  std::int64_t num_links() const;
-  const Link& link(std::int32_t id) const;
-  // Source and target vertex of a directed link.
-  std::pair<VertexId, VertexId> link_ends(std::int32_t id) const;
-  VertexId gpu_vertex(std::int64_t gpu) const;
-  std::int32_t node_of(std::int64_t gpu) const;
-  std::int32_t nic_of(std::int64_t gpu) const;   // local NIC index the GPU uses to leave its node
-  std::int32_t num_leaves() const { return num_leaves_; }
-  bool has_spine() const { return num_leaves_ > 1; }
-  // Leaf a NIC (node, local index) is cabled to.
-  std::int32_t leaf_of(std::int32_t node, std::int32_t nic) const;
+  [[nodiscard]] const scenarios::ClusterSpec& spec() const { return spec_; }
+  [[nodiscard]] const Network& network() const { return net_; }
+  [[nodiscard]] const Fabric& fabric() const { return *fabric_; }
+  [[nodiscard]] std::int64_t num_gpus() const { return spec_.world_size(); }
+  [[nodiscard]] std::int64_t num_links() const { return net_.num_links(); }
+  [[nodiscard]] const Link& link(std::int32_t id) const { return net_.link(id); }
+  [[nodiscard]] std::pair<VertexId, VertexId> link_ends(std::int32_t id) const { return net_.link_ends(id); }
+  [[nodiscard]] const Vertex& vertex(VertexId v) const { return net_.vertex(v); }
+  [[nodiscard]] VertexId gpu_vertex(std::int64_t gpu) const;
 
-  // Intra-node: GPU -> NvSwitch -> GPU. Inter-node: GPU -> NIC -> leaf [-> spine -> leaf] -> NIC
-  // -> GPU, leaving through the source GPU's NIC and entering through the destination GPU's NIC.
-  // Same GPU: empty route, latency 0, infinite bandwidth. O(hops), no graph search.
-  Route route(std::int64_t src_gpu, std::int64_t dst_gpu) const;
+  [[nodiscard]] std::int32_t node_of(std::int64_t gpu) const;
+  // GPUs per NVLink domain (spec.nvlink_domain_gpus, or gpus_per_node when that is 0).
+  [[nodiscard]] std::int64_t nvlink_domain_gpus() const { return domain_gpus_; }
+  [[nodiscard]] std::int64_t num_nvlink_domains() const { return num_gpus() / domain_gpus_; }
+  [[nodiscard]] std::int32_t nvlink_domain_of(std::int64_t gpu) const;
+  // Local index (within its node) of the NIC the GPU uses to leave its NVLink domain.
+  [[nodiscard]] std::int32_t nic_of(std::int64_t gpu) const;
+  // Global index of that NIC: node * nics_per_node + nic_of(gpu).
+  [[nodiscard]] std::int64_t global_nic_of(std::int64_t gpu) const;
+
+  // Calls hop(link id) for every directed link from src_gpu to dst_gpu, in order (see Routes
+  // above). Does not allocate. InternalError for a GPU outside the cluster.
+  template <typename Hop>
+  void visit_route(std::int64_t src_gpu, std::int64_t dst_gpu, Hop&& hop) const;
+  // The links of the route with its latency and bottleneck.
+  [[nodiscard]] Route route(std::int64_t src_gpu, std::int64_t dst_gpu) const;
   // Latency and bottleneck of route(src, dst) without listing its links (no allocation).
-  Route route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const;
-  // The link ids of route(src, dst) written to `out` (no allocation); returns how many.
-  static constexpr int kMaxHops = 6;
-  int route_links(std::int64_t src_gpu, std::int64_t dst_gpu, std::int32_t (&out)[kMaxHops]) const;
+  [[nodiscard]] Route route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const;
 
  private:
   void check_gpu(std::int64_t gpu) const;
-  // Calls hop(link id) for each directed link from src to dst, in order.
-  template <typename Hop>
-  void visit_route(std::int64_t src_gpu, std::int64_t dst_gpu, Hop&& hop) const;
-  std::int32_t add_link_pair(VertexId a, VertexId b, LinkKind kind, double bw_Bps,
-                             double up_latency_s, double down_latency_s);
 
   scenarios::ClusterSpec spec_;
-  Graph graph_;
+  std::int64_t domain_gpus_ = 0;
+  Network net_;
+  std::unique_ptr<Fabric> fabric_;
   std::vector<VertexId> gpu_vertices_;
-  std::vector<std::pair<VertexId, VertexId>> link_ends_;
-  std::vector<Link> links_;                 // by id (a copy of the edge properties)
   // Link ids of the up direction; the down direction is always up + 1.
   std::vector<std::int32_t> gpu_nvlink_up_;  // per GPU: GPU -> NvSwitch
-  std::vector<std::int32_t> gpu_pcie_up_;    // per GPU: GPU -> NIC
-  std::vector<std::int32_t> nic_up_;         // per NIC (node * nics + i): NIC -> leaf
-  std::vector<std::int32_t> nic_leaf_;       // per NIC: its leaf
-  std::vector<std::int32_t> leaf_up_;        // per leaf: leaf -> spine (-1 without spine)
-  std::int32_t num_leaves_ = 0;
+  std::vector<std::int32_t> gpu_pcie_up_;    // per GPU: GPU -> NIC (-1 without NICs)
 };
+
+template <typename Hop>
+void Cluster::visit_route(std::int64_t src_gpu, std::int64_t dst_gpu, Hop&& hop) const {
+  check_gpu(src_gpu);
+  check_gpu(dst_gpu);
+  if (src_gpu == dst_gpu) return;
+  const auto s = static_cast<std::size_t>(src_gpu);
+  const auto d = static_cast<std::size_t>(dst_gpu);
+  if (src_gpu / domain_gpus_ == dst_gpu / domain_gpus_) {
+    hop(gpu_nvlink_up_[s]);
+    hop(gpu_nvlink_up_[d] + 1);
+    return;
+  }
+  hop(gpu_pcie_up_[s]);
+  fabric_->visit_route(global_nic_of(src_gpu), global_nic_of(dst_gpu), HopVisitor(hop));
+  hop(gpu_pcie_up_[d] + 1);
+}
 
 // Megatron's rank order: rank = tp + t*(cp + c*(dp + d*pp)) for "tp-cp-dp-pp"; other orders permute.
 struct Coord {
@@ -159,7 +139,8 @@ class Placement {
   std::vector<int> order_;   // dimension ids fastest first: 0 tp, 1 cp, 2 dp, 3 pp
 };
 
-// True when every member of the group sits on the same node (an empty group counts as true).
-bool within_node(const Cluster& cluster, const std::vector<std::int64_t>& gpus);
+// True when every member of the group sits in the same NVLink domain (an empty group counts as
+// true): its collectives then run over NVLink only.
+[[nodiscard]] bool within_nvlink_domain(const Cluster& cluster, const std::vector<std::int64_t>& gpus);
 
 }  // namespace stepsim::topology

@@ -1,0 +1,23 @@
+#pragma once
+// The replay of a step graph on SimGrid, run inside the simulation process (engine_simgrid.cpp).
+//
+// The graph stays in the stream scheduler (scheduler.hpp); SimGrid only sees the flows in flight
+// (the just-in-time pattern: SimGrid 3.32 scans a list of all live activities on every
+// completion). Pure delays (compute and delay ops, plan setup, route latency) are events of the
+// scheduler, woken by SimGrid kernel timers; their times are exact sums as in the analytic
+// engine. A communication op waits setup_s, then runs its plan's rounds one after the other; a
+// round starts all its flows at once (each after its route latency) and ends when the last one
+// ends. Zero-duration ops and empty plans use no SimGrid activity.
+
+#include "simgrid_platform.hpp"
+#include "stepsim/sim/engine.hpp"
+
+namespace stepsim::sim {
+
+// Creates the SimGrid engine (CM02 with the alpha-beta settings: no cross-traffic, no TCP window
+// bound; logging off), builds the platform, replays the graph and returns its trace. Once per
+// process: SimGrid's engine cannot be created twice, and the engine and the replay are never
+// destroyed (end the process with _Exit).
+[[nodiscard]] Trace replay_on_simgrid(const StepGraph& graph, const Platform& platform);
+
+}  // namespace stepsim::sim
