@@ -104,7 +104,7 @@ TEST_CASE("stepsim run and memory: bad input exits 2 with one line naming the fi
   struct Case { std::string args; std::string expect; };
   const Case cases[] = {
       {"run --set training.seq_len=1e400", "stepsim: error: training.seq_len: the value 1e400 is out of range (--set)"},
-      {"run " + overflow_file, "stepsim: error: " + overflow_file + ": unreadable JSON: number overflow parsing '1e400'"},
+      {"run " + overflow_file, "stepsim: error: training.seq_len: unreadable JSON: number overflow parsing '1e400' (" + overflow_file + ")"},
       {"run /dev/zero", "stepsim: error: /dev/zero: is not a regular file (expected a scenario file)"},
       {"run " + dir, "stepsim: error: " + dir + ": is a directory, not a scenario file"},
       {"run --engine analytic" + one_gpu + " --set model.hidden=1048576 --set model.ffn_hidden=4194304"

@@ -296,7 +296,7 @@ TEST_CASE("sweep: an axis naming a field the schema lacks names the axis, not th
         "axes.training.flavour.x: unknown key (\"training.flavour\" is not a scenario field)");
   CHECK(error_of(R"({"base": {"model": "llama-2-7b", "cluster": {"preset": "dgx-h100", "nodes": 2},
                   "training": {"seq_len": 1e400, "global_batch": 64}}, "axes": {}})")
-            .rfind("s.json: unreadable JSON: number overflow parsing '1e400'", 0) == 0);
+            .rfind("base.training.seq_len: unreadable JSON: number overflow parsing '1e400' (s.json)", 0) == 0);
 }
 
 TEST_CASE("sweep: parse_row rejects values of the wrong type or range, naming the field") {
