@@ -3,8 +3,12 @@
 // tests/golden/<case>/. JSON and JSON-lines outputs compare structurally, numbers to a relative
 // 1e-9 (so that a refactor that reorders floating-point sums still passes); everything else must
 // match byte for byte. STEPSIM_GOLDEN_UPDATE=1 rewrites the expected files (tests/golden/update.sh).
+// The README's sample outputs are the same files: a code block right after a line
+// `<!-- golden: CASE -->` (or `<!-- golden: CASE lines A-B -->` for an excerpt) must hold the
+// case's standard output; the update rewrites those blocks too.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -181,4 +185,72 @@ TEST_CASE("golden outputs of run, memory, compare, sweep, report and validate") 
     }
   }
   fs::remove_all(scratch);
+}
+
+namespace {
+
+// Lines first..last (1-based, inclusive) of `text`, each with its newline; all lines when last == 0.
+std::string line_range(const std::string& text, std::size_t first, std::size_t last) {
+  std::istringstream in(text);
+  std::string line;
+  std::string out;
+  for (std::size_t n = 1; std::getline(in, line); ++n)
+    if (n >= first && (last == 0 || n <= last)) out += line + "\n";
+  return out;
+}
+
+struct ReadmeSample {
+  std::string name;
+  std::size_t first = 1;
+  std::size_t last = 0;
+  std::size_t begin = 0;  // offset of the block's text in the README
+  std::size_t end = 0;    // offset of its closing fence
+};
+
+std::vector<ReadmeSample> readme_samples(const std::string& readme) {
+  std::vector<ReadmeSample> samples;
+  const std::string marker = "<!-- golden: ";
+  for (auto pos = readme.find(marker); pos != std::string::npos; pos = readme.find(marker, pos + 1)) {
+    const auto close = readme.find(" -->", pos);
+    REQUIRE(close != std::string::npos);
+    std::istringstream spec(readme.substr(pos + marker.size(), close - pos - marker.size()));
+    ReadmeSample s;
+    std::string word;
+    spec >> s.name >> word;
+    if (word == "lines") {
+      std::string range;
+      spec >> range;
+      const auto dash = range.find('-');
+      REQUIRE(dash != std::string::npos);
+      s.first = std::stoul(range.substr(0, dash));
+      s.last = std::stoul(range.substr(dash + 1));
+    }
+    const auto fence = readme.find("```", close);
+    REQUIRE(fence != std::string::npos);
+    s.begin = readme.find('\n', fence) + 1;
+    s.end = readme.find("```", s.begin);
+    REQUIRE(s.end != std::string::npos);
+    samples.push_back(s);
+  }
+  return samples;
+}
+
+}  // namespace
+
+TEST_CASE("the README's sample outputs are the golden outputs") {
+  const fs::path root(STEPSIM_SOURCE_DIR);
+  const bool update = std::getenv("STEPSIM_GOLDEN_UPDATE") != nullptr;
+  std::string readme = slurp(root / "README.md");
+  auto samples = readme_samples(readme);
+  REQUIRE(samples.size() >= 2);
+  // Back to front, so that rewriting one block leaves the offsets of the earlier ones valid.
+  std::reverse(samples.begin(), samples.end());
+  for (const auto& s : samples) {
+    CAPTURE(s.name);
+    const auto golden = line_range(slurp(root / "tests" / "golden" / s.name / "stdout"), s.first, s.last);
+    REQUIRE_MESSAGE(!golden.empty(), "no golden output for the README sample " << s.name);
+    if (update) readme.replace(s.begin, s.end - s.begin, golden);
+    else CHECK_MESSAGE(readme.substr(s.begin, s.end - s.begin) == golden, "README sample " << s.name << " differs from tests/golden");
+  }
+  if (update) write_file(root / "README.md", readme);
 }
