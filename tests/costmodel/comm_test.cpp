@@ -251,3 +251,9 @@ TEST_CASE("contended time: instances sharing a NIC split it; without sharing it 
   const auto apart = plan_collective(rails, Collective::AllReduce, {{0, 2}, {1, 3}}, 10 * kM, line_rate());
   CHECK(contended_time_s(rails, apart) == doctest::Approx(isolated_time_s(rails, apart)).epsilon(1e-12));
 }
+
+TEST_CASE("comm: the collective algorithm comes from the settings (ring today)") {
+  const auto& ring = stepsim::costmodel::collective_algorithm(stepsim::scenarios::CollectiveAlgorithm::Ring);
+  CHECK(ring.kind() == stepsim::scenarios::CollectiveAlgorithm::Ring);
+  CHECK(dynamic_cast<const stepsim::costmodel::RingAlgorithm*>(&ring) != nullptr);
+}
