@@ -149,13 +149,12 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
     return plan;
   }
 
-  const auto steps = ring_steps(kind, static_cast<std::int64_t>(n));
-  if (steps == 0) return plan;
-  const double chunk_bytes = bytes / static_cast<double>(n);
+  if (n <= 1) return plan;
   plan.setup_s = settings.collective_setup_s;
-  plan.rounds.reserve(static_cast<std::size_t>(steps));
 
   if (kind == Collective::AllToAll) {
+    const double chunk_bytes = bytes / static_cast<double>(n);
+    plan.rounds.reserve(n - 1);
     for (std::size_t j = 1; j < n; ++j) {
       std::vector<Flow> round;
       round.reserve(n * instances.size());

@@ -333,7 +333,8 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
 
   // A GPU described by its numbers alone gets the default curve of its peak class.
   const auto custom = scenarios::load_scenario_text(
-      kBase, {scenarios::parse_override(R"(cluster.gpu={"memory_gib": 94, "peak_bf16_tflops": 989, "hbm_TBps": 3.9})")});
+      kBase, {scenarios::parse_override(
+                 R"(cluster={"gpus_per_node": 4, "nodes": 1, "gpu": {"memory_gib": 94, "peak_bf16_tflops": 989, "hbm_TBps": 3.9}})")});
   CHECK(custom.cluster.gpu.efficiency.kind == EfficiencyKind::Default);
   CHECK(custom.cluster.gpu.efficiency.gemm_max == 0.70);
   CHECK(custom.cluster.gpu.efficiency.source == "built-in H100 curve (dense BF16 peak of 600 TFLOP/s or more)");
