@@ -6,10 +6,14 @@
 
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/params.hpp"
 #include "stepsim/sim/memory_events.hpp"
 #include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::results {
+
+static_assert(scenarios::declared_param("engine.auto_simgrid_max_gpus").max == static_cast<double>(kMaxSimGridGpus),
+              "the automatic engine choice stays within the SimGrid engine's limit");
 
 sim::EngineKind default_engine(const scenarios::Scenario& s) {
   return s.world_size() <= s.engine.auto_simgrid_max_gpus ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;

@@ -28,7 +28,6 @@ struct Param {
 
 namespace param_table {
 using enum ParamType;
-constexpr double kIntMax = 2147483647.0;
 // clang-format off
 inline constexpr Param kParams[] = {
   {"name", String, "", std::nullopt, "scenario", 0, 0, false, "name of the scenario in outputs", ""},
@@ -104,7 +103,7 @@ inline constexpr Param kParams[] = {
   {"comm.network_efficiency", Number, "fraction", 0.94, "", 0, 1, true, "fraction of NIC line rate a ring reaches", "~46-49/50 GB/s on NDR (nccl-tests issues 267, 290), ~24/25 on HDR (NVIDIA/nccl issue 412)"},
   {"comm.collective_setup_us", Number, "us", 8.4, "", 0, 1e6, false, "start-up latency of a collective", "NCCL tuner base latency, ring, Simple protocol (src/graph/tuning.cc)"},
   {"comm.p2p_setup_us", Number, "us", 0.0, "", 0, 1e6, false, "start-up latency of a send/recv beyond its route latency", ""},
-  {"engine.auto_simgrid_max_gpus", Integer, "GPUs", 1024.0, "", 0, kIntMax, false, "largest cluster the automatic engine choice simulates with SimGrid (analytic beyond)", "SimGrid run time"},
+  {"engine.auto_simgrid_max_gpus", Integer, "GPUs", 1024.0, "", 0, 4096, false, "largest cluster the automatic engine choice simulates with SimGrid (analytic beyond; at most the SimGrid engine's limit of 4,096 GPUs)", "SimGrid run time: minutes per step beyond ~1,000 GPUs"},
 };
 // clang-format on
 }  // namespace param_table
@@ -115,12 +114,15 @@ inline constexpr Param kParams[] = {
 // The parameter at `key`; throws InternalError for a key the table does not declare.
 [[nodiscard]] const Param& parameter(std::string_view key);
 
-// The default of `key` in JSON units, at compile time (for the spec structs' member defaults).
-consteval double param_default(std::string_view key) {
+// The declaration of `key`, at compile time (a key the table lacks does not compile).
+consteval const Param& declared_param(std::string_view key) {
   for (const Param& p : param_table::kParams)
-    if (p.key == key) return p.value.value();
+    if (p.key == key) return p;
   throw "no such parameter";
 }
+
+// The default of `key` in JSON units, at compile time (for the spec structs' member defaults).
+consteval double param_default(std::string_view key) { return declared_param(key).value.value(); }
 
 [[nodiscard]] std::string to_string(ParamType t);
 // The default as a reader sees it: "required", "0.5", "true", "1f1b", ...
