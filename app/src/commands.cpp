@@ -132,6 +132,7 @@ void register_commands(CLI::App& app) {
   register_report(app);
   register_sweep(app);
   register_validate(app);
+  register_params(app);
 }
 
 }  // namespace stepsim::app

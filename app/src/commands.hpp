@@ -17,6 +17,7 @@ void register_commands(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_report(CLI::App& app);
+void register_params(CLI::App& app);
 
 // Options shared by commands that read one scenario.
 struct ScenarioArgs {

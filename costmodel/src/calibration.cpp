@@ -20,7 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kEfficiencyDir = "efficiency/";
 const std::string kValidationDir = "validation/";
 const std::string kJson = ".json";
 
@@ -80,14 +79,6 @@ std::string format_number(double v) {
 
 }  // namespace
 
-std::vector<std::string> efficiency_gpu_names() { return names_under(kEfficiencyDir); }
-
-std::string efficiency_text(const std::string& gpu_name) {
-  const std::string* text = find_file(kEfficiencyDir + gpu_name + kJson);
-  if (!text) throw ScenarioError("cluster.gpu", "no efficiency data for GPU '" + gpu_name + "'");
-  return *text;
-}
-
 Efficiency efficiency_from_json(const std::string& text, const std::string& origin) {
   const json j = parse(text, origin);
   if (!j.is_object()) throw ScenarioError(origin, "must be a JSON object");
@@ -115,12 +106,6 @@ std::string efficiency_to_json(const Efficiency& e, const std::string& source) {
   out += "  \"comm_slowdown\": " + format_number(e.comm_slowdown) + "\n";
   out += "}\n";
   return out;
-}
-
-Efficiency ComputeModel::calibrated(const scenarios::GpuSpec& gpu) {
-  const std::string* text = find_file(kEfficiencyDir + gpu.name + kJson);
-  if (!text) return default_efficiency(gpu);
-  return efficiency_from_json(*text, "costmodel/data/efficiency/" + gpu.name + kJson);
 }
 
 std::vector<std::string> validation_set_names() { return names_under(kValidationDir); }

@@ -149,13 +149,12 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
     return plan;
   }
 
-  const auto steps = ring_steps(kind, static_cast<std::int64_t>(n));
-  if (steps == 0) return plan;
-  const double chunk_bytes = bytes / static_cast<double>(n);
+  if (n <= 1) return plan;
   plan.setup_s = settings.collective_setup_s;
-  plan.rounds.reserve(static_cast<std::size_t>(steps));
 
   if (kind == Collective::AllToAll) {
+    const double chunk_bytes = bytes / static_cast<double>(n);
+    plan.rounds.reserve(n - 1);
     for (std::size_t j = 1; j < n; ++j) {
       std::vector<Flow> round;
       round.reserve(n * instances.size());
@@ -170,12 +169,27 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
     return plan;
   }
 
-  // Ring collectives: every round moves the same chunks along the same ring.
+  collective_algorithm(settings.algorithm).plan(cluster, kind, instances, bytes, settings, plan);
+  return plan;
+}
+
+void RingAlgorithm::plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+                         double bytes, const CommSettings& settings, CommPlan& plan) const {
+  // Every round moves the same chunks along the same ring.
+  const std::size_t n = instances.front().size();
+  const double chunk_bytes = bytes / static_cast<double>(n);
   std::vector<Flow> round;
   round.reserve(n * instances.size());
   for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
-  plan.rounds.push_back(Round{std::move(round), steps});
-  return plan;
+  plan.rounds.push_back(Round{std::move(round), ring_steps(kind, static_cast<std::int64_t>(n))});
+}
+
+const CollectiveAlgorithm& collective_algorithm(scenarios::CollectiveAlgorithm kind) {
+  static const RingAlgorithm ring;
+  switch (kind) {
+    case scenarios::CollectiveAlgorithm::Ring: return ring;
+  }
+  throw InternalError("costmodel: unknown collective algorithm");
 }
 
 std::int64_t round_count(const CommPlan& plan) {

@@ -416,22 +416,8 @@ std::vector<Kernel> zero_grad_buffer(const Scenario& s, double params) {
   return {memory("grad_buffer.zero", (s.training.grads_in_fp32 ? 4.0 : 2.0) * params)};
 }
 
-Efficiency default_efficiency(const scenarios::GpuSpec& gpu) {
-  const bool a100_class = gpu.peak_bf16_flops < 600e12;
-  Efficiency e;
-  e.gemm_max = a100_class ? 0.78 : 0.70;
-  e.gemm_half_flops = gpu.peak_bf16_flops * 5e-6;
-  // FlashAttention-2 reaches 50-70 % of the A100's peak (Dao 2023) but only about 35 % of the
-  // H100's (Shah et al. 2024, FlashAttention-3, section 1): it does not use Hopper's asynchronous
-  // tensor cores. The measured H100 runs used FlashAttention-2.
-  e.attn_max = a100_class ? 0.65 : 0.35;
-  e.attn_half_flops = gpu.peak_bf16_flops * 8e-6;
-  e.hbm_eff = 0.85;
-  e.comm_slowdown = 0.05;
-  return e;
-}
-
-ComputeModel::ComputeModel(const scenarios::GpuSpec& gpu, const Efficiency& eff) : gpu_(gpu), eff_(eff) {
+ComputeModel::ComputeModel(const scenarios::GpuSpec& gpu) : gpu_(gpu) {
+  const Efficiency& eff = gpu_.efficiency;
   if (!(gpu.peak_bf16_flops > 0)) throw ScenarioError("cluster.gpu.peak_bf16_tflops", "must be positive");
   if (!(gpu.hbm_Bps > 0)) throw ScenarioError("cluster.gpu.hbm_TBps", "must be positive");
   auto check_fraction = [](double v, const char* what) {
@@ -446,11 +432,11 @@ ComputeModel::ComputeModel(const scenarios::GpuSpec& gpu, const Efficiency& eff)
 }
 
 double ComputeModel::time_s(const Kernel& k) const {
-  const double memory_s = k.bytes / (gpu_.hbm_Bps * eff_.hbm_eff);
+  const double memory_s = k.bytes / (gpu_.hbm_Bps * gpu_.efficiency.hbm_eff);
   if (k.kind == KernelKind::Memory || k.flops <= 0) return memory_s;
   const bool is_gemm = k.kind == KernelKind::Gemm;
-  const double max_eff = is_gemm ? eff_.gemm_max : eff_.attn_max;
-  const double half = is_gemm ? eff_.gemm_half_flops : eff_.attn_half_flops;
+  const double max_eff = is_gemm ? gpu_.efficiency.gemm_max : gpu_.efficiency.attn_max;
+  const double half = is_gemm ? gpu_.efficiency.gemm_half_flops : gpu_.efficiency.attn_half_flops;
   const double eff = max_eff * k.flops / (k.flops + half);
   const double compute_s = k.flops / (gpu_.peak_bf16_flops * eff);
   return std::max(compute_s, memory_s);
@@ -462,7 +448,7 @@ double ComputeModel::time_s(const std::vector<Kernel>& ks) const {
   return t;
 }
 
-double ComputeModel::overlapped_time_s(const Kernel& k) const { return time_s(k) * (1.0 + eff_.comm_slowdown); }
+double ComputeModel::overlapped_time_s(const Kernel& k) const { return time_s(k) * (1.0 + gpu_.efficiency.comm_slowdown); }
 
 double total_flops(const std::vector<Kernel>& ks) {
   double f = 0;

@@ -74,9 +74,9 @@ costmodel::FitOptions calibrate_fit_options() {
 }
 
 costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std::string& base_gpu) {
-  if (base_gpu.empty()) return costmodel::default_efficiency(gpu);
+  if (base_gpu.empty()) return scenarios::default_efficiency(gpu);
   const auto base = scenarios::gpu_preset(base_gpu, "--base");
-  costmodel::Efficiency e = costmodel::ComputeModel::calibrated(base);
+  costmodel::Efficiency e = base.efficiency;
   const double ratio = gpu.peak_bf16_flops / base.peak_bf16_flops;
   e.gemm_half_flops *= ratio;
   e.attn_half_flops *= ratio;

@@ -6,13 +6,17 @@
 
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/params.hpp"
 #include "stepsim/sim/memory_events.hpp"
 #include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::results {
 
+static_assert(scenarios::declared_param("engine.auto_simgrid_max_gpus").max == static_cast<double>(kMaxSimGridGpus),
+              "the automatic engine choice stays within the SimGrid engine's limit");
+
 sim::EngineKind default_engine(const scenarios::Scenario& s) {
-  return s.world_size() <= 1024 ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
+  return s.world_size() <= s.engine.auto_simgrid_max_gpus ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
 }
 
 namespace {
@@ -75,15 +79,17 @@ void check_simgrid_gpus(const scenarios::Scenario& s) {
                                         " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
 }
 
-Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options) {
+Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& options) {
+  scenarios::Scenario s = scenario;
+  if (options.efficiency) s.cluster.gpu.efficiency = *options.efficiency;
   auto engine = options.engine.value_or(default_engine(s));
   if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, options.per_layer);
   const topology::Cluster cluster(s.cluster);
-  const costmodel::ComputeModel compute(s.cluster.gpu,
-                                        options.efficiency.value_or(costmodel::ComputeModel::calibrated(s.cluster.gpu)));
+  const costmodel::ComputeModel compute(s.cluster.gpu);
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
+  bo.comm = s.comm;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
   if (engine == sim::EngineKind::SimGrid) {

@@ -62,6 +62,8 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   r.scenario = s.name;
   r.summary = scenario_summary(s);
   r.engine = sim::to_string(trace.engine);
+  r.efficiency_kind = scenarios::to_string(s.cluster.gpu.efficiency.kind);
+  r.efficiency_source = s.cluster.gpu.efficiency.source;
   r.gpus = s.world_size();
   r.ops = static_cast<std::int64_t>(g.ops.size());
   r.step_time_s = trace.makespan_s;
@@ -140,7 +142,8 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
 std::string report_table(const StepReport& r) {
   std::ostringstream os;
   os << r.summary << "\n";
-  os << "engine " << r.engine << ", " << r.ops << " ops\n\n";
+  os << "engine " << r.engine << ", " << r.ops << " ops\n";
+  os << "efficiency " << r.efficiency_kind << ": " << r.efficiency_source << "\n\n";
   auto row = [&](const std::string& k, const std::string& v) { os << pad("  " + k, -34) << v << "\n"; };
   row("step time", fixed(r.step_time_s, 4) + " s");
   row("tokens/s", fixed(r.tokens_per_s, 0));
@@ -180,6 +183,7 @@ std::string report_json(const StepReport& r) {
   j["scenario"] = r.scenario;
   j["summary"] = r.summary;
   j["engine"] = r.engine;
+  j["efficiency"] = {{"kind", r.efficiency_kind}, {"source", r.efficiency_source}};
   j["gpus"] = r.gpus;
   j["ops"] = r.ops;
   j["step_time_s"] = r.step_time_s;

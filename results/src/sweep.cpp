@@ -44,7 +44,10 @@ std::string cluster_key(const scenarios::ClusterSpec& c) {
 }
 
 std::string gpu_key(const scenarios::GpuSpec& g) {
-  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps);
+  const auto& e = g.efficiency;
+  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps) + "|" +
+         num(e.gemm_max) + "|" + num(e.gemm_half_flops) + "|" + num(e.attn_max) + "|" + num(e.attn_half_flops) + "|" +
+         num(e.hbm_eff) + "|" + num(e.comm_slowdown) + "|" + e.source;
 }
 
 template <typename T>
@@ -167,8 +170,9 @@ StepReport Simulator::simulate(const scenarios::Scenario& s, sim::EngineKind eng
   auto& cl = cache_->clusters[cluster_key(s.cluster)];
   if (!cl) cl = std::make_unique<topology::Cluster>(s.cluster);
   auto& cm = cache_->compute[gpu_key(s.cluster.gpu)];
-  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu);
   sim::BuildOptions bo;
+  bo.comm = s.comm;
   if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, bo.per_layer);
   const auto step = sim::build_step(s, *cl, *cm, bo);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/params.hpp"
 #include "json_text.hpp"
 
 namespace stepsim::scenarios {
@@ -26,16 +27,17 @@ const std::map<std::string, std::string>& embedded_files();
 namespace {
 
 using Json = nlohmann::json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
 const char* type_name(const Json& j) { return detail::json_type_name(j); }
 
 // Reads the keys of one JSON object; remembers which were read so that finish() can reject the rest.
+// `spec` is the object's key in the parameter table (params.hpp), which the *_param readers take
+// their defaults and ranges from; `path` names the object in messages.
 class Reader {
  public:
-  Reader(const Json& j, std::string path) : j_(j), path_(std::move(path)) {
+  Reader(const Json& j, std::string path, std::string spec = {}) : j_(j), path_(std::move(path)), spec_(std::move(spec)) {
     if (!j_.is_object()) throw ScenarioError(path_.empty() ? "<root>" : path_, std::string("must be an object, got ") + type_name(j_));
   }
 
@@ -95,6 +97,41 @@ class Reader {
     return x;
   }
 
+  // The declared parameter spec.key: its default (or `def` where the table describes a default
+  // derived from other fields) and its range.
+  const Param& param(const std::string& key) const { return parameter(join(spec_, key)); }
+
+  std::int64_t int_param(const std::string& key, std::optional<std::int64_t> def = std::nullopt) {
+    const Param& p = param(key);
+    if (!def && p.value) def = static_cast<std::int64_t>(*p.value);
+    return integer(key, def, static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max));
+  }
+
+  double num_param(const std::string& key, std::optional<double> def = std::nullopt) {
+    const Param& p = param(key);
+    if (!def) def = p.value;
+    return number(key, def, p.min, p.max, p.min_exclusive);
+  }
+
+  bool bool_param(const std::string& key, std::optional<bool> def = std::nullopt) {
+    const Param& p = param(key);
+    return boolean(key, def ? *def : p.value.value_or(0) != 0);
+  }
+
+  std::string string_param(const std::string& key) {
+    const Param& p = param(key);
+    return string(key, p.default_text == "required" ? std::nullopt : std::optional<std::string>(p.default_text));
+  }
+
+  // A choice whose default is the option the table names.
+  template <typename E>
+  E choice_param(const std::string& key, const std::vector<std::pair<std::string, E>>& options) {
+    const Param& p = param(key);
+    for (const auto& [name, value] : options)
+      if (name == p.default_text) return choice(key, value, options);
+    throw InternalError("scenarios: the default of " + std::string(p.key) + " is none of its options");
+  }
+
   bool boolean(const std::string& key, bool def) {
     const Json* v = raw(key);
     if (v == nullptr) return def;
@@ -136,6 +173,7 @@ class Reader {
  private:
   const Json& j_;
   std::string path_;
+  std::string spec_;
   std::set<std::string> seen_;
 };
 
@@ -217,34 +255,88 @@ constexpr std::int64_t kBig = std::numeric_limits<std::int32_t>::max();
 
 ModelSpec read_model(const Json& raw, const std::string& path) {
   const Json j = resolve_preset_ref(raw, "models", path);
-  Reader r(j, path);
+  Reader r(j, path, "model");
   ModelSpec m;
-  m.name = r.string("name", std::string("custom"));
-  m.layers = r.integer("layers", std::nullopt, 1, 100000);
-  m.hidden = r.integer("hidden", std::nullopt, 1, 1 << 20);
-  m.ffn_hidden = r.integer("ffn_hidden", std::nullopt, 1, 1 << 22);
-  m.heads = r.integer("heads", std::nullopt, 1, 1 << 16);
-  m.kv_heads = r.integer("kv_heads", m.heads, 1, 1 << 16);
-  m.vocab = r.integer("vocab", std::nullopt, 1, 1 << 26);
-  m.tied_embeddings = r.boolean("tied_embeddings", false);
-  m.mlp = r.choice<MlpKind>("mlp", MlpKind::SwiGlu, {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
-  m.norm = r.choice<NormKind>("norm", NormKind::RmsNorm, {{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}});
-  m.bias = r.boolean("bias", false);
+  m.name = r.string_param("name");
+  m.layers = r.int_param("layers");
+  m.hidden = r.int_param("hidden");
+  m.ffn_hidden = r.int_param("ffn_hidden");
+  m.heads = r.int_param("heads");
+  m.kv_heads = r.int_param("kv_heads", m.heads);
+  m.vocab = r.int_param("vocab");
+  m.tied_embeddings = r.bool_param("tied_embeddings");
+  m.mlp = r.choice_param<MlpKind>("mlp", {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
+  m.norm = r.choice_param<NormKind>("norm", {{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}});
+  m.bias = r.bool_param("bias");
   r.finish({"source", "description"});
   if (m.hidden % m.heads != 0) throw ScenarioError(path + ".heads", "must divide hidden (" + std::to_string(m.hidden) + ")");
   if (m.heads % m.kv_heads != 0) throw ScenarioError(path + ".kv_heads", "must divide heads (" + std::to_string(m.heads) + ")");
   return m;
 }
 
+// An efficiency object (inline or the content of an efficiency file) read at `path`: each
+// parameter it omits keeps the value of `base`; "kind" (default fitted) and "source" (the fit
+// record) describe where its numbers come from. `source` names where the object was found.
+Efficiency read_efficiency(const Json& j, const std::string& path, const Efficiency& base, const std::string& source) {
+  Reader r(j, path, "cluster.gpu.efficiency");
+  Efficiency e = base;
+  bool complete = true;
+  const auto param = [&](const char* key, double& value) {
+    complete = complete && r.has(key);
+    value = r.num_param(key, value);
+  };
+  param("gemm_max", e.gemm_max);
+  param("gemm_half_flops", e.gemm_half_flops);
+  param("attn_max", e.attn_max);
+  param("attn_half_flops", e.attn_half_flops);
+  param("hbm_eff", e.hbm_eff);
+  param("comm_slowdown", e.comm_slowdown);
+  e.kind = r.choice_param<EfficiencyKind>(
+      "kind", {{"fitted", EfficiencyKind::Fitted}, {"derived", EfficiencyKind::Derived}, {"default", EfficiencyKind::Default}});
+  e.fit = r.has("source") ? r.string("source", std::nullopt) : std::string();
+  e.source = complete ? source : source + " over " + base.source;
+  r.finish({"description"});
+  return e;
+}
+
+const std::string kEfficiencyPresetDir = "presets/efficiency/";
+
+// The efficiency file of a GPU preset (scenarios/presets/efficiency/<gpu>.json), if it has one.
+std::optional<Efficiency> efficiency_of_preset(const std::string& gpu_preset, const GpuSpec& gpu) {
+  if (detail::embedded_files().count(kEfficiencyPresetDir + gpu_preset + ".json") == 0) return std::nullopt;
+  const Json& j = preset_json("efficiency", gpu_preset, "cluster.gpu.efficiency");
+  const std::string file = "scenarios/" + kEfficiencyPresetDir + gpu_preset + ".json";
+  return read_efficiency(j, file, default_efficiency(gpu), file);
+}
+
+// The GPU's efficiency: "efficiency" (an object, or the path of an efficiency file read now) over
+// the GPU preset's efficiency file, else over default_efficiency.
+Efficiency read_gpu_efficiency(const Json* value, const std::string& path, const std::string& gpu_preset, const GpuSpec& gpu) {
+  Efficiency base = default_efficiency(gpu);
+  if (!gpu_preset.empty())
+    if (auto e = efficiency_of_preset(gpu_preset, gpu)) base = *e;
+  if (value == nullptr) return base;
+  if (value->is_object()) return read_efficiency(*value, path, base, path);
+  if (!value->is_string())
+    throw ScenarioError(path, std::string("must be an efficiency file path or an object, got ") + type_name(*value));
+  const auto file = value->get<std::string>();
+  const Json j = detail::parse_json_text(read_input_file(file, "efficiency file"), file);
+  return read_efficiency(j, file, base, file);
+}
+
 GpuSpec read_gpu(const Json& raw, const std::string& path) {
   const Json j = resolve_preset_ref(raw, "gpus", path);
-  Reader r(j, path);
+  std::string preset;
+  if (raw.is_string()) preset = raw.get<std::string>();
+  else if (raw.contains("preset")) preset = raw["preset"].get<std::string>();
+  Reader r(j, path, "cluster.gpu");
   GpuSpec g;
-  g.name = r.string("name", std::string("custom"));
-  g.memory_bytes = r.number("memory_gib", std::nullopt, 0, 1e5) * kGiB;
-  g.peak_bf16_flops = r.number("peak_bf16_tflops", std::nullopt, 0, 1e6) * 1e12;
-  g.hbm_Bps = r.number("hbm_TBps", std::nullopt, 0, 1e4) * 1e12;
-  g.nvlink_Bps = r.number("nvlink_GBps", 300.0, 0, 1e6) * 1e9;
+  g.name = r.string_param("name");
+  g.memory_bytes = r.num_param("memory_gib") * kGiB;
+  g.peak_bf16_flops = r.num_param("peak_bf16_tflops") * 1e12;
+  g.hbm_Bps = r.num_param("hbm_TBps") * 1e12;
+  g.nvlink_Bps = r.num_param("nvlink_GBps") * 1e9;
+  g.efficiency = read_gpu_efficiency(r.raw("efficiency"), path + ".efficiency", preset, g);
   r.finish({"source", "description"});
   return g;
 }
@@ -261,15 +353,15 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
     j = merged(base, j);
     j.erase("preset");
   }
-  Reader r(j, path);
+  Reader r(j, path, "cluster");
   const Json* gpu = r.raw("gpu");
   if (gpu == nullptr) throw ScenarioError(path + ".gpu", "is required (a GPU preset name or an object)");
   c.gpu = read_gpu(*gpu, path + ".gpu");
-  c.gpus_per_node = r.integer("gpus_per_node", std::nullopt, 1, 1024);
-  c.nodes = r.integer("nodes", std::nullopt, 1, 1 << 20);
+  c.gpus_per_node = r.int_param("gpus_per_node");
+  c.nodes = r.int_param("nodes");
   if (c.world_size() > (1 << 22)) throw ScenarioError(path + ".nodes", "world size is absurdly large");
-  c.ideal_network = r.boolean("ideal_network", false);
-  c.nvlink_domain_gpus = r.integer("nvlink_domain_gpus", 0, 0, 1 << 22);
+  c.ideal_network = r.bool_param("ideal_network");
+  c.nvlink_domain_gpus = r.int_param("nvlink_domain_gpus");
   if (c.nvlink_domain_gpus > 0 &&
       (c.nvlink_domain_gpus % c.gpus_per_node != 0 || c.world_size() % c.nvlink_domain_gpus != 0))
     throw ScenarioError(path + ".nvlink_domain_gpus",
@@ -277,35 +369,33 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
                             ") that divides the " + std::to_string(c.world_size()) + " GPUs, got " +
                             std::to_string(c.nvlink_domain_gpus));
 
-  // NVLink: per GPU per direction, the GPU's nvlink figure; ~2 us per NCCL step on NVLink
-  // (NCCL tuner per-step latency 0.6-3.4 us depending on protocol, docs/training-step.md section 8).
+  // NVLink: per GPU per direction, the GPU's nvlink figure, and the declared latency per step.
+  // (Defaults in SI by division, so that they equal the decimal literals exactly.)
   IntraNodeSpec intra;
   intra.bw_Bps = c.gpu.nvlink_Bps;
-  intra.latency_s = 2e-6;
+  intra.latency_s = parameter("cluster.intra_node.latency_us").value.value() / 1e6;
   if (const Json* in = r.raw("intra_node")) {
-    Reader ri(*in, path + ".intra_node");
-    intra.bw_Bps = ri.number("bw_GBps", intra.bw_Bps / 1e9, 0, 1e6) * 1e9;
-    intra.latency_s = ri.number("latency_us", intra.latency_s * 1e6, 0, 1e6, false) * 1e-6;
+    Reader ri(*in, path + ".intra_node", "cluster.intra_node");
+    intra.bw_Bps = ri.num_param("bw_GBps", intra.bw_Bps / 1e9) * 1e9;
+    intra.latency_s = ri.num_param("latency_us", intra.latency_s * 1e6) * 1e-6;
     ri.finish();
   }
   c.intra_node = intra;
 
-  // InfiniBand: one NDR 400 Gb/s NIC per GPU, rail-optimized non-blocking fat tree; ~5 us per
-  // network step (NCCL tuner: 2.7-14 us per inter-node ring step by protocol).
+  // Network: one NIC per GPU, rail-optimized non-blocking fat tree (the declared defaults).
   InterNodeSpec inter;
   inter.nics_per_node = c.gpus_per_node;
-  inter.nic_Bps = 400e9 / 8.0;
-  inter.latency_s = 5e-6;
+  inter.nic_Bps = parameter("cluster.inter_node.nic_Gbps").value.value() * 1e9 / 8.0;
+  inter.latency_s = parameter("cluster.inter_node.latency_us").value.value() / 1e6;
   if (const Json* ex = r.raw("inter_node")) {
-    Reader re(*ex, path + ".inter_node");
-    inter.nics_per_node = re.integer("nics_per_node", inter.nics_per_node, 1, 1024);
-    inter.nic_Bps = re.number("nic_Gbps", inter.nic_Bps * 8.0 / 1e9, 0, 1e6) * 1e9 / 8.0;
-    inter.latency_s = re.number("latency_us", inter.latency_s * 1e6, 0, 1e6, false) * 1e-6;
-    inter.topology = re.choice<FabricTopology>("topology", FabricTopology::RailFatTree,
-                                               {{"rail-fat-tree", FabricTopology::RailFatTree},
-                                                {"fat-tree", FabricTopology::FatTree},
-                                                {"single-switch", FabricTopology::SingleSwitch}});
-    inter.oversubscription = re.number("oversubscription", 1.0, 0, 1000);
+    Reader re(*ex, path + ".inter_node", "cluster.inter_node");
+    inter.nics_per_node = re.int_param("nics_per_node", inter.nics_per_node);
+    inter.nic_Bps = re.num_param("nic_Gbps", inter.nic_Bps * 8.0 / 1e9) * 1e9 / 8.0;
+    inter.latency_s = re.num_param("latency_us", inter.latency_s * 1e6) * 1e-6;
+    inter.topology = re.choice_param<FabricTopology>("topology", {{"rail-fat-tree", FabricTopology::RailFatTree},
+                                                                  {"fat-tree", FabricTopology::FatTree},
+                                                                  {"single-switch", FabricTopology::SingleSwitch}});
+    inter.oversubscription = re.num_param("oversubscription");
     if (inter.oversubscription < 1.0) throw ScenarioError(path + ".inter_node.oversubscription", "must be at least 1");
     re.finish();
   }
@@ -315,65 +405,59 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
 }
 
 TrainingSpec read_training(const Json& j, const std::string& path) {
-  Reader r(j, path);
+  Reader r(j, path, "training");
   TrainingSpec t;
-  t.seq_len = r.integer("seq_len", std::nullopt, 1, 1 << 26);
-  t.global_batch = r.integer("global_batch", std::nullopt, 1, 1 << 26);
-  t.micro_batch = r.integer("micro_batch", 1, 1, 1 << 20);
-  t.recompute = r.choice<Recompute>("recompute", Recompute::None,
-                                    {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
-  t.grads_in_fp32 = r.choice<bool>("grad_dtype", true, {{"fp32", true}, {"bf16", false}});
-  t.attention = r.choice<Attention>("attention", Attention::Flash, {{"flash", Attention::Flash}, {"unfused", Attention::Unfused}});
-  if (r.has("train_tokens")) t.train_tokens = r.number("train_tokens", std::nullopt, 0, 1e18);
+  t.seq_len = r.int_param("seq_len");
+  t.global_batch = r.int_param("global_batch");
+  t.micro_batch = r.int_param("micro_batch");
+  t.recompute = r.choice_param<Recompute>("recompute", {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
+  t.grads_in_fp32 = r.choice_param<bool>("grad_dtype", {{"fp32", true}, {"bf16", false}});
+  t.attention = r.choice_param<Attention>("attention", {{"flash", Attention::Flash}, {"unfused", Attention::Unfused}});
+  if (r.has("train_tokens")) t.train_tokens = r.num_param("train_tokens");
   r.finish();
   return t;
 }
 
 ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_given) {
-  Reader r(j, path);
+  Reader r(j, path, "parallel");
   ParallelSpec p;
-  p.tp = r.integer("tp", 1, 1, 1 << 16);
-  p.cp = r.integer("cp", 1, 1, 1 << 16);
-  p.pp = r.integer("pp", 1, 1, 1 << 16);
+  p.tp = r.int_param("tp");
+  p.cp = r.int_param("cp");
+  p.pp = r.int_param("pp");
   dp_given = r.has("dp");
-  p.dp = r.integer("dp", 1, 1, 1 << 22);
-  p.vpp = r.integer("vpp", 1, 1, 1 << 10);
-  if (r.has("first_stage_layers")) p.first_stage_layers = r.integer("first_stage_layers", std::nullopt, 1, 100000);
-  if (r.has("last_stage_layers")) p.last_stage_layers = r.integer("last_stage_layers", std::nullopt, 1, 100000);
-  p.schedule = r.choice<Schedule>("schedule", Schedule::OneFOneB,
-                                  {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}});
-  p.sequence_parallel = r.boolean("sequence_parallel", true);
-  p.distributed_optimizer = r.boolean("distributed_optimizer", true);
-  p.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
+  p.dp = r.int_param("dp", 1);  // replaced by world / (tp cp pp) in check() when not given
+  p.vpp = r.int_param("vpp");
+  if (r.has("first_stage_layers")) p.first_stage_layers = r.int_param("first_stage_layers");
+  if (r.has("last_stage_layers")) p.last_stage_layers = r.int_param("last_stage_layers");
+  p.schedule = r.choice_param<Schedule>("schedule", {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}});
+  p.sequence_parallel = r.bool_param("sequence_parallel");
+  p.distributed_optimizer = r.bool_param("distributed_optimizer");
+  p.overlap_grad_reduce = r.bool_param("overlap_grad_reduce");
   // Megatron overlaps the parameter all-gather only with the distributed optimizer and with the
   // gradient reduce overlapped; unset, the flag follows them; set, it must agree with them.
   const bool param_gather_given = r.has("overlap_param_gather");
-  p.overlap_param_gather = r.boolean("overlap_param_gather", true);
+  p.overlap_param_gather = r.bool_param("overlap_param_gather", true);
   if (!param_gather_given) {
     p.overlap_param_gather = p.distributed_optimizer && p.overlap_grad_reduce;
   } else if (p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce)) {
     throw ScenarioError(r.path("overlap_param_gather"), "needs distributed_optimizer and overlap_grad_reduce (Megatron's rule)");
   }
-  p.tp_comm_overlap = r.boolean("tp_comm_overlap", false);
-  p.rank_order = r.string("rank_order", std::string("tp-cp-dp-pp"));
+  p.tp_comm_overlap = r.bool_param("tp_comm_overlap");
+  p.rank_order = r.string_param("rank_order");
   r.finish();
   return p;
 }
 
 MemorySpec read_memory(const Json* j, const std::string& path) {
-  // Defaults: what the paper's 80 % margin has to cover (docs/memory-model.md section 5): CUDA
-  // context ~0.3-0.5 GB, ~0.5 GB of NCCL buffers per active communicator, allocator fragmentation.
+  // Defaults: what the paper's 80 % margin has to cover (docs/memory-model.md section 5), as
+  // declared in params.hpp (the MemorySpec member defaults).
   MemorySpec m;
-  m.cuda_context_bytes = 0.5 * kGiB;
-  m.nccl_buffer_bytes_per_group = 0.5 * kGiB;
-  m.fragmentation_fraction = 0.10;
-  m.usable_fraction = 0.8;
   if (j == nullptr) return m;
-  Reader r(*j, path);
-  m.cuda_context_bytes = r.number("cuda_context_gib", m.cuda_context_bytes / kGiB, 0, 1e4, false) * kGiB;
-  m.nccl_buffer_bytes_per_group = r.number("nccl_buffer_gib_per_group", m.nccl_buffer_bytes_per_group / kGiB, 0, 1e4, false) * kGiB;
-  m.fragmentation_fraction = r.number("fragmentation_fraction", m.fragmentation_fraction, 0, 10, false);
-  m.usable_fraction = r.number("usable_fraction", m.usable_fraction, 0, 1);
+  Reader r(*j, path, "memory");
+  m.cuda_context_bytes = r.num_param("cuda_context_gib") * kGiB;
+  m.nccl_buffer_bytes_per_group = r.num_param("nccl_buffer_gib_per_group") * kGiB;
+  m.fragmentation_fraction = r.num_param("fragmentation_fraction");
+  m.usable_fraction = r.num_param("usable_fraction");
   r.finish();
   return m;
 }
@@ -381,10 +465,32 @@ MemorySpec read_memory(const Json* j, const std::string& path) {
 CostSpec read_cost(const Json* j, const std::string& path) {
   CostSpec c;
   if (j == nullptr) return c;
-  Reader r(*j, path);
-  if (r.has("usd_per_gpu_hour")) c.usd_per_gpu_hour = r.number("usd_per_gpu_hour", std::nullopt, 0, 1e6, false);
+  Reader r(*j, path, "cost");
+  if (r.has("usd_per_gpu_hour")) c.usd_per_gpu_hour = r.num_param("usd_per_gpu_hour");
   r.finish();
   return c;
+}
+
+CommSpec read_comm(const Json* j, const std::string& path) {
+  CommSpec c;
+  if (j == nullptr) return c;
+  Reader r(*j, path, "comm");
+  c.algorithm = r.choice_param<CollectiveAlgorithm>("algorithm", {{"ring", CollectiveAlgorithm::Ring}});
+  c.nvlink_efficiency = r.num_param("nvlink_efficiency");
+  c.network_efficiency = r.num_param("network_efficiency");
+  c.collective_setup_s = r.num_param("collective_setup_us") * 1e-6;
+  c.p2p_setup_s = r.num_param("p2p_setup_us") * 1e-6;
+  r.finish();
+  return c;
+}
+
+EngineSpec read_engine(const Json* j, const std::string& path) {
+  EngineSpec e;
+  if (j == nullptr) return e;
+  Reader r(*j, path, "engine");
+  e.auto_simgrid_max_gpus = r.int_param("auto_simgrid_max_gpus");
+  r.finish();
+  return e;
 }
 
 std::string str(std::int64_t v) { return std::to_string(v); }
@@ -657,9 +763,9 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
   if (!root.is_object()) throw ScenarioError(origin, std::string("must hold a JSON object, got ") + type_name(root));
   for (const auto& ov : overrides) set_path(root, ov);
 
-  Reader r(root, "");
+  Reader r(root, "", "");
   Scenario s;
-  s.name = r.string("name", std::string("scenario"));
+  s.name = r.string_param("name");
   const Json* model = r.raw("model");
   if (model == nullptr) throw ScenarioError("model", "is required (a model preset name or an object)");
   s.model = read_model(*model, "model");
@@ -674,6 +780,8 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
   s.parallel = read_parallel(parallel != nullptr ? *parallel : Json::object(), "parallel", dp_given);
   s.memory = read_memory(r.raw("memory"), "memory");
   s.cost = read_cost(r.raw("cost"), "cost");
+  s.comm = read_comm(r.raw("comm"), "comm");
+  s.engine = read_engine(r.raw("engine"), "engine");
   r.finish({"description"});
   check(s, dp_given);
   return s;
@@ -690,5 +798,6 @@ GpuSpec gpu_preset(const std::string& name, const std::string& path) { return re
 std::vector<std::string> model_preset_names() { return preset_names("models"); }
 std::vector<std::string> gpu_preset_names() { return preset_names("gpus"); }
 std::vector<std::string> cluster_preset_names() { return preset_names("clusters"); }
+std::vector<std::string> efficiency_preset_names() { return preset_names("efficiency"); }
 
 }  // namespace stepsim::scenarios

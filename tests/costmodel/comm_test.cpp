@@ -270,3 +270,9 @@ TEST_CASE("comm: a ring inside an NVLink domain of two nodes runs over NVLink li
   const Cluster two_nodes(make_spec(2, 2, 1));
   CHECK(isolated_time_s(two_nodes, plan_collective(two_nodes, Collective::AllReduce, {ring}, kM)) > isolated_time_s(domain, b));
 }
+
+TEST_CASE("comm: the collective algorithm comes from the settings (ring today)") {
+  const auto& ring = stepsim::costmodel::collective_algorithm(stepsim::scenarios::CollectiveAlgorithm::Ring);
+  CHECK(ring.kind() == stepsim::scenarios::CollectiveAlgorithm::Ring);
+  CHECK(dynamic_cast<const stepsim::costmodel::RingAlgorithm*>(&ring) != nullptr);
+}

@@ -234,7 +234,8 @@ TEST_CASE("ComputeModel: saturating GEMM efficiency, roofline with HBM, memory k
   e.attn_half_flops = 3e9;
   e.hbm_eff = 0.5;
   e.comm_slowdown = 0.1;
-  const ComputeModel cm(gpu, e);
+  gpu.efficiency = e;
+  const ComputeModel cm(gpu);
 
   Kernel g;
   g.kind = KernelKind::Gemm;
@@ -260,31 +261,34 @@ TEST_CASE("ComputeModel: saturating GEMM efficiency, roofline with HBM, memory k
   CHECK(cm.overlapped_time_s(m) == doctest::Approx(2.2e-6));
   CHECK(cm.time_s(std::vector<Kernel>{g, a, m}) == doctest::Approx(2.002e-3 + 24e-6 + 2e-6));
 
-  Efficiency bad = e;
-  bad.gemm_max = 1.5;
-  CHECK_THROWS_WITH_AS(ComputeModel(gpu, bad), "efficiency.gemm_max: must lie in (0, 1]", stepsim::ScenarioError);
+  gpu.efficiency.gemm_max = 1.5;
+  CHECK_THROWS_WITH_AS((void)ComputeModel{gpu}, "efficiency.gemm_max: must lie in (0, 1]", stepsim::ScenarioError);
 }
 
-TEST_CASE("calibrated efficiency: data files by preset name, default by peak class") {
+TEST_CASE("GPU efficiency: preset files, default by peak class") {
   const Scenario s = llama70b();
   // H100 80 GB has no measurements of its own: its file is derived from the H100 94 GB fit (same
   // silicon and peak, only the HBM bandwidth differs, which the GPU spec carries).
-  const Efficiency h100 = ComputeModel::calibrated(s.cluster.gpu);
-  const Efficiency h100_94 = stepsim::costmodel::efficiency_from_json(stepsim::costmodel::efficiency_text("h100-sxm-94gb"));
+  const Efficiency& h100 = s.cluster.gpu.efficiency;
+  const Efficiency h100_94 = stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency;
   CHECK(h100.gemm_max == h100_94.gemm_max);
   CHECK(h100.gemm_half_flops == h100_94.gemm_half_flops);
   CHECK(h100.hbm_eff == h100_94.hbm_eff);
   CHECK(h100.comm_slowdown == h100_94.comm_slowdown);
+  CHECK(h100.kind == stepsim::scenarios::EfficiencyKind::Derived);
+  CHECK(h100_94.kind == stepsim::scenarios::EfficiencyKind::Fitted);
+  CHECK(h100.source == "scenarios/presets/efficiency/h100-sxm-80gb.json");
+  CHECK(h100.fit.find("stepsim calibrate --gpu h100-sxm-80gb") == 0);
 
-  const auto names = stepsim::costmodel::efficiency_gpu_names();
+  const auto names = stepsim::scenarios::efficiency_preset_names();
   CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200-180gb", "h100-sxm-80gb",
                                            "h100-sxm-94gb", "h200-sxm-141gb"});
   for (const auto& n : stepsim::scenarios::gpu_preset_names()) {
     CAPTURE(n);
-    const auto gpu = stepsim::scenarios::gpu_preset(n);
-    const Efficiency e = ComputeModel::calibrated(gpu);
+    const Efficiency e = stepsim::scenarios::gpu_preset(n).efficiency;
     CHECK(e.gemm_max >= 0.2);  // stepsim calibrate's bounds
     CHECK(e.gemm_max <= 0.95);
+    CHECK(e.kind != stepsim::scenarios::EfficiencyKind::Default);
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   }
 
@@ -292,12 +296,13 @@ TEST_CASE("calibrated efficiency: data files by preset name, default by peak cla
   custom.name = "custom";
   custom.peak_bf16_flops = 312e12;
   custom.hbm_Bps = 2e12;
-  Efficiency e = ComputeModel::calibrated(custom);
+  Efficiency e = stepsim::scenarios::default_efficiency(custom);
+  CHECK(e.kind == stepsim::scenarios::EfficiencyKind::Default);
   CHECK(e.gemm_max == 0.78);
   CHECK(e.gemm_half_flops == doctest::Approx(1.56e9));
   CHECK(e.attn_max == 0.65);
   custom.peak_bf16_flops = 2e15;
-  e = ComputeModel::calibrated(custom);
+  e = stepsim::scenarios::default_efficiency(custom);
   CHECK(e.gemm_max == 0.70);
   CHECK(e.gemm_half_flops == doctest::Approx(1e10));
 }
@@ -320,8 +325,6 @@ TEST_CASE("efficiency files: parse, write, errors") {
                        "eff.gemm_half_flops: missing", stepsim::ScenarioError);
   CHECK_THROWS_WITH_AS(stepsim::costmodel::efficiency_from_json(R"({"source": "s", "gemm_maxx": 1})", "eff"),
                        "eff.gemm_maxx: unknown key", stepsim::ScenarioError);
-  CHECK_THROWS_WITH_AS(stepsim::costmodel::efficiency_text("nope"), "cluster.gpu: no efficiency data for GPU 'nope'",
-                       stepsim::ScenarioError);
 }
 
 TEST_CASE("FLOP formulas by name") {

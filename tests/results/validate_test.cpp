@@ -103,7 +103,7 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
   // One record whose "measurement" is the simulator's own step time with gemm_max = 0.6.
   auto rec = stepsim::costmodel::validation_records("korthikanti-2022-table5").at(1);  // gpt-22b-sp-selective
   const auto s = stepsim::scenarios::load_scenario_text(rec.scenario_json);
-  auto truth = stepsim::costmodel::ComputeModel::calibrated(s.cluster.gpu);
+  auto truth = s.cluster.gpu.efficiency;
   truth.gemm_max = 0.6;
   stepsim::results::SimulateOptions so;
   so.engine = stepsim::sim::EngineKind::Analytic;

@@ -2,12 +2,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <unistd.h>
 
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
+#include "stepsim/scenarios/params.hpp"
 
 using namespace stepsim;
 using scenarios::Override;
@@ -349,4 +351,97 @@ TEST_CASE("cluster.nvlink_domain_gpus: whole nodes dividing the cluster, absent 
   CHECK(err({"cluster.nvlink_domain_gpus=-4"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
   CHECK(err({"cluster.nvlink_domain_gpus=6"}).find("multiple of gpus_per_node") != std::string::npos);
   CHECK(err({"cluster.nodes=3", "parallel.dp=6", "cluster.nvlink_domain_gpus=8"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
+}
+
+TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at run time, the default") {
+  using scenarios::EfficiencyKind;
+  const auto preset = scenarios::load_scenario_text(kBase);
+  const auto& e = preset.cluster.gpu.efficiency;
+  CHECK(e.kind == EfficiencyKind::Fitted);
+  CHECK(e.source == "scenarios/presets/efficiency/h100-sxm-94gb.json");
+  CHECK(e.fit.find("stepsim calibrate --gpu h100-sxm-94gb") == 0);
+  CHECK(e.gemm_max == doctest::Approx(0.483372364));
+
+  // A parameter set over the preset keeps the others; the source says what it lies over.
+  const auto over = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency.gemm_max=0.6")});
+  CHECK(over.cluster.gpu.efficiency.gemm_max == 0.6);
+  CHECK(over.cluster.gpu.efficiency.attn_max == e.attn_max);
+  CHECK(over.cluster.gpu.efficiency.source ==
+        "cluster.gpu.efficiency over scenarios/presets/efficiency/h100-sxm-94gb.json");
+
+  // A GPU described by its numbers alone gets the default curve of its peak class.
+  const auto custom = scenarios::load_scenario_text(
+      kBase, {scenarios::parse_override(
+                 R"(cluster={"gpus_per_node": 4, "nodes": 1, "gpu": {"memory_gib": 94, "peak_bf16_tflops": 989, "hbm_TBps": 3.9}})")});
+  CHECK(custom.cluster.gpu.efficiency.kind == EfficiencyKind::Default);
+  CHECK(custom.cluster.gpu.efficiency.gemm_max == 0.70);
+  CHECK(custom.cluster.gpu.efficiency.source == "built-in H100 curve (dense BF16 peak of 600 TFLOP/s or more)");
+
+  // An efficiency file, as stepsim calibrate writes it, read when the scenario loads.
+  const auto file = (std::filesystem::temp_directory_path() / ("stepsim_eff_" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(file) << R"({"source": "a fit", "gemm_max": 0.5, "gemm_half_flops": 1e9, "attn_max": 0.4,
+                             "attn_half_flops": 2e9, "hbm_eff": 0.8, "comm_slowdown": 0.02})";
+  const auto from_file = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency=" + file)});
+  CHECK(from_file.cluster.gpu.efficiency.kind == EfficiencyKind::Fitted);
+  CHECK(from_file.cluster.gpu.efficiency.source == file);
+  CHECK(from_file.cluster.gpu.efficiency.fit == "a fit");
+  CHECK(from_file.cluster.gpu.efficiency.hbm_eff == 0.8);
+  std::filesystem::remove(file);
+
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency.gemm_max=1.5"}) == "cluster.gpu.efficiency.gemm_max: is absurdly large (1.5 > 1)");
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency.kind=guessed"}) ==
+        "cluster.gpu.efficiency.kind: unknown value \"guessed\" (expected one of: fitted, derived, default)");
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency.gemm=1"}) == "cluster.gpu.efficiency.gemm: unknown key");
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency=3"}) ==
+        "cluster.gpu.efficiency: must be an efficiency file path or an object, got a number");
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency=/nonexistent/eff.json"}) ==
+        "/nonexistent/eff.json: cannot open the efficiency file (no such file)");
+}
+
+TEST_CASE("comm and engine fields: declared defaults and ranges") {
+  const auto s = scenarios::load_scenario_text(kBase);
+  CHECK(s.comm.algorithm == scenarios::CollectiveAlgorithm::Ring);
+  CHECK(s.comm.nvlink_efficiency == 0.80);
+  CHECK(s.comm.network_efficiency == 0.94);
+  CHECK(s.comm.collective_setup_s == 8.4e-6);
+  CHECK(s.comm.p2p_setup_s == 0.0);
+  CHECK(s.engine.auto_simgrid_max_gpus == 1024);
+  const auto t = scenarios::load_scenario_text(
+      kBase, {scenarios::parse_override("comm.nvlink_efficiency=0.9"), scenarios::parse_override("comm.collective_setup_us=5"),
+              scenarios::parse_override("engine.auto_simgrid_max_gpus=64")});
+  CHECK(t.comm.nvlink_efficiency == 0.9);
+  CHECK(t.comm.collective_setup_s == doctest::Approx(5e-6));
+  CHECK(t.engine.auto_simgrid_max_gpus == 64);
+  CHECK(err({"comm.nvlink_efficiency=1.5"}) == "comm.nvlink_efficiency: is absurdly large (1.5 > 1)");
+  CHECK(err({"comm.network_efficiency=0"}) == "comm.network_efficiency: must be greater than 0, got 0");
+  CHECK(err({"comm.algorithm=tree"}) == "comm.algorithm: unknown value \"tree\" (expected one of: ring)");
+  CHECK(err({"comm.bandwidth=1"}) == "comm.bandwidth: unknown key");
+  CHECK(err({"engine.auto_simgrid_max_gpus=-1"}) == "engine.auto_simgrid_max_gpus: must be at least 0, got -1");
+  CHECK(err({"engine.auto_simgrid_max_gpus=5000"}) == "engine.auto_simgrid_max_gpus: is absurdly large (5000 > 4096)");
+}
+
+TEST_CASE("the parameter table: one declaration per key, defaults within range, the structs' defaults") {
+  std::set<std::string> keys;
+  for (const auto& p : scenarios::parameters()) {
+    CAPTURE(p.key);
+    CHECK(keys.insert(std::string(p.key)).second);
+    CHECK(!p.description.empty());
+    CHECK((p.value.has_value() || !p.default_text.empty()));
+    if (p.value && (p.type == scenarios::ParamType::Integer || p.type == scenarios::ParamType::Number)) {
+      CHECK((p.min_exclusive ? *p.value > p.min : *p.value >= p.min));
+      CHECK(*p.value <= p.max);
+    }
+  }
+  // A scenario without "memory" gets the declared defaults, and so does a MemorySpec built in code.
+  const auto s = scenarios::load_scenario_text(kBase);
+  const scenarios::MemorySpec m;
+  CHECK(s.memory.cuda_context_bytes == 0.5 * scenarios::kGiB);
+  CHECK(m.cuda_context_bytes == s.memory.cuda_context_bytes);
+  CHECK(m.nccl_buffer_bytes_per_group == s.memory.nccl_buffer_bytes_per_group);
+  CHECK(m.fragmentation_fraction == s.memory.fragmentation_fraction);
+  CHECK(m.usable_fraction == s.memory.usable_fraction);
+  CHECK(scenarios::default_text(scenarios::parameter("parallel.schedule")) == "1f1b");
+  CHECK(scenarios::range_text(scenarios::parameter("memory.usable_fraction")) == "(0, 1]");
+  CHECK(scenarios::range_text(scenarios::parameter("training.micro_batch")) == "1 .. 1048576");
+  CHECK_THROWS_AS((void)scenarios::parameter("model.depth"), InternalError);
 }

@@ -40,7 +40,7 @@ scenarios::Scenario scenario(const std::vector<std::string>& sets) {
 
 sim::BuiltStep build(const scenarios::Scenario& s, bool symmetric = true) {
   const topology::Cluster cluster(s.cluster);
-  const costmodel::ComputeModel cm(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  const costmodel::ComputeModel cm(s.cluster.gpu);
   sim::BuildOptions o;
   o.symmetric_instances = symmetric;
   return sim::build_step(s, cluster, cm, o);
@@ -256,7 +256,7 @@ TEST_CASE("two GPUs per NIC: the analytic engine charges the symmetric DP rings'
   auto s_rails = s;
   s_rails.cluster.inter_node.nics_per_node = 8;
   const topology::Cluster rails_cluster(s_rails.cluster);
-  const costmodel::ComputeModel cm(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  const costmodel::ComputeModel cm(s.cluster.gpu);
   auto rails = sim::build_step(s_rails, rails_cluster, cm);
   const auto a = sim::run_analytic(shared.graph), g = sim::run_simgrid(shared.graph, cluster);
   CHECK(g.makespan_s == doctest::Approx(a.makespan_s).epsilon(1e-6));

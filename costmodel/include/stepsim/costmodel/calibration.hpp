@@ -1,7 +1,7 @@
 #pragma once
-// Data embedded in the costmodel library at build time (costmodel/data/), so that no data path is
-// needed at run time: the efficiency parameters per GPU type (data/efficiency/<gpu>.json) and the
-// published measurements that `stepsim validate` compares against (data/validation/<set>.json).
+// Efficiency files as `stepsim calibrate` writes them, and the published measurements that
+// `stepsim validate` compares against (data/validation/<set>.json), embedded in the library at
+// build time so that no data path is needed at run time.
 
 #include <optional>
 #include <string>
@@ -14,10 +14,8 @@ namespace stepsim::costmodel {
 // ---- efficiency files: {"source": "...", "gemm_max": ..., "gemm_half_flops": ..., "attn_max": ...,
 // "attn_half_flops": ..., "hbm_eff": ..., "comm_slowdown": ...}; every key required, no others.
 
-// GPU preset names with an embedded efficiency file, sorted.
-std::vector<std::string> efficiency_gpu_names();
-// The embedded file text of `gpu_name`; throws ScenarioError("cluster.gpu", ...) when there is none.
-std::string efficiency_text(const std::string& gpu_name);
+// (The GPU presets' efficiency files are scenarios/presets/efficiency/<gpu>.json, read by the
+// scenario loader into GpuSpec::efficiency.)
 // Parses an efficiency file; throws ScenarioError(origin + "." + key, ...) on a missing, unknown or
 // ill-typed key.
 Efficiency efficiency_from_json(const std::string& text, const std::string& origin = "efficiency");

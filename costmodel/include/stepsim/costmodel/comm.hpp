@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::costmodel {
@@ -60,20 +61,34 @@ struct CommPlan {
 // Rounds a plan runs, repeats counted.
 std::int64_t round_count(const CommPlan& plan);
 
-// Knobs of the communication model, with their defaults and sources.
-struct CommSettings {
-  // Fraction of NVLink line rate a ring reaches: ~370/450 on H100 (nccl-tests issue 212),
-  // ~230/300 on A100 (nccl-tests issue 149).
-  double nvlink_efficiency = 0.80;
-  // Fraction of NIC line rate: ~46-49/50 GB/s on NDR (nccl-tests issues 267, 290), ~24/25 on HDR
-  // (NVIDIA/nccl issue 412).
-  double network_efficiency = 0.94;
-  // Start-up latency of a collective: NCCL tuner base latency, ring, Simple protocol, 8.4 us
-  // (src/graph/tuning.cc). Per-step latency comes from the links of each flow's route.
-  double collective_setup_s = 8.4e-6;
-  // Start-up latency of a send/recv beyond its route latency (none modeled).
-  double p2p_setup_s = 0.0;
+// Knobs of the communication model: the scenario's "comm" fields (protocol efficiencies, start-up
+// latencies, algorithm), declared with their defaults and sources in scenarios/params.hpp.
+using CommSettings = scenarios::CommSpec;
+
+// A collective algorithm: the rounds of point-to-point flows that AllReduce, ReduceScatter and
+// AllGather of one group run. A new algorithm (tree, NVLS, PAT) is one more implementation,
+// chosen by comm.algorithm; AllToAll and SendRecv are point-to-point patterns of their own.
+class CollectiveAlgorithm {
+ public:
+  virtual ~CollectiveAlgorithm() = default;
+  [[nodiscard]] virtual scenarios::CollectiveAlgorithm kind() const = 0;
+  // Appends the rounds of `kind` of `bytes` (the full buffer) over every instance (all of the same
+  // size n >= 2) to plan.rounds; flow bytes include the protocol efficiency of their path.
+  virtual void plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+                    double bytes, const CommSettings& settings, CommPlan& plan) const = 0;
 };
+
+// NCCL's ring (see above): ring_steps(kind, n) rounds in which every member sends S/n bytes to its
+// successor, inter-node transfers split over the NICs the group has on both nodes.
+class RingAlgorithm final : public CollectiveAlgorithm {
+ public:
+  [[nodiscard]] scenarios::CollectiveAlgorithm kind() const override { return scenarios::CollectiveAlgorithm::Ring; }
+  void plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+            double bytes, const CommSettings& settings, CommPlan& plan) const override;
+};
+
+// The implementation of `kind`.
+[[nodiscard]] const CollectiveAlgorithm& collective_algorithm(scenarios::CollectiveAlgorithm kind);
 
 // Plans `kind` of `bytes` (nccl-tests convention: the full buffer S) over every instance of a
 // group at once. instances[0] is the tracked group; the others are identical collectives that
@@ -83,7 +98,7 @@ struct CommSettings {
 CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
                          const std::vector<std::vector<std::int64_t>>& instances, double bytes,
                          const CommSettings& settings);
-// Same with CommSettings{}.
+// Same with CommSettings{} (the defaults of the scenario's "comm" fields).
 CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
                          const std::vector<std::vector<std::int64_t>>& instances, double bytes);
 

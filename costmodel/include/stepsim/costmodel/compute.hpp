@@ -3,8 +3,8 @@
 // embedding, the output layer and loss, the optimizer step), split by TP and CP exactly as the step
 // graph splits them, and their time on a GPU through a roofline with size-dependent efficiency:
 // time = max(flops / (peak * eff_flops(size)), bytes / (hbm * eff_bytes)).
-// The efficiency curves have a few parameters per GPU type, read from data files in
-// costmodel/data/efficiency/ (fitted by `stepsim calibrate`), never constants in code.
+// The efficiency curves have a few parameters per GPU type, part of the GPU's spec (presets read
+// scenarios/presets/efficiency/, fitted by `stepsim calibrate`), never constants in code.
 //
 // Shapes and byte counts follow docs/training-step.md (sections 1-3, 6). Notation:
 // s sequence, b micro-batch, h hidden, a heads, k KV heads, d_h = h/a, f FFN hidden, t TP, c CP,
@@ -69,26 +69,15 @@ std::int64_t padded_vocab(const scenarios::Scenario& s);
 // Llama-like: RoPE, no dropout.
 bool gpt_family(const scenarios::ModelSpec& m);
 
-// Parameters of the efficiency curves of one GPU type (costmodel/data/efficiency/<gpu>.json or the default).
-struct Efficiency {
-  double gemm_max = 0;         // asymptotic fraction of peak for large GEMMs
-  double gemm_half_flops = 0;  // GEMM size (FLOPs) at which half of gemm_max is reached
-  double attn_max = 0;         // same for the fused attention kernels
-  double attn_half_flops = 0;
-  double hbm_eff = 0;          // fraction of HBM bandwidth reached by memory-bound kernels
-  double comm_slowdown = 0;    // compute slowdown while communication kernels run alongside (SM sharing)
-};
-
-// The efficiency of a GPU without a data file: the A100 curve for GPUs with a dense BF16 peak
-// below 600 TFLOP/s, the H100 curve otherwise; the half-saturation sizes scale with the peak
-// (peak x 5 us for GEMMs, peak x 8 us for attention: a fixed per-kernel latency, see time_s).
-Efficiency default_efficiency(const scenarios::GpuSpec& gpu);
+// The efficiency curves of a GPU are a value of its spec (scenarios::GpuSpec::efficiency, loaded
+// from the GPU preset's efficiency file, the scenario or the default curve).
+using Efficiency = scenarios::Efficiency;
 
 class ComputeModel {
  public:
-  ComputeModel(const scenarios::GpuSpec& gpu, const Efficiency& eff);
-  // The calibrated efficiency of `gpu` (by preset name; unknown names get default_efficiency).
-  static Efficiency calibrated(const scenarios::GpuSpec& gpu);
+  // The model of `gpu` with its efficiency curves (gpu.efficiency). Throws ScenarioError on a
+  // non-positive peak or HBM bandwidth and on efficiency parameters out of range.
+  explicit ComputeModel(const scenarios::GpuSpec& gpu);
 
   // Gemm: eff = gemm_max x / (x + gemm_half_flops) with x = kernel flops; Attention alike with the
   // attn_* parameters; time = max(flops / (peak eff), bytes / (hbm_Bps hbm_eff)). Memory: the bytes
@@ -98,12 +87,11 @@ class ComputeModel {
   double time_s(const std::vector<Kernel>& ks) const;
   // The same while communication kernels share the SMs: time_s x (1 + comm_slowdown).
   double overlapped_time_s(const Kernel& k) const;
-  const Efficiency& efficiency() const { return eff_; }
-  const scenarios::GpuSpec& gpu() const { return gpu_; }
+  [[nodiscard]] const Efficiency& efficiency() const { return gpu_.efficiency; }
+  [[nodiscard]] const scenarios::GpuSpec& gpu() const { return gpu_; }
 
  private:
   scenarios::GpuSpec gpu_;
-  Efficiency eff_;
 };
 
 double total_flops(const std::vector<Kernel>& ks);

@@ -15,10 +15,10 @@
 namespace stepsim::results {
 
 struct SimulateOptions {
-  // default: simgrid up to 1,024 GPUs and kMaxSimGridFlows flows, analytic beyond
+  // default: simgrid up to engine.auto_simgrid_max_gpus GPUs (1,024) and kMaxSimGridFlows flows, analytic beyond
   std::optional<sim::EngineKind> engine;
   bool per_layer = false;
-  // Efficiency curves of the scenario's GPU instead of its embedded file (stepsim calibrate).
+  // Replaces the efficiency of the scenario's GPU (cluster.gpu.efficiency; stepsim calibrate).
   std::optional<costmodel::Efficiency> efficiency;
 };
 

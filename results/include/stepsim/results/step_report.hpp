@@ -36,6 +36,8 @@ struct StepReport {
   std::string scenario;
   std::string summary;
   std::string engine;
+  std::string efficiency_kind;    // the GPU's efficiency: "fitted", "derived" or "default"
+  std::string efficiency_source;  // and where it came from (scenarios::Efficiency::source)
   std::int64_t gpus = 0;
   double step_time_s = 0;
   double tokens_per_step = 0;

@@ -46,5 +46,8 @@ GpuSpec gpu_preset(const std::string& name, const std::string& path = "cluster.g
 std::vector<std::string> model_preset_names();
 std::vector<std::string> gpu_preset_names();
 std::vector<std::string> cluster_preset_names();
+// GPU presets with an efficiency file (scenarios/presets/efficiency/<gpu>.json); gpu_preset(name)
+// carries it as its efficiency.
+std::vector<std::string> efficiency_preset_names();
 
 }  // namespace stepsim::scenarios

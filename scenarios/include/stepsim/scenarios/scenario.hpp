@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/scenarios/params.hpp"
+
 namespace stepsim::scenarios {
+
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 enum class MlpKind { SwiGlu, Gelu };
 enum class NormKind { RmsNorm, LayerNorm };
@@ -28,13 +32,38 @@ struct ModelSpec {
   bool bias = false;
 };
 
+// Where a GPU's efficiency parameters come from: a fit to measured runs (`stepsim calibrate`), a
+// derivation from another GPU's fit, or the built-in default curve (default_efficiency).
+enum class EfficiencyKind { Fitted, Derived, Default };
+
+// Parameters of the compute model's efficiency curves for one GPU type (costmodel/compute.hpp
+// says how they enter the kernel times), with their provenance. JSON: "cluster.gpu.efficiency",
+// an object or the path of an efficiency file; presets read scenarios/presets/efficiency/<gpu>.json.
+struct Efficiency {
+  double gemm_max = 0;         // asymptotic fraction of peak for large GEMMs
+  double gemm_half_flops = 0;  // GEMM size (FLOPs) at which half of gemm_max is reached
+  double attn_max = 0;         // same for the fused attention kernels
+  double attn_half_flops = 0;
+  double hbm_eff = 0;          // fraction of HBM bandwidth reached by memory-bound kernels
+  double comm_slowdown = 0;    // compute slowdown while communication kernels run alongside (SM sharing)
+  EfficiencyKind kind = EfficiencyKind::Default;
+  std::string source;          // the file it came from, the scenario field, or "built-in ... curve"
+  std::string fit;             // the fit record of its file ("source" key), empty when none
+};
+
 struct GpuSpec {
   std::string name;
   double memory_bytes = 0;        // device memory as the job sees it (GiB in JSON: "memory_gib")
   double peak_bf16_flops = 0;     // dense BF16 FLOP/s ("peak_bf16_tflops")
   double hbm_Bps = 0;             // HBM bandwidth ("hbm_TBps")
   double nvlink_Bps = 0;          // NVLink bandwidth per GPU per direction ("nvlink_GBps")
+  Efficiency efficiency;          // "efficiency": the compute model's curves for this GPU
 };
+
+// The efficiency of a GPU without efficiency data: the A100 curve for GPUs with a dense BF16 peak
+// below 600 TFLOP/s, the H100 curve otherwise; the half-saturation sizes scale with the peak
+// (peak x 5 us for GEMMs, peak x 8 us for attention: a fixed per-kernel latency). Kind Default.
+[[nodiscard]] Efficiency default_efficiency(const GpuSpec& gpu);
 
 struct IntraNodeSpec {
   double bw_Bps = 0;              // per GPU, per direction, into the NVLink/NVSwitch domain ("bw_GBps")
@@ -75,7 +104,7 @@ enum class Attention { Flash, Unfused };
 struct TrainingSpec {
   std::int64_t seq_len = 0;
   std::int64_t global_batch = 0;
-  std::int64_t micro_batch = 1;
+  std::int64_t micro_batch = static_cast<std::int64_t>(param_default("training.micro_batch"));
   Recompute recompute = Recompute::None;
   bool grads_in_fp32 = true;                    // "grad_dtype": "fp32" | "bf16"
   Attention attention = Attention::Flash;       // "attention": "flash" | "unfused"
@@ -85,30 +114,48 @@ struct TrainingSpec {
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 
 struct ParallelSpec {
-  std::int64_t tp = 1;
-  std::int64_t cp = 1;
-  std::int64_t pp = 1;
+  std::int64_t tp = static_cast<std::int64_t>(param_default("parallel.tp"));
+  std::int64_t cp = static_cast<std::int64_t>(param_default("parallel.cp"));
+  std::int64_t pp = static_cast<std::int64_t>(param_default("parallel.pp"));
   std::int64_t dp = 1;                          // derived from the world size when omitted
-  std::int64_t vpp = 1;                         // model chunks per stage (interleaved only)
+  std::int64_t vpp = static_cast<std::int64_t>(param_default("parallel.vpp"));  // model chunks per stage (interleaved only)
   // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): layers on the first
   // and last stage; the others share the rest evenly. Unset: every stage holds layers / pp.
   std::optional<std::int64_t> first_stage_layers;
   std::optional<std::int64_t> last_stage_layers;
   Schedule schedule = Schedule::OneFOneB;
-  bool sequence_parallel = true;
-  bool distributed_optimizer = true;
-  bool overlap_grad_reduce = true;
-  bool overlap_param_gather = true;
-  bool tp_comm_overlap = false;                 // TransformerEngine's TP/SP communication overlap (needs SP)
+  bool sequence_parallel = param_default("parallel.sequence_parallel") != 0;
+  bool distributed_optimizer = param_default("parallel.distributed_optimizer") != 0;
+  bool overlap_grad_reduce = param_default("parallel.overlap_grad_reduce") != 0;
+  bool overlap_param_gather = true;             // follows the two above when not given (the loader)
+  bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
 };
 
 // Terms the paper leaves to its 80 % margin; each is a scenario field ("memory": {...}).
 struct MemorySpec {
-  double cuda_context_bytes = 0;                // CUDA context + cuBLAS/cuDNN workspaces
-  double nccl_buffer_bytes_per_group = 0;       // NCCL communicator buffers per process group the rank is in
-  double fragmentation_fraction = 0;            // caching-allocator reserved/allocated - 1, on dynamic memory
-  double usable_fraction = 0.8;                 // paper's 80 % rule
+  double cuda_context_bytes = param_default("memory.cuda_context_gib") * kGiB;  // CUDA context + cuBLAS/cuDNN workspaces
+  double nccl_buffer_bytes_per_group = param_default("memory.nccl_buffer_gib_per_group") * kGiB;  // NCCL communicator buffers per process group the rank is in
+  double fragmentation_fraction = param_default("memory.fragmentation_fraction");  // caching-allocator reserved/allocated - 1, on dynamic memory
+  double usable_fraction = param_default("memory.usable_fraction");               // paper's 80 % rule
+};
+
+// Collective algorithm of AllReduce, ReduceScatter and AllGather (costmodel/comm.hpp).
+enum class CollectiveAlgorithm { Ring };
+
+// How NCCL runs collectives, as the communication model sees it ("comm": {...}).
+struct CommSpec {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  double nvlink_efficiency = param_default("comm.nvlink_efficiency");    // fraction of NVLink line rate a ring reaches
+  double network_efficiency = param_default("comm.network_efficiency");  // fraction of NIC line rate
+  double collective_setup_s = param_default("comm.collective_setup_us") * 1e-6;  // start-up latency of a collective
+  double p2p_setup_s = param_default("comm.p2p_setup_us") * 1e-6;                // of a send/recv beyond its route
+};
+
+// Choice of the simulation engine ("engine": {...}).
+struct EngineSpec {
+  // The automatic choice simulates clusters up to this many GPUs with SimGrid, larger ones analytically.
+  std::int64_t auto_simgrid_max_gpus = static_cast<std::int64_t>(param_default("engine.auto_simgrid_max_gpus"));
 };
 
 struct CostSpec {
@@ -123,6 +170,8 @@ struct Scenario {
   ParallelSpec parallel;
   MemorySpec memory;
   CostSpec cost;
+  CommSpec comm;
+  EngineSpec engine;
 
   std::int64_t world_size() const { return cluster.world_size(); }
   // Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
@@ -136,5 +185,7 @@ std::string to_string(Schedule s);
 std::string to_string(Recompute r);
 std::string to_string(Attention a);
 std::string to_string(FabricTopology t);
+std::string to_string(EfficiencyKind k);
+std::string to_string(CollectiveAlgorithm a);
 
 }  // namespace stepsim::scenarios

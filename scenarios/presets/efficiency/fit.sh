@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Refits the efficiency files of this folder with `stepsim calibrate` (the simulator in the loop).
 # One parameter per measured GPU type, fitted on one set (or part of one) and checked on another;
-# GPUs without measurements derive from the H100 fit. Usage: costmodel/data/efficiency/fit.sh [BUILD_DIR]
+# GPUs without measurements derive from the H100 fit (their files say "kind": "derived"; a file
+# without "kind" is a fit). Usage: scenarios/presets/efficiency/fit.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 build=${1:-build}
 bin="$build/app/stepsim"
-out=costmodel/data/efficiency
+out=scenarios/presets/efficiency
 "$bin" calibrate --gpu a100-sxm-80gb --sets narayanan-sc21-table1 --params gemm_max --out $out/a100-sxm-80gb.json
 "$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-slice --records gpus8,gpus16,gpus32 --params gemm_max --out $out/a100-sxm-40gb.json
 "$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-slice --records tp2 --params gemm_max --out $out/h100-sxm-94gb.json
@@ -14,6 +15,7 @@ out=costmodel/data/efficiency
 cmake --build "$build" -j2 --target stepsim > /dev/null
 for gpu in h100-sxm-80gb h200-sxm-141gb b200-180gb; do
   "$bin" calibrate --gpu $gpu --base h100-sxm-94gb --params none --out $out/$gpu.json
+  sed -i '1a\  "kind": "derived",' $out/$gpu.json
 done
 cmake --build "$build" -j2 --target stepsim > /dev/null
 grep -H '"gemm_max"' $out/*.json

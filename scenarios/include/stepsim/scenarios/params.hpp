@@ -1,0 +1,133 @@
+#pragma once
+// One declaration per scenario parameter: its JSON key, type, unit, default, range, meaning and
+// source. The loader (load.cpp) takes its defaults and ranges from this table, the spec structs
+// take their member defaults from it, `stepsim params` prints it, and the field reference of
+// scenarios/README.md is generated from it (`stepsim params --format md`).
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace stepsim::scenarios {
+
+enum class ParamType { Integer, Number, Boolean, String, Choice, Preset, Object };
+
+struct Param {
+  std::string_view key;           // dotted JSON path: "training.micro_batch"
+  ParamType type = ParamType::Number;
+  std::string_view unit;          // unit of the JSON value, or the allowed values of a choice ("1f1b|gpipe|interleaved")
+  std::optional<double> value;    // default in JSON units (booleans: 1 or 0); none: see default_text
+  std::string_view default_text;  // the default when it is not a number: "required", "heads", "1f1b", ...
+  double min = 0;                 // numbers and integers lie in [min, max] ((min, max] when min_exclusive)
+  double max = 0;
+  bool min_exclusive = false;
+  std::string_view description;
+  std::string_view source;
+};
+
+namespace param_table {
+using enum ParamType;
+// clang-format off
+inline constexpr Param kParams[] = {
+  {"name", String, "", std::nullopt, "scenario", 0, 0, false, "name of the scenario in outputs", ""},
+  {"description", String, "", std::nullopt, "none", 0, 0, false, "free text, ignored", ""},
+  {"model", Preset, "preset or object", std::nullopt, "required", 0, 0, false, "the transformer (a preset name, or an object that may name a \"preset\" and override its fields)", "scenarios/presets/models"},
+  {"model.name", String, "", std::nullopt, "custom", 0, 0, false, "name of the model in outputs (a preset's name)", ""},
+  {"model.layers", Integer, "layers", std::nullopt, "required", 1, 100000, false, "transformer layers", ""},
+  {"model.hidden", Integer, "", std::nullopt, "required", 1, 1048576, false, "hidden size h", ""},
+  {"model.ffn_hidden", Integer, "", std::nullopt, "required", 1, 4194304, false, "MLP hidden size f", ""},
+  {"model.heads", Integer, "", std::nullopt, "required", 1, 65536, false, "attention heads a (divides hidden)", ""},
+  {"model.kv_heads", Integer, "", std::nullopt, "heads", 1, 65536, false, "key/value heads (GQA groups; divides heads)", ""},
+  {"model.vocab", Integer, "tokens", std::nullopt, "required", 1, 67108864, false, "vocabulary size (padded to a multiple of 128 tp)", "Megatron --make-vocab-size-divisible-by 128"},
+  {"model.tied_embeddings", Boolean, "", 0.0, "", 0, 0, false, "input and output embeddings share their weights", ""},
+  {"model.mlp", Choice, "swiglu|gelu", std::nullopt, "swiglu", 0, 0, false, "MLP kind", ""},
+  {"model.norm", Choice, "rmsnorm|layernorm", std::nullopt, "rmsnorm", 0, 0, false, "normalization kind", ""},
+  {"model.bias", Boolean, "", 0.0, "", 0, 0, false, "linear layers have biases", ""},
+  {"cluster", Object, "object", std::nullopt, "required", 0, 0, false, "the machine; may name a cluster \"preset\" and override its fields", ""},
+  {"cluster.preset", Choice, "dgx-a100|abci-a|dgx-h100|tsubame4|dgx-h200|dgx-b200", std::nullopt, "none", 0, 0, false, "cluster preset", "scenarios/presets/clusters"},
+  {"cluster.gpu", Preset, "preset or object", std::nullopt, "from the cluster preset", 0, 0, false, "the GPU (a preset name, or an object that may name a \"preset\" and override its fields)", "scenarios/presets/gpus"},
+  {"cluster.gpu.name", String, "", std::nullopt, "custom", 0, 0, false, "name of the GPU in outputs (a preset's name)", ""},
+  {"cluster.gpu.memory_gib", Number, "GiB", std::nullopt, "required", 0, 1e5, true, "device memory (a vendor's \"80 GB\" is 80 GiB)", "vendor datasheets"},
+  {"cluster.gpu.peak_bf16_tflops", Number, "TFLOP/s", std::nullopt, "required", 0, 1e6, true, "dense BF16 peak", "vendor datasheets"},
+  {"cluster.gpu.hbm_TBps", Number, "TB/s", std::nullopt, "required", 0, 1e4, true, "HBM bandwidth", "vendor datasheets"},
+  {"cluster.gpu.nvlink_GBps", Number, "GB/s", 300.0, "", 0, 1e6, true, "NVLink bandwidth per GPU per direction", "vendor datasheets (half the bidirectional figure)"},
+  {"cluster.gpu.efficiency", Object, "object or file path", std::nullopt, "the GPU preset's file, else the built-in curve", 0, 0, false, "efficiency curves of the compute model; a string is an efficiency file read when the scenario loads (relative to the working directory); parameters an object omits keep the preset's (or the built-in) values", "scenarios/presets/efficiency (stepsim calibrate)"},
+  {"cluster.gpu.efficiency.gemm_max", Number, "fraction", std::nullopt, "built-in: 0.78 (A100 class), 0.70", 0, 1, true, "asymptotic fraction of the peak reached by large GEMMs", "stepsim calibrate"},
+  {"cluster.gpu.efficiency.gemm_half_flops", Number, "FLOP", std::nullopt, "built-in: peak x 5 us", 0, 1e18, false, "GEMM size at which half of gemm_max is reached", "stepsim calibrate"},
+  {"cluster.gpu.efficiency.attn_max", Number, "fraction", std::nullopt, "built-in: 0.65 (A100 class), 0.35", 0, 1, true, "asymptotic fraction of the peak reached by the fused attention kernels", "FlashAttention-2 on A100 (Dao 2023) and H100 (Shah et al. 2024)"},
+  {"cluster.gpu.efficiency.attn_half_flops", Number, "FLOP", std::nullopt, "built-in: peak x 8 us", 0, 1e18, false, "attention size at which half of attn_max is reached", "stepsim calibrate"},
+  {"cluster.gpu.efficiency.hbm_eff", Number, "fraction", std::nullopt, "built-in: 0.85", 0, 1, true, "fraction of the HBM bandwidth reached by memory-bound kernels", "stepsim calibrate"},
+  {"cluster.gpu.efficiency.comm_slowdown", Number, "fraction", std::nullopt, "built-in: 0.05", 0, 10, false, "compute slowdown while communication kernels share the SMs", "stepsim calibrate"},
+  {"cluster.gpu.efficiency.kind", Choice, "fitted|derived|default", std::nullopt, "fitted", 0, 0, false, "where the numbers come from, shown in every output", ""},
+  {"cluster.gpu.efficiency.source", String, "", std::nullopt, "none", 0, 0, false, "the fit record (stepsim calibrate writes it)", ""},
+  {"cluster.gpus_per_node", Integer, "GPUs", std::nullopt, "from the preset, else required", 1, 1024, false, "GPUs per node", ""},
+  {"cluster.nodes", Integer, "nodes", std::nullopt, "from the preset, else required", 1, 1048576, false, "nodes", ""},
+  {"cluster.nvlink_domain_gpus", Integer, "GPUs", 0.0, "", 0, 1048576, false, "GPUs in one NVLink domain; 0 means gpus_per_node", ""},
+  {"cluster.ideal_network", Boolean, "", 0.0, "", 0, 0, false, "communication takes no time (schedule checks)", ""},
+  {"cluster.intra_node.bw_GBps", Number, "GB/s", std::nullopt, "the GPU's nvlink_GBps", 0, 1e6, true, "per GPU per direction into the NVLink/NVSwitch domain", ""},
+  {"cluster.intra_node.latency_us", Number, "us", 2.0, "", 0, 1e6, false, "latency per NCCL step on NVLink", "NCCL tuner per-step latency 0.6-3.4 us by protocol (docs/training-step.md section 8)"},
+  {"cluster.inter_node.nics_per_node", Integer, "NICs", std::nullopt, "gpus_per_node", 1, 1024, false, "NICs per node (one rail each)", ""},
+  {"cluster.inter_node.nic_Gbps", Number, "Gbit/s", 400.0, "", 0, 1e6, true, "line rate per NIC per direction", "InfiniBand NDR"},
+  {"cluster.inter_node.latency_us", Number, "us", 5.0, "", 0, 1e6, false, "latency per network step", "NCCL tuner: 2.7-14 us per inter-node ring step by protocol"},
+  {"cluster.inter_node.topology", Choice, "rail-fat-tree|fat-tree|single-switch", std::nullopt, "rail-fat-tree", 0, 0, false, "network topology", ""},
+  {"cluster.inter_node.oversubscription", Number, "ratio", 1.0, "", 0, 1000, true, "leaf-to-spine oversubscription, at least 1 (1 = non-blocking)", ""},
+  {"training.seq_len", Integer, "tokens", std::nullopt, "required", 1, 67108864, false, "sequence length", ""},
+  {"training.global_batch", Integer, "samples", std::nullopt, "required", 1, 67108864, false, "samples per step", ""},
+  {"training.micro_batch", Integer, "samples", 1.0, "", 1, 1048576, false, "samples per micro-batch", ""},
+  {"training.recompute", Choice, "none|selective|full", std::nullopt, "none", 0, 0, false, "activation recomputation", ""},
+  {"training.grad_dtype", Choice, "fp32|bf16", std::nullopt, "fp32", 0, 0, false, "main gradients", ""},
+  {"training.attention", Choice, "flash|unfused", std::nullopt, "flash", 0, 0, false, "fused FlashAttention (no s x s tensors) or Megatron's unfused scores + softmax + dropout path", ""},
+  {"training.train_tokens", Number, "tokens", std::nullopt, "none", 0, 1e18, true, "token budget for the time and cost to train", ""},
+  {"parallel.tp", Integer, "GPUs", 1.0, "", 1, 65536, false, "tensor parallelism (divides heads, kv_heads, ffn_hidden)", ""},
+  {"parallel.cp", Integer, "GPUs", 1.0, "", 1, 65536, false, "context parallelism (2 cp divides seq_len)", ""},
+  {"parallel.pp", Integer, "stages", 1.0, "", 1, 65536, false, "pipeline parallelism", ""},
+  {"parallel.dp", Integer, "GPUs", std::nullopt, "world / (tp cp pp)", 1, 4194304, false, "data parallelism; must equal world / (tp cp pp) when given", ""},
+  {"parallel.vpp", Integer, "chunks", 1.0, "", 1, 1024, false, "model chunks per stage (interleaved only)", ""},
+  {"parallel.first_stage_layers", Integer, "layers", std::nullopt, "layers / pp", 1, 100000, false, "layers on the first stage; the other stages share the rest evenly; not with interleaving", "Megatron --decoder-first-pipeline-num-layers"},
+  {"parallel.last_stage_layers", Integer, "layers", std::nullopt, "layers / pp", 1, 100000, false, "layers on the last stage", "Megatron --decoder-last-pipeline-num-layers"},
+  {"parallel.schedule", Choice, "1f1b|gpipe|interleaved", std::nullopt, "1f1b", 0, 0, false, "pipeline schedule", ""},
+  {"parallel.sequence_parallel", Boolean, "", 1.0, "", 0, 0, false, "sequence parallelism in the TP region", ""},
+  {"parallel.distributed_optimizer", Boolean, "", 1.0, "", 0, 0, false, "optimizer state sharded over DP", ""},
+  {"parallel.overlap_grad_reduce", Boolean, "", 1.0, "", 0, 0, false, "gradient reduce-scatter overlapped with the backward pass", ""},
+  {"parallel.overlap_param_gather", Boolean, "", std::nullopt, "true when both of the above are", 0, 0, false, "parameter all-gather overlapped; needs distributed_optimizer and overlap_grad_reduce", "Megatron's rule"},
+  {"parallel.tp_comm_overlap", Boolean, "", 0.0, "", 0, 0, false, "TP/SP collectives overlapped with the GEMMs (needs SP)", "TransformerEngine userbuffers"},
+  {"parallel.rank_order", String, "order", std::nullopt, "tp-cp-dp-pp", 0, 0, false, "Megatron rank order, fastest first", "Megatron"},
+  {"memory.cuda_context_gib", Number, "GiB", 0.5, "", 0, 1e4, false, "CUDA context and library workspaces per GPU", "0.3-0.5 GB per the paper author's tool (docs/memory-model.md section 5)"},
+  {"memory.nccl_buffer_gib_per_group", Number, "GiB", 0.5, "", 0, 1e4, false, "NCCL buffers per process group of size > 1", "~0.5 GB per communicator (the paper author's tool)"},
+  {"memory.fragmentation_fraction", Number, "fraction", 0.10, "", 0, 10, false, "caching-allocator overhead on dynamic memory", ""},
+  {"memory.usable_fraction", Number, "fraction", 0.8, "", 0, 1, true, "the paper's rule: estimate <= this x GPU memory", "the paper's 80 % rule"},
+  {"cost.usd_per_gpu_hour", Number, "USD", std::nullopt, "none", 0, 1e6, false, "price of one GPU-hour", ""},
+  {"comm.algorithm", Choice, "ring", std::nullopt, "ring", 0, 0, false, "collective algorithm of AllReduce, ReduceScatter and AllGather", "NCCL"},
+  {"comm.nvlink_efficiency", Number, "fraction", 0.80, "", 0, 1, true, "fraction of NVLink line rate a ring reaches", "~370/450 GB/s on H100 (nccl-tests issue 212), ~230/300 on A100 (nccl-tests issue 149)"},
+  {"comm.network_efficiency", Number, "fraction", 0.94, "", 0, 1, true, "fraction of NIC line rate a ring reaches", "~46-49/50 GB/s on NDR (nccl-tests issues 267, 290), ~24/25 on HDR (NVIDIA/nccl issue 412)"},
+  {"comm.collective_setup_us", Number, "us", 8.4, "", 0, 1e6, false, "start-up latency of a collective", "NCCL tuner base latency, ring, Simple protocol (src/graph/tuning.cc)"},
+  {"comm.p2p_setup_us", Number, "us", 0.0, "", 0, 1e6, false, "start-up latency of a send/recv beyond its route latency", ""},
+  {"engine.auto_simgrid_max_gpus", Integer, "GPUs", 1024.0, "", 0, 4096, false, "largest cluster the automatic engine choice simulates with SimGrid (analytic beyond; at most the SimGrid engine's limit of 4,096 GPUs)", "SimGrid run time: minutes per step beyond ~1,000 GPUs"},
+};
+// clang-format on
+}  // namespace param_table
+
+// Every parameter, in the order of the README.
+[[nodiscard]] std::span<const Param> parameters();
+
+// The parameter at `key`; throws InternalError for a key the table does not declare.
+[[nodiscard]] const Param& parameter(std::string_view key);
+
+// The declaration of `key`, at compile time (a key the table lacks does not compile).
+consteval const Param& declared_param(std::string_view key) {
+  for (const Param& p : param_table::kParams)
+    if (p.key == key) return p;
+  throw "no such parameter";
+}
+
+// The default of `key` in JSON units, at compile time (for the spec structs' member defaults).
+consteval double param_default(std::string_view key) { return declared_param(key).value.value(); }
+
+[[nodiscard]] std::string to_string(ParamType t);
+// The default as a reader sees it: "required", "0.5", "true", "1f1b", ...
+[[nodiscard]] std::string default_text(const Param& p);
+// The range of a number or an integer: "1 .. 100000", "(0, 1]", "[0, 10]"; empty for the others.
+[[nodiscard]] std::string range_text(const Param& p);
+
+}  // namespace stepsim::scenarios
