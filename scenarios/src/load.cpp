@@ -59,7 +59,9 @@ class Reader {
       return *def;
     }
     std::int64_t x = 0;
-    if (v->is_number_integer()) {
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw ScenarioError(path(key), "is absurdly large (" + v->dump() + " > " + std::to_string(hi) + ")");
+    } else if (v->is_number_integer()) {
       x = v->get<std::int64_t>();
     } else if (v->is_number_float() && std::isfinite(v->get<double>()) && std::floor(v->get<double>()) == v->get<double>() &&
                std::fabs(v->get<double>()) < 9e15) {
@@ -444,6 +446,7 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   }
   p.tp_comm_overlap = r.bool_param("tp_comm_overlap");
   p.rank_order = r.string_param("rank_order");
+  (void)rank_order_dims(p.rank_order);
   r.finish();
   return p;
 }

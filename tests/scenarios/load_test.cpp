@@ -445,3 +445,15 @@ TEST_CASE("the parameter table: one declaration per key, defaults within range, 
   CHECK(scenarios::range_text(scenarios::parameter("training.micro_batch")) == "1 .. 1048576");
   CHECK_THROWS_AS((void)scenarios::parameter("model.depth"), InternalError);
 }
+
+TEST_CASE("integers beyond 2^63 - 1 are absurdly large, not wrapped to negative numbers") {
+  CHECK(err({"parallel.tp=9223372036854775808"}) == "parallel.tp: is absurdly large (9223372036854775808 > 65536)");
+  CHECK(err({"training.seq_len=18446744073709551615"}).rfind("training.seq_len: is absurdly large (18446744073709551615 > ", 0) == 0);
+}
+
+TEST_CASE("parallel.rank_order is checked when the scenario loads, not when it runs") {
+  CHECK(err({"parallel.rank_order=zz-yy"}) ==
+        "parallel.rank_order: unknown token 'zz' in 'zz-yy' (expected a permutation of tp, cp, dp, pp joined by '-')");
+  CHECK(err({"parallel.rank_order=tp-cp-dp"}) == "parallel.rank_order: 'tp-cp-dp' lacks pp");
+  CHECK(scenarios::load_scenario_text(kBase, {{"parallel.rank_order", "tp-dp-cp-pp"}}).parallel.rank_order == "tp-dp-cp-pp");
+}

@@ -9,7 +9,7 @@ namespace stepsim::topology {
 
 namespace {
 
-constexpr std::array<const char*, 4> kDimNames = {"tp", "cp", "dp", "pp"};
+constexpr std::array<const char*, 4> kDimNames = {"tp", "cp", "dp", "pp"};  // rank_order_dims ids
 
 std::int64_t& coord_at(Coord& c, int dim) {
   switch (dim) {
@@ -38,40 +38,10 @@ std::int64_t size_of(const scenarios::ParallelSpec& p, int dim) {
   }
 }
 
-// Splits "tp-cp-dp-pp" into dimension ids, fastest first; "ep" is skipped (EP = 1).
-std::vector<int> parse_order(const std::string& order) {
-  const char* path = "parallel.rank_order";
-  std::vector<int> dims;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dash = order.find('-', start);
-    const std::string token = order.substr(start, dash == std::string::npos ? std::string::npos : dash - start);
-    if (token != "ep") {
-      const auto it = std::find(kDimNames.begin(), kDimNames.end(), token);
-      if (it == kDimNames.end())
-        throw ScenarioError(path, "unknown token '" + token + "' in '" + order +
-                                      "' (expected a permutation of tp, cp, dp, pp joined by '-')");
-      const int dim = static_cast<int>(it - kDimNames.begin());
-      if (std::find(dims.begin(), dims.end(), dim) != dims.end())
-        throw ScenarioError(path, "token '" + token + "' repeated in '" + order + "'");
-      dims.push_back(dim);
-    }
-    if (dash == std::string::npos) break;
-    start = dash + 1;
-  }
-  if (dims.size() != kDimNames.size()) {
-    std::string missing;
-    for (int d = 0; d < 4; ++d)
-      if (std::find(dims.begin(), dims.end(), d) == dims.end()) missing += std::string(missing.empty() ? "" : ", ") + kDimNames[static_cast<std::size_t>(d)];
-    throw ScenarioError(path, "'" + order + "' lacks " + missing);
-  }
-  return dims;
-}
-
 }  // namespace
 
 Placement::Placement(const scenarios::ParallelSpec& parallel, const std::string& order)
-    : par_(parallel), order_(parse_order(order)) {
+    : par_(parallel), order_(scenarios::rank_order_dims(order)) {
   for (int d = 0; d < 4; ++d)
     if (size_of(par_, d) < 1)
       throw ScenarioError(std::string("parallel.") + kDimNames[static_cast<std::size_t>(d)],

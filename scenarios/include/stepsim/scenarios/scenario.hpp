@@ -113,6 +113,11 @@ struct TrainingSpec {
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 
+// Megatron's rank order ("tp-cp-dp-pp", fastest first; "ep" is skipped, EP = 1) as dimension ids
+// 0 = tp, 1 = cp, 2 = dp, 3 = pp. Throws ScenarioError("parallel.rank_order", ...) unless the
+// order is a permutation of the four.
+[[nodiscard]] std::vector<int> rank_order_dims(const std::string& order);
+
 struct ParallelSpec {
   std::int64_t tp = static_cast<std::int64_t>(param_default("parallel.tp"));
   std::int64_t cp = static_cast<std::int64_t>(param_default("parallel.cp"));
