@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stepsim/scenarios/schedule.hpp"
+#include "stepsim/workload/schedule.hpp"
 
 namespace stepsim::memory {
 
@@ -235,11 +235,12 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
       output = stage == p - 1 ? se.in_flight * out_bytes : 0;
     } else {
       std::int64_t held_acts = 0, held_out = 0;
-      for (const auto& pass : scenarios::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
-        const std::int64_t sign = pass.forward ? 1 : -1;
+      for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
+        const bool forward = pass.kind == workload::PassKind::Forward;
+        const std::int64_t sign = forward ? 1 : -1;
         held_acts += sign * chunk_activation_bytes(s, stage, pass.chunk);
         if (stage == p - 1 && pass.chunk == last_chunk) held_out += sign * out_bytes;
-        if (pass.forward && held_acts + held_out > acts + output) {
+        if (forward && held_acts + held_out > acts + output) {
           acts = held_acts;
           output = held_out;
         }

@@ -8,7 +8,7 @@
 
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
-#include "stepsim/scenarios/schedule.hpp"
+#include "stepsim/workload/schedule.hpp"
 
 namespace stepsim::sim {
 
@@ -74,8 +74,8 @@ class Builder {
     // The passes of all stages, interleaved in "time order" is not needed: dependencies carry the
     // order across stages; each stage's compute stream follows its schedule through chain edges.
     // Passes are emitted round-robin over stages so that op indices roughly follow time.
-    std::vector<std::vector<scenarios::Pass>> orders;
-    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(scenarios::stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
+    std::vector<std::vector<workload::Pass>> orders;
+    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(workload::stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
     // Emit in dependency-respecting order: repeatedly take, on each stage, the next pass whose
     // cross-stage input has been emitted.
     std::vector<std::size_t> next(static_cast<std::size_t>(p_), 0);
@@ -333,8 +333,8 @@ class Builder {
     return stage < p_ - 1 ? std::make_pair(stage + 1, chunk) : std::make_pair(std::int64_t{0}, chunk + 1);
   }
 
-  bool input_ready(std::int64_t stage, const scenarios::Pass& ps) const {
-    if (ps.forward) {
+  bool input_ready(std::int64_t stage, const workload::Pass& ps) const {
+    if (ps.kind == workload::PassKind::Forward) {
       if (!has_prev_virtual(stage, ps.chunk)) return true;
       const auto [ps_, pc] = prev_virtual(stage, ps.chunk);
       return fwd_send_[slot(ps_, pc, ps.micro_batch)] >= 0;
@@ -382,8 +382,8 @@ class Builder {
     return id;
   }
 
-  void emit_pass(std::int64_t stage, const scenarios::Pass& ps) {
-    if (ps.forward)
+  void emit_pass(std::int64_t stage, const workload::Pass& ps) {
+    if (ps.kind == workload::PassKind::Forward)
       emit_forward(stage, ps.chunk, ps.micro_batch);
     else
       emit_backward(stage, ps.chunk, ps.micro_batch);
