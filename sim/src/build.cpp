@@ -8,7 +8,10 @@
 
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/workload/kernels.hpp"
+#include "stepsim/workload/params.hpp"
 #include "stepsim/workload/schedule.hpp"
+#include "stepsim/workload/shape.hpp"
 
 namespace stepsim::sim {
 
@@ -65,7 +68,7 @@ class Builder {
     last_compute_.assign(static_cast<std::size_t>(p_), -1);
     // Each step starts by clearing the gradient buffer of the stage's parameters.
     for (std::int64_t i = 0; i < p_; ++i) {
-      const auto z = cost(cm_, costmodel::zero_grad_buffer(s_, memory::stage_params(s_, i)));
+      const auto z = cost(cm_, workload::zero_grad_buffer(s_, workload::stage_params(s_, i)));
       compute_op(i, -1, -1, Phase::Other, -1, z.time_s, z.flops, "zero_grad");
     }
     fwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
@@ -106,18 +109,22 @@ class Builder {
     double time_s = 0;
     double flops = 0;
   };
-  static PassCost cost(const costmodel::ComputeModel& cm, const std::vector<costmodel::Kernel>& ks) {
-    return PassCost{cm.time_s(ks), costmodel::total_flops(ks)};
+  static PassCost cost(const costmodel::ComputeModel& cm, const std::vector<workload::Kernel>& ks) {
+    return PassCost{cm.time_s(ks), workload::total_flops(ks)};
   }
 
   void precompute_costs() {
-    layer_fwd_ = cost(cm_, costmodel::layer_forward(s_));
-    layer_bwd_ = cost(cm_, costmodel::layer_backward(s_));
-    layer_rec_ = cost(cm_, costmodel::layer_recompute(s_));
-    emb_fwd_ = cost(cm_, costmodel::embedding_forward(s_));
-    emb_bwd_ = cost(cm_, costmodel::embedding_backward(s_));
-    out_fwd_ = cost(cm_, costmodel::output_forward(s_));
-    out_bwd_ = cost(cm_, costmodel::output_backward(s_));
+    layer_fwd_ = cost(cm_, workload::layer_forward(s_));
+    layer_bwd_ = cost(cm_, workload::layer_backward(s_));
+    layer_rec_ = cost(cm_, workload::layer_recompute(s_));
+    emb_fwd_ = cost(cm_, workload::embedding_forward(s_));
+    emb_bwd_ = cost(cm_, workload::embedding_backward(s_));
+    out_fwd_ = cost(cm_, workload::output_forward(s_));
+    out_bwd_ = cost(cm_, workload::output_backward(s_));
+    for (std::int64_t i = 0; i < p_; ++i)
+      for (std::int64_t j = 0; j < v_; ++j) chunk_bytes_.push_back(memory::chunk_activation_bytes(s_, i, j));
+    output_bytes_ = memory::output_transient_bytes(s_);
+    backward_bytes_ = memory::backward_transient_bytes(s_);
     // TP/SP collectives: S = 2 s b h / c bytes each (training-step.md section 1.2).
     tp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden);
     // Collectives per layer and per extra, in units of one collective of S bytes. With SP
@@ -132,7 +139,7 @@ class Builder {
     tp_.fwd_layer = sp ? 4.0 : 2.0;
     tp_.bwd_layer = (sp ? 6.0 : 2.0) + (s_.training.recompute == Recompute::Full ? tp_.fwd_layer : 0.0);
     // GPT adds learned position embeddings after an all-reduce (2 units), then keeps its SP shard.
-    tp_.emb_fwd = sp && costmodel::gpt_family(s_.model) ? 2.0 : 1.0;
+    tp_.emb_fwd = sp && workload::gpt_family(s_.model) ? 2.0 : 1.0;
     tp_.emb_bwd = sp ? 1.0 : 0.0;
     tp_.out_fwd = sp ? 1.0 : 0.0;
     tp_.out_bwd = 1.0;
@@ -258,12 +265,12 @@ class Builder {
   // ---- buckets
   void plan_buckets() {
     buckets_.assign(static_cast<std::size_t>(p_ * v_), {});
-    const double lp = memory::layer_params(s_);
+    const double lp = workload::layer_params(s_);
     for (std::int64_t i = 0; i < p_; ++i) {
       for (std::int64_t j = 0; j < v_; ++j) {
         auto& bs = buckets_[static_cast<std::size_t>(i * v_ + j)];
-        double extra_first = (i == 0 && j == 0) ? memory::embedding_params(s_) : 0.0;
-        double extra_last = (i == p_ - 1 && j == v_ - 1) ? memory::output_params(s_) + memory::final_norm_params(s_) : 0.0;
+        double extra_first = (i == 0 && j == 0) ? workload::embedding_params(s_) : 0.0;
+        double extra_last = (i == p_ - 1 && j == v_ - 1) ? workload::output_params(s_) + workload::final_norm_params(s_) : 0.0;
         if (i == 0 && j == 0 && s_.parallel.overlap_grad_reduce) {
           // Walk layers from the last (first to finish backward) to the first; close a bucket once
           // it holds at least the bucket size.
@@ -421,7 +428,7 @@ class Builder {
             out_.graph.add_edge(b.gather_op, op);
       if (head) {
         auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
-        o.alloc_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0);
+        o.alloc_bytes = chunk_bytes_[static_cast<std::size_t>(stage * v_ + chunk)] + (last_virtual ? output_bytes_ : 0);
       }
       std::int32_t end = op;
       if (c_ > 1) {
@@ -572,10 +579,10 @@ class Builder {
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
-      if (head) o.alloc_bytes = memory::backward_transient_bytes(s_);
+      if (head) o.alloc_bytes = backward_bytes_;
       if (tail)
-        o.free_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0) +
-                       memory::backward_transient_bytes(s_);
+        o.free_bytes = chunk_bytes_[static_cast<std::size_t>(stage * v_ + chunk)] + (last_virtual ? output_bytes_ : 0) +
+                       backward_bytes_;
       std::int32_t end = op;
       if (c_ > 1) end = add_cp(stage, chunk, mb, Phase::Backward, cp_units * d(count), op);
       if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, tp_count, op, end);
@@ -625,8 +632,8 @@ class Builder {
       const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[stage]);
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
-        const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * memory::final_norm_params(s_) +
-                                   (stage == p_ - 1 ? memory::final_norm_params(s_) : 0.0);
+        const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * workload::final_norm_params(s_) +
+                                   (stage == p_ - 1 ? workload::final_norm_params(s_) : 0.0);
         const auto pr = plan(Collective::AllReduce, 't', stage, -1, 4.0 * norm_params, 1.0);
         done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce, pr, 4.0 * norm_params,
                        "tp.norm_grad_ar", -1, -1);
@@ -635,7 +642,7 @@ class Builder {
       ready.push_back(done);
     }
     if (s_.model.tied_embeddings && p_ > 1) {
-      const double bytes = grad_bytes_per_param() * memory::embedding_params(s_);
+      const double bytes = grad_bytes_per_param() * workload::embedding_params(s_);
       const auto pr = plan(Collective::AllReduce, 'e', 0, p_ - 1, bytes, 1.0);
       const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, 0, Phase::GradReduce, pr, bytes,
                               "emb.grad_ar", -1, -1);
@@ -653,9 +660,9 @@ class Builder {
           2.0 * (hops_net * s_.cluster.inter_node.latency_s + d(s_.cluster.gpus_per_node - 1) * s_.cluster.intra_node.latency_s);
     }
     for (std::int64_t stage = 0; stage < p_; ++stage) {
-      const double params = memory::stage_params(s_, stage);
+      const double params = workload::stage_params(s_, stage);
       const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
-      const auto opt = cost(cm_, costmodel::optimizer_step(s_, shard));
+      const auto opt = cost(cm_, workload::optimizer_step(s_, shard));
       const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, opt.time_s, opt.flops, "optimizer");
       out_.graph.add_edge(norm_op, op);
       if (!s_.parallel.overlap_param_gather && s_.parallel.distributed_optimizer && dp_active()) {
@@ -682,6 +689,8 @@ class Builder {
   std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1;
   PassCost layer_fwd_, layer_bwd_, layer_rec_, emb_fwd_, emb_bwd_, out_fwd_, out_bwd_;
   double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
+  std::vector<std::int64_t> chunk_bytes_;  // per (stage, chunk): activation bytes of a forward pass
+  std::int64_t output_bytes_ = 0, backward_bytes_ = 0;
   struct TpPattern {
     Collective kind = Collective::AllGather;
     double fwd_layer = 0, bwd_layer = 0, emb_fwd = 0, emb_bwd = 0, out_fwd = 0, out_bwd = 0;

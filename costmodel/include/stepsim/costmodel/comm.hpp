@@ -31,10 +31,11 @@
 #include <vector>
 
 #include "stepsim/topology/cluster.hpp"
+#include "stepsim/workload/collective.hpp"
 
 namespace stepsim::costmodel {
 
-enum class Collective : std::uint8_t { None, AllReduce, ReduceScatter, AllGather, AllToAll, SendRecv };
+using workload::Collective;
 
 // One point-to-point transfer between two GPUs (global GPU indices).
 struct Flow {
