@@ -8,6 +8,8 @@
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
+#include "stepsim/sim/cost.hpp"
+#include "stepsim/workload/program.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/memory_events.hpp"
 
@@ -316,4 +318,44 @@ TEST_CASE("with SP, GPT's embedding all-reduces (learned positions), Llama's red
       }
     CHECK(seen == s.micro_batches());
   }
+}
+
+TEST_CASE("re-costing a built graph equals a full build, for each efficiency; the graph is built once") {
+  const auto s = scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"});
+  const topology::Cluster cluster(s.cluster);
+  const auto eff_a = costmodel::ComputeModel::calibrated(s.cluster.gpu);
+  auto eff_b = eff_a;
+  eff_b.gemm_max *= 0.5;
+  eff_b.comm_slowdown = 0.2;
+  const costmodel::ComputeModel cm_a(s.cluster.gpu, eff_a), cm_b(s.cluster.gpu, eff_b);
+  sim::BuiltStep graph = sim::build_step_graph(s, cluster);
+  auto same = [](const sim::StepGraph& a, const sim::StepGraph& b) {
+    REQUIRE(a.ops.size() == b.ops.size());
+    REQUIRE(a.plans.size() == b.plans.size());
+    for (std::size_t i = 0; i < a.ops.size(); ++i) {
+      CHECK(a.ops[i].duration_s == b.ops[i].duration_s);
+      CHECK(a.ops[i].plan == b.ops[i].plan);
+    }
+    CHECK(sim::run_analytic(a).makespan_s == sim::run_analytic(b).makespan_s);
+  };
+  for (const auto* cm : {&cm_a, &cm_b, &cm_a}) {
+    sim::cost_step(graph.graph, cluster, *cm, costmodel::CommSettings{});
+    same(graph.graph, sim::build_step(s, cluster, *cm).graph);
+  }
+  sim::cost_step(graph.graph, cluster, cm_b, costmodel::CommSettings{});
+  const double slow = sim::run_analytic(graph.graph).makespan_s;
+  sim::cost_step(graph.graph, cluster, cm_a, costmodel::CommSettings{});
+  CHECK(slow > sim::run_analytic(graph.graph).makespan_s);
+}
+
+TEST_CASE("the CP ring op is a send/recv, as its plan") {
+  const auto b = build(scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"}));
+  int rings = 0;
+  for (const auto& op : b.graph.ops)
+    if (op.stream == sim::Stream::CpComm && op.kind == sim::OpKind::Collective) {
+      ++rings;
+      CHECK(op.collective == costmodel::Collective::SendRecv);
+      CHECK(b.graph.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::ContextRing);
+    }
+  CHECK(rings > 0);
 }

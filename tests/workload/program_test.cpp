@@ -1,6 +1,7 @@
 // Layer programs: the collectives beside the kernels, against the counts of training-step.md.
 #include <doctest/doctest.h>
 
+#include "model.hpp"
 #include "stepsim/workload/program.hpp"
 
 using namespace stepsim;
@@ -10,19 +11,10 @@ using workload::GroupKind;
 namespace {
 
 scenarios::Scenario base() {
-  scenarios::Scenario s;
-  s.model.layers = 8;
-  s.model.hidden = 1024;
-  s.model.ffn_hidden = 4096;
-  s.model.heads = 8;
+  auto s = workload_test::small_model();
   s.model.kv_heads = 2;
-  s.model.vocab = 32000;
-  s.training.seq_len = 4096;
-  s.training.micro_batch = 1;
-  s.training.global_batch = 16;
   s.parallel.tp = 4;
   s.parallel.pp = 2;
-  s.parallel.dp = 1;
   return s;
 }
 

@@ -1,6 +1,7 @@
 // Shape and the parameter layout against hand-computed values.
 #include <doctest/doctest.h>
 
+#include "model.hpp"
 #include "stepsim/workload/buckets.hpp"
 #include "stepsim/workload/params.hpp"
 #include "stepsim/workload/shape.hpp"
@@ -9,16 +10,8 @@ using namespace stepsim;
 
 namespace {
 
-// A Llama-like model, written out so that every number below can be checked by hand.
 scenarios::Scenario base() {
-  scenarios::Scenario s;
-  s.model.layers = 8;
-  s.model.hidden = 1024;
-  s.model.ffn_hidden = 4096;
-  s.model.heads = 8;
-  s.model.kv_heads = 8;
-  s.model.vocab = 32000;
-  s.training.seq_len = 4096;
+  auto s = workload_test::small_model();
   s.training.micro_batch = 2;
   s.training.global_batch = 64;
   s.parallel.tp = 2;
