@@ -3,25 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stepsim/scenarios/schedule.hpp"
+#include "stepsim/workload/params.hpp"
+#include "stepsim/workload/program.hpp"
+#include "stepsim/workload/schedule.hpp"
+#include "stepsim/workload/shape.hpp"
 
 namespace stepsim::memory {
 
-using scenarios::MlpKind;
-using scenarios::NormKind;
 using scenarios::Recompute;
 using scenarios::Scenario;
-using scenarios::Schedule;
 
 namespace {
 
 std::int64_t to_bytes(double x) { return static_cast<std::int64_t>(std::llround(x)); }
 
 double d(std::int64_t x) { return static_cast<double>(x); }
-
-// Megatron's distributed-optimizer bucket: max(40e6, 1e6 * dp) parameters
-// (megatron/core/distributed, default bucket size; docs/training-step.md section 6).
-double bucket_params(const Scenario& s) { return std::max(40e6, 1e6 * d(s.parallel.dp * s.parallel.cp)); }
 
 }  // namespace
 
@@ -34,14 +30,14 @@ PaperEstimate paper_estimate(const Scenario& s) {
   const auto& p = s.parallel;
   const double h = d(m.hidden), f = d(m.ffn_hidden), L = d(m.layers), a = d(m.heads), k = d(m.kv_heads), v = d(m.vocab);
   const double t = d(p.tp), c = d(p.cp), pp = d(p.pp), dp = d(p.dp);
-  const double sq = d(s.training.seq_len), b = d(s.training.micro_batch);
+  const workload::Shape x = workload::shape_of(s);
 
   PaperEstimate e;
   const double per_layer = 2.0 * h * h * (1.0 + k / a) + 3.0 * h * f;
   double P = (L / pp) * (per_layer + 2.0 * h) / t + h * v / t;
   if (p.pp == 1) P += h * v / t + h;
   e.params_first_stage = P;
-  const double grad_bytes = s.training.grads_in_fp32 ? 4.0 : 2.0;
+  const double grad_bytes = x.grad_bytes_per_param;
   const double opt_bytes = p.distributed_optimizer ? 12.0 / (dp * c) : 12.0;
   e.bytes_per_param = 2.0 + grad_bytes + opt_bytes;
   e.weights_bytes = to_bytes(2.0 * P);
@@ -49,7 +45,7 @@ PaperEstimate paper_estimate(const Scenario& s) {
   e.optimizer_bytes = to_bytes(opt_bytes * P);
   e.model_states_bytes = to_bytes(P * e.bytes_per_param);
 
-  const double sbh_tc = (sq / c) * b * h / t;
+  const double sbh_tc = x.tokens_per_rank * h / t;
   double layers = sbh_tc * (12.0 + 4.0 * k / a + 8.0 * f / h) * L;
   if (p.vpp > 1) layers *= 1.0 + (pp - 1.0) / (pp * d(p.vpp));
   e.transformer_activation_bytes = to_bytes(layers);
@@ -66,112 +62,20 @@ PaperEstimate paper_estimate(const Scenario& s) {
 // ---------------------------------------------------------------------------------------------
 // stepsim mode building blocks
 
-std::int64_t padded_vocab(const Scenario& s) {
-  const std::int64_t mult = 128 * s.parallel.tp;
-  return (s.model.vocab + mult - 1) / mult * mult;
-}
-
-// Per layer per TP rank: attention 2h^2(1 + k/a)/t, MLP 3hf/t (SwiGLU) or 2hf/t (GeLU), biases of
-// column-parallel layers split by t and of row-parallel layers replicated, norms replicated
-// (2h for RMSNorm, 4h for LayerNorm: weight and bias).
-double layer_params(const Scenario& s) {
-  const auto& m = s.model;
-  const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
-  const double mlp_mats = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
-  double layer = 2.0 * h * h * (1.0 + k / a) / t + mlp_mats * h * f / t;
-  if (m.bias) {
-    const double fc1_out = m.mlp == MlpKind::SwiGlu ? 2.0 * f : f;
-    layer += (h * (1.0 + 2.0 * k / a) + fc1_out) / t + 2.0 * h;
-  }
-  return layer + 2.0 * final_norm_params(s);
-}
-
-double embedding_params(const Scenario& s) { return d(padded_vocab(s)) * d(s.model.hidden) / d(s.parallel.tp); }
-
-double final_norm_params(const Scenario& s) {
-  return s.model.norm == NormKind::RmsNorm ? d(s.model.hidden) : 2.0 * d(s.model.hidden);
-}
-
-// The output layer has its own weights when untied; tied embeddings on one stage share them
-// (with p > 1 the last stage keeps a copy, as Megatron does).
-double output_params(const Scenario& s) {
-  return (!s.model.tied_embeddings || s.parallel.pp > 1) ? embedding_params(s) : 0.0;
-}
-
-double stage_params(const Scenario& s, std::int64_t stage) {
-  double P = d(scenarios::stage_layers(s, stage)) * layer_params(s);
-  if (stage == 0) P += embedding_params(s);
-  if (stage == s.parallel.pp - 1) P += final_norm_params(s) + output_params(s);
-  return P;
-}
-
-// Stored activations per layer per micro-batch (docs/memory-model.md section 4.1, 4.2):
-// parts replicated across TP unless SP: norm inputs and the inputs of QKV and FC1 (4 x 2sbh);
-// parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (8sbf SwiGLU,
-// 4sbf GeLU). Sequence split by c. With FlashAttention there are no s^2 tensors, so selective
-// recomputation of the attention core stores the same tensors.
-double full_layer_activation_bytes(const Scenario& s) {
-  const auto& m = s.model;
-  const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
-  const double sbh = d(s.training.seq_len) / d(s.parallel.cp) * d(s.training.micro_batch) * h;
-  const double replicated = 8.0 / (s.parallel.sequence_parallel ? t : 1.0);
-  const double mlp = m.mlp == MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h;
-  const double split = (4.0 + 4.0 * k / a + mlp) / t;
-  double bytes = sbh * (replicated + split);
-  // Unfused attention keeps the s x s scores and softmax output in bf16 (2 + 2 bytes per score)
-  // and, for GPT models with attention dropout, a 1-byte mask: 5 a s^2 b / t (Korthikanti et al.
-  // 2022, Table 2), each CP rank holding s/c query rows. Selective recomputation drops them.
-  if (s.training.attention == scenarios::Attention::Unfused && s.training.recompute != Recompute::Selective) {
-    const double sq = d(s.training.seq_len);
-    const double per_score = m.mlp == MlpKind::Gelu ? 5.0 : 4.0;
-    bytes += per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
-  }
-  return bytes;
-}
-
-// Full recomputation keeps only each layer's input: 2sbh / (c * (SP ? t : 1)).
-double stored_layer_activation_bytes(const Scenario& s) {
-  if (s.training.recompute != Recompute::Full) return full_layer_activation_bytes(s);
-  const double sbh = d(s.training.seq_len) / d(s.parallel.cp) * d(s.training.micro_batch) * d(s.model.hidden);
-  return 2.0 * sbh / (s.parallel.sequence_parallel ? d(s.parallel.tp) : 1.0);
-}
-
-// Layers of a chunk times the stored layer activation; the first chunk of stage 0 adds the token
-// ids (int64, 8sb/c; Megatron's theoretical_memory_usage has 8sbp for p micro-batches).
+// The stored activations of the chunk's layers; the first chunk of stage 0 adds the token ids
+// (int64, 8sb/c; Megatron's theoretical_memory_usage has 8sbp for p micro-batches).
 std::int64_t chunk_activation_bytes(const Scenario& s, std::int64_t stage, std::int64_t chunk) {
-  const double layers = d(scenarios::stage_layers(s, stage) / s.parallel.vpp);
-  double bytes = layers * stored_layer_activation_bytes(s);
-  if (stage == 0 && chunk == 0) bytes += 8.0 * d(s.training.seq_len) / d(s.parallel.cp) * d(s.training.micro_batch);
-  return to_bytes(bytes);
+  return to_bytes(workload::chunk_activation_bytes(workload::step_program(s), s, stage, chunk));
 }
 
-// fp32 logits and the fp32 final-norm output of one micro-batch on the last stage:
-// 4sbh(1 + v/h)/(tc), the paper's output term, with the padded vocabulary.
-std::int64_t output_transient_bytes(const Scenario& s) {
-  const double sbh_tc = d(s.training.seq_len) / d(s.parallel.cp) * d(s.training.micro_batch) * d(s.model.hidden) /
-                        d(s.parallel.tp);
-  return to_bytes(4.0 * sbh_tc * (1.0 + d(padded_vocab(s)) / d(s.model.hidden)));
-}
+std::int64_t output_transient_bytes(const Scenario& s) { return to_bytes(workload::step_program(s).output_transient_bytes); }
 
 std::int64_t backward_transient_bytes(const Scenario& s) {
-  if (s.training.recompute != Recompute::Full) return 0;
-  return to_bytes(full_layer_activation_bytes(s));
+  return to_bytes(workload::layer_program(s).backward_transient_bytes);
 }
 
-// 1F1B: min(p - stage, m); GPipe: m; interleaved: warm-up + 1 chunk passes,
-// warm-up = min(2(p - i - 1) + (vpp - 1) p, m vpp) (Megatron's schedules.py, group size p).
 std::int64_t in_flight(const Scenario& s, std::int64_t stage) {
-  const std::int64_t p = s.parallel.pp, m = s.micro_batches(), v = s.parallel.vpp;
-  switch (s.parallel.schedule) {
-    case Schedule::GPipe: return m;
-    case Schedule::OneFOneB: return std::min(p - stage, m);
-    case Schedule::Interleaved: {
-      const std::int64_t total = m * v;
-      const std::int64_t warmup = std::min(2 * (p - stage - 1) + (v - 1) * p, total);
-      return std::min(warmup + 1, total);
-    }
-  }
-  return 1;
+  return workload::in_flight_passes(s.parallel.schedule, s.parallel.pp, s.micro_batches(), s.parallel.vpp, stage);
 }
 
 std::int64_t fragmentation_bytes(const Scenario& s, std::int64_t dynamic_bytes) {
@@ -188,9 +92,10 @@ struct StaticTerms {
 StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   const auto& p = s.parallel;
   StaticTerms st;
-  const double P = stage_params(s, stage);
+  const workload::Shape x = workload::shape_of(s);
+  const double P = workload::stage_params(s, stage);
   st.weights = to_bytes(2.0 * P);
-  st.grads = to_bytes((s.training.grads_in_fp32 ? 4.0 : 2.0) * P);
+  st.grads = to_bytes(x.grad_bytes_per_param * P);
   st.optimizer = to_bytes(12.0 * P / (p.distributed_optimizer ? d(p.dp * p.cp) : 1.0));
   st.cuda_context = to_bytes(s.memory.cuda_context_bytes);
   int groups = 0;
@@ -200,11 +105,10 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   groups += p.dp * p.cp > 1 ? 1 : 0;
   st.nccl = to_bytes(groups * s.memory.nccl_buffer_bytes_per_group);
   // Distributed optimizer: one bucket of bf16 parameters staged for the all-gather.
-  if (p.distributed_optimizer && p.dp * p.cp > 1) st.distopt = to_bytes(2.0 * std::min(P, bucket_params(s)));
+  if (p.distributed_optimizer && p.dp * p.cp > 1) st.distopt = to_bytes(2.0 * std::min(P, x.bucket_params));
   // Pipeline: receive buffers for one activation and one gradient shard, 2sbh/(ct) each.
   if (p.pp > 1) {
-    const double shard = 2.0 * d(s.training.seq_len) / d(p.cp) * d(s.training.micro_batch) * d(s.model.hidden) /
-                         (p.sequence_parallel ? d(p.tp) : 1.0);
+    const double shard = 2.0 * (x.tokens_per_rank * d(s.model.hidden)) / (p.sequence_parallel ? d(p.tp) : 1.0);
     st.pp_buffers = to_bytes(2.0 * shard);
   }
   return st;
@@ -218,6 +122,12 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
   StepsimEstimate out;
   out.gpu_memory_bytes = to_bytes(s.cluster.gpu.memory_bytes);
   const std::int64_t p = s.parallel.pp;
+  const workload::StepProgram program = workload::step_program(s);
+  const auto chunk_bytes = [&](std::int64_t stage, std::int64_t chunk) {
+    return to_bytes(workload::chunk_activation_bytes(program, s, stage, chunk));
+  };
+  const std::int64_t out_bytes = to_bytes(program.output_transient_bytes);
+  const std::int64_t recompute = to_bytes(program.layers.front().backward_transient_bytes);
   for (std::int64_t stage = 0; stage < p; ++stage) {
     StageEstimate se;
     se.stage = stage;
@@ -228,24 +138,23 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     // same bytes, so the peak is the in-flight count times one pass; with interleaving the chunks
     // differ (stage 0's chunk 0 also holds the token ids), so the schedule is followed pass by pass.
     std::int64_t acts = 0, output = 0;
-    const std::int64_t out_bytes = output_transient_bytes(s);
     const std::int64_t last_chunk = s.parallel.vpp - 1;
     if (s.parallel.vpp == 1) {
-      acts = se.in_flight * chunk_activation_bytes(s, stage, 0);
+      acts = se.in_flight * chunk_bytes(stage, 0);
       output = stage == p - 1 ? se.in_flight * out_bytes : 0;
     } else {
       std::int64_t held_acts = 0, held_out = 0;
-      for (const auto& pass : scenarios::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
-        const std::int64_t sign = pass.forward ? 1 : -1;
-        held_acts += sign * chunk_activation_bytes(s, stage, pass.chunk);
+      for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
+        const bool forward = pass.kind == workload::PassKind::Forward;
+        const std::int64_t sign = forward ? 1 : -1;
+        held_acts += sign * chunk_bytes(stage, pass.chunk);
         if (stage == p - 1 && pass.chunk == last_chunk) held_out += sign * out_bytes;
-        if (pass.forward && held_acts + held_out > acts + output) {
+        if (forward && held_acts + held_out > acts + output) {
           acts = held_acts;
           output = held_out;
         }
       }
     }
-    const std::int64_t recompute = backward_transient_bytes(s);
     const std::int64_t dynamic = acts + output + recompute;
     const std::int64_t frag = fragmentation_bytes(s, dynamic);
     se.terms = {

@@ -1,55 +1,51 @@
 #include "stepsim/sim/build.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
-#include <utility>
 #include <tuple>
+#include <utility>
 
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
-#include "stepsim/scenarios/schedule.hpp"
+#include "stepsim/workload/buckets.hpp"
+#include "stepsim/workload/params.hpp"
+#include "stepsim/workload/program.hpp"
+#include "stepsim/workload/schedule.hpp"
 
 namespace stepsim::sim {
 
-using costmodel::Collective;
-using scenarios::Recompute;
 using scenarios::Scenario;
+using workload::Collective;
+using workload::GroupKind;
 
 namespace {
 
 double d(std::int64_t x) { return static_cast<double>(x); }
 
-// Megatron's gradient bucket size: max(40e6, 1e6 * data-parallel size) parameters
-// (megatron/core/distributed; docs/training-step.md section 6).
-double bucket_size_params(const Scenario& s) { return std::max(40e6, 1e6 * d(s.parallel.dp * s.parallel.cp)); }
-
-struct Bucket {
-  double params = 0;
-  std::int64_t lowest_layer = 0;   // the bucket's first layer in forward order (inside the chunk): its
-                                   // forward needs the gathered parameters, its backward completes the bucket
-  std::int64_t highest_layer = 0;  // the bucket's last layer
-  std::int32_t gather_op = -1;     // parameter all-gather op (overlapped with the forward)
-};
-
 class Builder {
  public:
-  Builder(const Scenario& s, const topology::Cluster& cluster, const costmodel::ComputeModel& compute,
-          const BuildOptions& opt)
-      : s_(s), cl_(cluster), cm_(compute), opt_(opt), pl_(s.parallel, s.parallel.rank_order) {
-    p_ = s.parallel.pp;
-    v_ = s.parallel.vpp;
-    m_ = s.micro_batches();
-    t_ = s.parallel.tp;
-    c_ = s.parallel.cp;
-    dp_ = s.parallel.dp;
+  Builder(const Scenario& s, const topology::Cluster& cluster, const BuildOptions& opt)
+      : s_(s),
+        cl_(cluster),
+        opt_(opt),
+        pl_(s.parallel, s.parallel.rank_order),
+        prog_(workload::step_program(s)),
+        layout_(prog_.layout),
+        buckets_(s) {
+    const auto& x = prog_.shape;
+    p_ = x.pp;
+    v_ = x.vpp;
+    m_ = x.micro_batches;
+    t_ = x.tp;
+    c_ = x.cp;
+    dp_ = x.dp;
     if (pl_.world_size() != s.world_size())
       throw InternalError("placement covers " + std::to_string(pl_.world_size()) + " ranks, the cluster has " +
                           std::to_string(s.world_size()));
   }
 
   BuiltStep build() {
-    precompute_costs();
+    register_work();
     for (std::int64_t i = 0; i < p_; ++i) {
       Device dev;
       dev.stage = static_cast<std::int32_t>(i);
@@ -59,25 +55,26 @@ class Builder {
       dev.capacity_bytes = static_cast<std::int64_t>(s_.cluster.gpu.memory_bytes);
       out_.graph.devices.push_back(dev);
     }
-    plan_buckets();
+    gather_ops_.assign(static_cast<std::size_t>(p_ * v_), {});
+    for (std::int64_t i = 0; i < p_; ++i)
+      for (std::int64_t j = 0; j < v_; ++j)
+        gather_ops_[static_cast<std::size_t>(i * v_ + j)].assign(buckets_.of(i, j).size(), -1);
     if (s_.parallel.overlap_param_gather) add_param_gathers_at_start();
 
     last_compute_.assign(static_cast<std::size_t>(p_), -1);
     // Each step starts by clearing the gradient buffer of the stage's parameters.
     for (std::int64_t i = 0; i < p_; ++i) {
-      const auto z = cost(cm_, costmodel::zero_grad_buffer(s_, memory::stage_params(s_, i)));
-      compute_op(i, -1, -1, Phase::Other, -1, z.time_s, z.flops, "zero_grad");
+      const auto list = add_list(workload::zero_grad_buffer(s_, workload::stage_params(s_, i)));
+      compute_op(i, -1, -1, Phase::Other, -1, work({{list, 1.0}}, false), "zero_grad");
     }
     fwd_end_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     fwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
     bwd_send_.assign(static_cast<std::size_t>(p_ * v_ * m_), -1);
-    // The passes of all stages, interleaved in "time order" is not needed: dependencies carry the
-    // order across stages; each stage's compute stream follows its schedule through chain edges.
-    // Passes are emitted round-robin over stages so that op indices roughly follow time.
-    std::vector<std::vector<scenarios::Pass>> orders;
-    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(scenarios::stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
-    // Emit in dependency-respecting order: repeatedly take, on each stage, the next pass whose
-    // cross-stage input has been emitted.
+    // Each stage's compute stream follows its schedule through chain edges; dependencies carry the
+    // order across stages. Passes are emitted round-robin over stages so that op indices roughly
+    // follow time: repeatedly take, on each stage, the next pass whose cross-stage input exists.
+    std::vector<std::vector<workload::Pass>> orders;
+    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(workload::stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
     std::vector<std::size_t> next(static_cast<std::size_t>(p_), 0);
     std::size_t remaining = 0;
     for (const auto& o : orders) remaining += o.size();
@@ -101,69 +98,91 @@ class Builder {
   }
 
  private:
-  // ---- costs per layer / per extra, one rank, one micro-batch
-  struct PassCost {
-    double time_s = 0;
-    double flops = 0;
-  };
-  static PassCost cost(const costmodel::ComputeModel& cm, const std::vector<costmodel::Kernel>& ks) {
-    return PassCost{cm.time_s(ks), costmodel::total_flops(ks)};
+  // ---- work: kernel lists and compute work, shared by the ops that run them
+  std::int32_t add_list(std::vector<workload::Kernel> ks) {
+    auto& lists = out_.graph.kernel_lists;
+    for (std::size_t i = 0; i < lists.size(); ++i)
+      if (lists[i] == ks) return static_cast<std::int32_t>(i);
+    list_flops_.push_back(workload::total_flops(ks));
+    lists.push_back(std::move(ks));
+    return static_cast<std::int32_t>(lists.size() - 1);
   }
 
-  void precompute_costs() {
-    layer_fwd_ = cost(cm_, costmodel::layer_forward(s_));
-    layer_bwd_ = cost(cm_, costmodel::layer_backward(s_));
-    layer_rec_ = cost(cm_, costmodel::layer_recompute(s_));
-    emb_fwd_ = cost(cm_, costmodel::embedding_forward(s_));
-    emb_bwd_ = cost(cm_, costmodel::embedding_backward(s_));
-    out_fwd_ = cost(cm_, costmodel::output_forward(s_));
-    out_bwd_ = cost(cm_, costmodel::output_backward(s_));
-    // TP/SP collectives: S = 2 s b h / c bytes each (docs/training-step.md section 1.2).
-    tp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden);
-    // Collectives per layer and per extra, in units of one collective of S bytes. With SP
-    // (docs/training-step.md 1.2, 2): forward 2 all-gathers + 2 reduce-scatters per layer, backward 4 +
-    // 2 (the two extra all-gathers re-gather the inputs of the weight gradients), the embedding's
-    // reduce-scatter for Llama (backward all-gather), the output layer's all-gather (backward reduce-scatter
-    // of its input gradient). Without SP: 2 all-reduces per layer each way, an all-reduce after the
-    // embedding, and one of the output layer's input gradient; full recomputation re-runs the
-    // forward's collectives.
+  using Terms = std::vector<std::pair<std::int32_t, double>>;
+
+  // The compute work of `terms` (kernel list, count), empty lists dropped and repeats of a list
+  // merged into one term; one entry per distinct work.
+  std::int32_t work(const Terms& terms, bool shares_sms) {
+    Terms merged;
+    for (const auto& [list, count] : terms) {
+      if (out_.graph.kernel_lists[static_cast<std::size_t>(list)].empty()) continue;
+      if (!merged.empty() && merged.back().first == list)
+        merged.back().second += count;
+      else
+        merged.emplace_back(list, count);
+    }
+    const auto key = std::make_pair(merged, shares_sms);
+    auto it = work_index_.find(key);
+    if (it != work_index_.end()) return it->second;
+    ComputeWork w;
+    w.terms = merged;
+    w.shares_sms = shares_sms;
+    const auto id = static_cast<std::int32_t>(out_.graph.works.size());
+    out_.graph.works.push_back(std::move(w));
+    work_index_.emplace(key, id);
+    return id;
+  }
+
+  double work_flops(std::int32_t w) const {
+    double f = 0;
+    for (const auto& [list, count] : out_.graph.works[static_cast<std::size_t>(w)].terms)
+      f += count * list_flops_[static_cast<std::size_t>(list)];
+    return f;
+  }
+
+  void register_work() {
+    for (const auto& l : prog_.layers) {
+      layer_fwd_.push_back(add_list(l.forward.kernels));
+      layer_bwd_.push_back(add_list(l.backward.kernels));
+      layer_rec_.push_back(add_list(l.recompute));
+    }
+    emb_fwd_ = add_list(prog_.embedding_forward.kernels);
+    emb_bwd_ = add_list(prog_.embedding_backward.kernels);
+    out_fwd_ = add_list(prog_.output_forward.kernels);
+    out_bwd_ = add_list(prog_.output_backward.kernels);
+    // The TP collectives of a pass are planned as one ring of S-byte units: all-gathers and
+    // reduce-scatters with SP, all-reduces without.
     const bool sp = s_.parallel.sequence_parallel;
-    tp_.kind = sp ? Collective::AllGather : Collective::AllReduce;
-    tp_.fwd_layer = sp ? 4.0 : 2.0;
-    tp_.bwd_layer = (sp ? 6.0 : 2.0) + (s_.training.recompute == Recompute::Full ? tp_.fwd_layer : 0.0);
-    // GPT adds learned position embeddings after an all-reduce (2 units), then keeps its SP shard.
-    tp_.emb_fwd = sp && costmodel::gpt_family(s_.model) ? 2.0 : 1.0;
-    tp_.emb_bwd = sp ? 1.0 : 0.0;
-    tp_.out_fwd = sp ? 1.0 : 0.0;
-    tp_.out_bwd = 1.0;
-    // CP ring: per step K and V of one rank, 4 s b k d_h / (c t) bytes (section 4).
-    const double head_dim = d(s_.model.hidden) / d(s_.model.heads);
-    cp_msg_bytes_ = 4.0 * d(s_.training.seq_len) * d(s_.training.micro_batch) * d(s_.model.kv_heads) * head_dim /
-                    (d(c_) * d(t_));
-    // PP: each rank sends its shard [s/(c t), b, h] in bf16 (section 5). Without SP every TP rank
-    // holds the whole activation, and Megatron's scatter/gather optimization (on by default) still
-    // sends 1/t of it per rank and re-gathers it over NVLink on arrival (not modeled: small).
-    pp_bytes_ = 2.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch) * d(s_.model.hidden) / d(t_);
+    tp_unit_ = sp ? Collective::AllGather : Collective::AllReduce;
+    tp_bytes_ = 2.0 * prog_.shape.tokens_per_rank * d(s_.model.hidden);
+    for (const auto& pass : {prog_.layers.front().forward, prog_.layers.front().backward})
+      for (const auto& c : pass.collectives)
+        if (c.group == GroupKind::Tensor && c.overlap == workload::Overlap::WithCompute) tp_with_compute_ = true;
+    for (std::int64_t i = 0; i < p_; ++i)
+      for (std::int64_t j = 0; j < v_; ++j) {
+        chunk_bytes_.push_back(memory::chunk_activation_bytes(s_, i, j));
+        chunk_first_.push_back(workload::chunk_first_layer(s_, layout_, i, j));
+      }
+    output_bytes_ = memory::output_transient_bytes(s_);
+    backward_bytes_ = memory::backward_transient_bytes(s_);
   }
 
-  // ---- plans
-  std::vector<std::int64_t> tp_group(std::int64_t cp, std::int64_t dp, std::int64_t stage) const {
-    return pl_.tp_group(pl_.rank({0, cp, dp, stage}));
-  }
-
+  // ---- communication groups
   // Instances of a group kind on a stage: [0] is the tracked group (of rank tp=cp=dp=0).
-  std::vector<std::vector<std::int64_t>> instances(char kind, std::int64_t stage) const {
+  std::vector<std::vector<std::int64_t>> instances(GroupKind kind, std::int64_t stage) const {
     std::vector<std::vector<std::int64_t>> out;
     const std::int64_t r0 = pl_.rank({0, 0, 0, stage});
-    auto first = kind == 't' ? pl_.tp_group(r0) : kind == 'c' ? pl_.cp_group(r0) : pl_.dp_cp_group(r0);
+    auto first = kind == GroupKind::Tensor    ? pl_.tp_group(r0)
+                 : kind == GroupKind::Context ? pl_.cp_group(r0)
+                                              : pl_.dp_cp_group(r0);
     const bool local = topology::within_nvlink_domain(cl_, first);
     out.push_back(std::move(first));
     if (!opt_.symmetric_instances || local) return out;
-    if (kind == 't') {
+    if (kind == GroupKind::Tensor) {
       for (std::int64_t cp = 0; cp < c_; ++cp)
         for (std::int64_t dp = 0; dp < dp_; ++dp)
           if (cp != 0 || dp != 0) out.push_back(pl_.tp_group(pl_.rank({0, cp, dp, stage})));
-    } else if (kind == 'c') {
+    } else if (kind == GroupKind::Context) {
       for (std::int64_t dp = 0; dp < dp_; ++dp)
         for (std::int64_t tp = 0; tp < t_; ++tp)
           if (tp != 0 || dp != 0) out.push_back(pl_.cp_group(pl_.rank({tp, 0, dp, stage})));
@@ -177,7 +196,7 @@ class Builder {
   // group, from its own GPU and NIC (TransformerEngine's P2P ring; not split over NICs).
   std::vector<std::vector<std::int64_t>> cp_ring_pairs(std::int64_t stage) const {
     std::vector<std::vector<std::int64_t>> out;
-    for (const auto& g : instances('c', stage))
+    for (const auto& g : instances(GroupKind::Context, stage))
       for (std::size_t i = 0; i < g.size(); ++i) out.push_back({g[i], g[(i + 1) % g.size()]});
     return out;
   }
@@ -194,50 +213,31 @@ class Builder {
     return out;
   }
 
-  struct PlanRef {
-    std::int32_t index = -1;
-    double time_s = 0;
-  };
-
-  // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
-  // and the setup absorbs the start-up and per-round latencies of the other count - 1, so that
-  // the isolated time is exactly count x that of one collective.
-  PlanRef plan(Collective kind, char group_kind, std::int64_t stage, std::int64_t to_stage, double bytes, double count) {
-    const auto key = std::make_tuple(static_cast<int>(kind), group_kind, stage, to_stage, bytes, count);
-    auto it = plan_cache_.find(key);
-    if (it != plan_cache_.end()) return it->second;
-    costmodel::CommPlan one;
+  // The group of `kind` on `stage` (pairs with `to_stage` for pipeline and embedding groups).
+  std::int32_t group(GroupKind kind, std::int64_t stage, std::int64_t to_stage = -1) {
+    const auto key = std::make_tuple(static_cast<int>(kind), stage, to_stage);
+    auto it = group_index_.find(key);
+    if (it != group_index_.end()) return it->second;
+    CommGroup g;
+    g.kind = kind;
     if (!s_.cluster.ideal_network) {
-      const auto inst = group_kind == 'r'                                   ? cp_ring_pairs(stage)
-                        : kind == Collective::SendRecv || group_kind == 'e' ? pp_pairs(stage, to_stage)
-                                                                            : instances(group_kind, stage);
-      one = costmodel::plan_collective(cl_, kind, inst, bytes, opt_.comm);
+      if (kind == GroupKind::ContextRing)
+        g.instances = cp_ring_pairs(stage);
+      else if (kind == GroupKind::Pipeline || kind == GroupKind::EmbeddingTie)
+        g.instances = pp_pairs(stage, to_stage);
+      else if (kind != GroupKind::World)
+        g.instances = instances(kind, stage);
     }
-    const double one_time = costmodel::isolated_time_s(cl_, one);
-    // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
-    // two GPUs, an oversubscribed uplink) for the whole collective.
-    const double one_contended = costmodel::contended_time_s(cl_, one);
-    const double one_setup_s = one.setup_s;
-    costmodel::CommPlan many = std::move(one);
-    if (count != 1.0)
-      for (auto& round : many.rounds)
-        for (auto& f : round.flows) f.bytes *= count;
-    // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
-    // of the other count - 1 collectives in the setup.
-    many.setup_s = 0;
-    const double bw_time = count == 1.0 ? one_time - one_setup_s : costmodel::isolated_time_s(cl_, many);
-    // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
-    many.setup_s = std::max(0.0, count * one_time - bw_time);
-    PlanRef ref;
-    ref.index = static_cast<std::int32_t>(out_.graph.plans.size());
-    ref.time_s = count * one_contended;
-    out_.graph.plans.push_back(std::move(many));
-    plan_cache_.emplace(key, ref);
-    return ref;
+    const auto id = static_cast<std::int32_t>(out_.graph.groups.size());
+    out_.graph.groups.push_back(std::move(g));
+    group_index_.emplace(key, id);
+    return id;
   }
 
-  std::int32_t comm_op(OpKind kind, Collective coll, Stream stream, std::int64_t stage, Phase phase, const PlanRef& pr,
-                       double bytes, const char* label, std::int64_t mb, std::int64_t chunk, std::int64_t peer = -1) {
+  // `count` back-to-back collectives of `message_bytes` each, over group `grp`.
+  std::int32_t comm_op(OpKind kind, Collective coll, Stream stream, std::int64_t stage, Phase phase, std::int32_t grp,
+                       double message_bytes, double count, const char* label, std::int64_t mb, std::int64_t chunk,
+                       std::int64_t peer = -1) {
     Op op;
     op.kind = kind;
     op.collective = coll;
@@ -248,63 +248,25 @@ class Builder {
     op.stage = static_cast<std::int32_t>(stage);
     op.chunk = static_cast<std::int32_t>(chunk);
     op.micro_batch = static_cast<std::int32_t>(mb);
-    op.bytes = bytes;
-    op.plan = pr.index;
-    op.duration_s = pr.time_s;
+    op.group = grp;
+    op.message_bytes = message_bytes;
+    op.count = count;
+    op.bytes = message_bytes * count;
     op.label = label;
     return out_.graph.add_op(std::move(op));
   }
 
   // ---- buckets
-  void plan_buckets() {
-    buckets_.assign(static_cast<std::size_t>(p_ * v_), {});
-    const double lp = memory::layer_params(s_);
-    for (std::int64_t i = 0; i < p_; ++i) {
-      for (std::int64_t j = 0; j < v_; ++j) {
-        auto& bs = buckets_[static_cast<std::size_t>(i * v_ + j)];
-        double extra_first = (i == 0 && j == 0) ? memory::embedding_params(s_) : 0.0;
-        double extra_last = (i == p_ - 1 && j == v_ - 1) ? memory::output_params(s_) + memory::final_norm_params(s_) : 0.0;
-        if (i == 0 && j == 0 && s_.parallel.overlap_grad_reduce) {
-          // Walk layers from the last (first to finish backward) to the first; close a bucket once
-          // it holds at least the bucket size.
-          const double size = bucket_size_params(s_);
-          Bucket cur;
-          cur.highest_layer = chunk_layers(i) - 1;
-          cur.params = extra_last;
-          for (std::int64_t l = chunk_layers(i) - 1; l >= 0; --l) {
-            cur.params += lp;
-            cur.lowest_layer = l;
-            if (l == 0) {
-              cur.params += extra_first;
-              bs.push_back(cur);
-            } else if (cur.params >= size) {
-              bs.push_back(cur);
-              cur = Bucket{};
-              cur.highest_layer = l - 1;
-            }
-          }
-        } else {
-          Bucket b;
-          b.params = lp * d(chunk_layers(i)) + extra_first + extra_last;
-          b.lowest_layer = 0;
-          b.highest_layer = chunk_layers(i) - 1;
-          bs.push_back(b);
-        }
-      }
-    }
-  }
-
   bool dp_active() const { return dp_ * c_ > 1; }
-  bool tp_overlap() const { return t_ > 1 && s_.parallel.tp_comm_overlap; }
+  bool tp_overlap() const { return t_ > 1 && tp_with_compute_; }
   bool gathers_overlap() const {
     return dp_active() && s_.parallel.distributed_optimizer && s_.parallel.overlap_param_gather;
   }
-  double grad_bytes_per_param() const { return s_.training.grads_in_fp32 ? 4.0 : 2.0; }
 
-  std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const Bucket& b) {
-    const auto pr = plan(Collective::AllGather, 'd', stage, -1, 2.0 * b.params, 1.0);
-    const auto op = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather, pr,
-                            2.0 * b.params, "dp.param_ag", -1, chunk);
+  std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const workload::Bucket& b) {
+    const double bytes = prog_.shape.activation_bytes_per_element * b.params;
+    const auto op = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather,
+                            group(GroupKind::DataContext, stage), bytes, 1.0, "dp.param_ag", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
     return op;
   }
@@ -313,9 +275,10 @@ class Builder {
     if (!s_.parallel.distributed_optimizer || !dp_active()) return;
     for (std::int64_t i = 0; i < p_; ++i)
       for (std::int64_t j = 0; j < v_; ++j) {
-        auto& bs = buckets_[static_cast<std::size_t>(i * v_ + j)];
+        const auto& bs = buckets_.of(i, j);
+        auto& ops = gather_ops_[static_cast<std::size_t>(i * v_ + j)];
         // forward order: the bucket holding the first layers first
-        for (auto it = bs.rbegin(); it != bs.rend(); ++it) it->gather_op = param_gather_op(i, j, *it);
+        for (std::size_t k = bs.size(); k-- > 0;) ops[k] = param_gather_op(i, j, bs[k]);
       }
   }
 
@@ -323,34 +286,22 @@ class Builder {
   std::size_t slot(std::int64_t stage, std::int64_t chunk, std::int64_t mb) const {
     return static_cast<std::size_t>((stage * v_ + chunk) * m_ + mb);
   }
-  // Virtual stage of (stage, chunk): chunk * p + stage.
-  bool has_prev_virtual(std::int64_t stage, std::int64_t chunk) const { return stage > 0 || chunk > 0; }
-  bool has_next_virtual(std::int64_t stage, std::int64_t chunk) const { return stage < p_ - 1 || chunk < v_ - 1; }
-  std::pair<std::int64_t, std::int64_t> prev_virtual(std::int64_t stage, std::int64_t chunk) const {
-    return stage > 0 ? std::make_pair(stage - 1, chunk) : std::make_pair(p_ - 1, chunk - 1);
-  }
-  std::pair<std::int64_t, std::int64_t> next_virtual(std::int64_t stage, std::int64_t chunk) const {
-    return stage < p_ - 1 ? std::make_pair(stage + 1, chunk) : std::make_pair(std::int64_t{0}, chunk + 1);
-  }
+  std::size_t chunk_slot(std::int64_t stage, std::int64_t chunk) const { return static_cast<std::size_t>(stage * v_ + chunk); }
 
-  bool input_ready(std::int64_t stage, const scenarios::Pass& ps) const {
-    if (ps.forward) {
-      if (!has_prev_virtual(stage, ps.chunk)) return true;
-      const auto [ps_, pc] = prev_virtual(stage, ps.chunk);
-      return fwd_send_[slot(ps_, pc, ps.micro_batch)] >= 0;
+  bool input_ready(std::int64_t stage, const workload::Pass& ps) const {
+    if (ps.kind == workload::PassKind::Forward) {
+      const auto prev = layout_.previous(stage, ps.chunk);
+      return !prev || fwd_send_[slot(prev->stage, prev->chunk, ps.micro_batch)] >= 0;
     }
-    if (!has_next_virtual(stage, ps.chunk)) return fwd_end_[slot(stage, ps.chunk, ps.micro_batch)] >= 0;
-    const auto [ns, nc] = next_virtual(stage, ps.chunk);
-    return bwd_send_[slot(ns, nc, ps.micro_batch)] >= 0;
+    const auto next = layout_.next(stage, ps.chunk);
+    if (!next) return fwd_end_[slot(stage, ps.chunk, ps.micro_batch)] >= 0;
+    return bwd_send_[slot(next->stage, next->chunk, ps.micro_batch)] >= 0;
   }
-
-  // Layers in one chunk of `stage` (equal chunks; uneven stages only without interleaving).
-  std::int64_t chunk_layers(std::int64_t stage) const { return scenarios::stage_layers(s_, stage) / v_; }
 
   // Splits a pass of layers into op groups: per layer where asked or where buckets need it.
   std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(std::int64_t stage, bool split) const {
     std::vector<std::pair<std::int64_t, std::int64_t>> g;  // [first, count]
-    const std::int64_t n = chunk_layers(stage);
+    const std::int64_t n = workload::chunk_layers(s_, stage);
     if (split || opt_.per_layer) {
       for (std::int64_t l = 0; l < n; ++l) g.emplace_back(l, 1);
     } else {
@@ -360,7 +311,7 @@ class Builder {
   }
 
   std::int32_t compute_op(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int64_t first_layer,
-                          double time_s, double flops, const char* label) {
+                          std::int32_t w, const char* label) {
     Op op;
     op.kind = OpKind::Compute;
     op.phase = phase;
@@ -370,9 +321,10 @@ class Builder {
     op.chunk = static_cast<std::int32_t>(chunk);
     op.micro_batch = static_cast<std::int32_t>(mb);
     op.layer = static_cast<std::int32_t>(first_layer);
-    op.flops = flops;
-    op.duration_s = time_s;
+    op.work = w;
+    op.flops = work_flops(w);
     op.label = label;
+    const double flops = op.flops;
     const auto id = out_.graph.add_op(std::move(op));
     auto& last = last_compute_[static_cast<std::size_t>(stage)];
     if (last >= 0) out_.graph.add_edge(last, id);
@@ -382,60 +334,84 @@ class Builder {
     return id;
   }
 
-  void emit_pass(std::int64_t stage, const scenarios::Pass& ps) {
-    if (ps.forward)
+  void emit_pass(std::int64_t stage, const workload::Pass& ps) {
+    if (ps.kind == workload::PassKind::Forward)
       emit_forward(stage, ps.chunk, ps.micro_batch);
     else
       emit_backward(stage, ps.chunk, ps.micro_batch);
   }
 
-  void emit_forward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
-    const bool first_virtual = !has_prev_virtual(stage, chunk);
-    const bool last_virtual = !has_next_virtual(stage, chunk);
-    const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + chunk)];
-    const bool wait_params = mb == 0 && s_.parallel.overlap_param_gather && bs.size() > 1 && bs.front().gather_op >= 0;
-    std::vector<std::int32_t> deps;
-    if (!first_virtual) {
-      const auto [ps_, pc] = prev_virtual(stage, chunk);
-      deps.push_back(fwd_send_[slot(ps_, pc, mb)]);
+  // TP units and CP ring steps of layers [first, first + count) of (stage, chunk) in one direction.
+  struct GroupComm {
+    double tp_units = 0;
+    double cp_steps = 0;
+    double cp_bytes = 0;
+  };
+  GroupComm layer_comm(std::int64_t stage, std::int64_t chunk, std::int64_t first, std::int64_t count, bool forward) const {
+    GroupComm g;
+    const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
+    for (std::int64_t l = base + first; l < base + first + count; ++l) {
+      const auto& lp = prog_.layers[static_cast<std::size_t>(l)];
+      const auto& cs = forward ? lp.forward.collectives : lp.backward.collectives;
+      g.tp_units += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_);
+      for (const auto& c : cs)
+        if (c.group == GroupKind::ContextRing) g.cp_steps += c.count, g.cp_bytes = c.bytes;
     }
+    return g;
+  }
+
+  // The embedding's or the output layer's work joins a layer group: its kernels and its TP units.
+  void add_extra(Terms& terms, GroupComm& comm, std::int32_t list, const workload::PassProgram& pass) const {
+    terms.emplace_back(list, 1.0);
+    comm.tp_units += workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_);
+  }
+
+  void emit_forward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
+    const bool first_virtual = layout_.is_first(stage, chunk);
+    const bool last_virtual = layout_.is_last(stage, chunk);
+    const auto& bs = buckets_.of(stage, chunk);
+    const auto& gathers = gather_ops_[chunk_slot(stage, chunk)];
+    const bool wait_params = mb == 0 && s_.parallel.overlap_param_gather && bs.size() > 1 && gathers.front() >= 0;
+    std::vector<std::int32_t> deps;
+    if (const auto prev = layout_.previous(stage, chunk)) deps.push_back(fwd_send_[slot(prev->stage, prev->chunk, mb)]);
+    const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
     std::int32_t prev = -1;
     const auto groups = layer_groups(stage, wait_params);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
-      double time = d(count) * layer_fwd_.time_s, flops = d(count) * layer_fwd_.flops, tp_count = tp_.fwd_layer * d(count);
-      if (head && first_virtual) time += emb_fwd_.time_s, flops += emb_fwd_.flops, tp_count += tp_.emb_fwd;
-      if (tail && last_virtual) time += out_fwd_.time_s, flops += out_fwd_.flops, tp_count += tp_.out_fwd;
+      Terms terms;
+      for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_fwd_[static_cast<std::size_t>(l)], 1.0);
+      auto comm = layer_comm(stage, chunk, first, count, true);
+      if (head && first_virtual) add_extra(terms, comm, emb_fwd_, prog_.embedding_forward);
+      if (tail && last_virtual) add_extra(terms, comm, out_fwd_, prog_.output_forward);
       // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
       // the first micro-batch (those of later buckets and chunks) share the SMs.
-      if (c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + count)))
-        time *= 1.0 + cm_.efficiency().comm_slowdown;
-      const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, time, flops, "fwd");
+      const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + count));
+      const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, work(terms, shares), "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
       deps.clear();
       if (prev >= 0) out_.graph.add_edge(prev, op);
       if (mb == 0 && s_.parallel.overlap_param_gather)
-        for (const auto& b : bs)
-          if (b.gather_op >= 0 && b.lowest_layer >= first && b.lowest_layer < first + count)
-            out_.graph.add_edge(b.gather_op, op);
+        for (std::size_t k = 0; k < bs.size(); ++k)
+          if (gathers[k] >= 0 && bs[k].lowest_layer >= first && bs[k].lowest_layer < first + count)
+            out_.graph.add_edge(gathers[k], op);
       if (head) {
         auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
-        o.alloc_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0);
+        o.alloc_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0);
       }
       std::int32_t end = op;
-      if (c_ > 1) {
-        end = add_cp(stage, chunk, mb, Phase::Forward, d(count), op);
-      }
+      if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Forward, comm, op);
       if (t_ > 1) {
-        end = add_tp(stage, chunk, mb, Phase::Forward, tp_count, op, end);
+        end = add_tp(stage, chunk, mb, Phase::Forward, comm.tp_units, op, end);
         if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
       }
       prev = end;
     }
     fwd_end_[slot(stage, chunk, mb)] = prev;
+    const auto next = layout_.next(stage, chunk);
     fwd_send_[slot(stage, chunk, mb)] =
-        last_virtual ? prev : pp_send(stage, next_virtual(stage, chunk).first, chunk, mb, Phase::Forward, "pp.send_act", prev);
+        next ? pp_send(stage, next->stage, chunk, mb, Phase::Forward, "pp.send_act", prev) : prev;
     // TP collectives are synchronous inside the pass, and Megatron's pipeline send/receive pairs
     // block: the stage's next pass starts after both.
     last_compute_[static_cast<std::size_t>(stage)] = fwd_send_[slot(stage, chunk, mb)];
@@ -444,9 +420,9 @@ class Builder {
   // The activation (forward) or its gradient (backward) of one micro-batch to a neighbouring stage.
   std::int32_t pp_send(std::int64_t stage, std::int64_t to_stage, std::int64_t chunk, std::int64_t mb, Phase phase,
                        const char* label, std::int32_t after) {
-    const auto pr = plan(Collective::SendRecv, 'p', stage, to_stage, pp_bytes_, 1.0);
-    const auto send =
-        comm_op(OpKind::SendRecv, Collective::SendRecv, Stream::PpComm, stage, phase, pr, pp_bytes_, label, mb, chunk, to_stage);
+    const auto& w = prog_.pipeline_send;
+    const auto send = comm_op(OpKind::SendRecv, w.collective, Stream::PpComm, stage, phase,
+                              group(GroupKind::Pipeline, stage, to_stage), w.bytes, w.count, label, mb, chunk, to_stage);
     out_.graph.add_edge(after, send);
     return send;
   }
@@ -473,17 +449,15 @@ class Builder {
     return join_op(stage, Stream::CpComm, Phase::Other, "join", {a, b});
   }
 
-
   // The TP/SP collectives of a layer group (all-gathers and reduce-scatters of one size, planned
   // as one ring). Megatron runs them in line with the GEMMs: the group ends after them. With
   // tp_comm_overlap (TransformerEngine userbuffers) they run alongside the group's compute, which
   // they slow by comm_slowdown, and the group ends when both have.
-  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double count, std::int32_t compute,
+  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double units, std::int32_t compute,
                       std::int32_t end) {
-    const auto pr = plan(tp_.kind, 't', stage, -1, tp_bytes_, count);
-    const auto tp = comm_op(OpKind::Collective, tp_.kind, Stream::TpComm, stage, phase, pr, tp_bytes_ * count,
-                            s_.parallel.sequence_parallel ? "tp.ag_rs" : "tp.ar", mb, chunk);
-    if (!s_.parallel.tp_comm_overlap) {
+    const auto tp = comm_op(OpKind::Collective, tp_unit_, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage), tp_bytes_,
+                            units, s_.parallel.sequence_parallel ? "tp.ag_rs" : "tp.ar", mb, chunk);
+    if (!tp_with_compute_) {
       out_.graph.add_edge(end, tp);
       return tp;
     }
@@ -491,13 +465,12 @@ class Builder {
     return join(end, tp, stage);
   }
 
-  // The CP ring of a layer group (`units` forward rings of c - 1 K/V steps per layer, each step a
-  // point-to-point send of one rank's K and V to the next) runs alongside the group's attention;
-  // the group ends when both have.
-  std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double units, std::int32_t compute) {
-    const double steps = units * d(c_ - 1);
-    const auto pr = plan(Collective::SendRecv, 'r', stage, -1, cp_msg_bytes_, steps);
-    const auto cp = comm_op(OpKind::Collective, Collective::AllGather, Stream::CpComm, stage, phase, pr, cp_msg_bytes_ * steps,
+  // The CP ring of a layer group (c - 1 point-to-point steps per ring, each a send of one rank's
+  // K and V to the next) runs alongside the group's attention; the group ends when both have.
+  std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
+                      std::int32_t compute) {
+    const auto cp = comm_op(OpKind::Collective, Collective::SendRecv, Stream::CpComm, stage, phase,
+                            group(GroupKind::ContextRing, stage), comm.cp_bytes, comm.cp_steps,
                             phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
     starts_with(compute, cp);
     return join(compute, cp, stage);
@@ -514,7 +487,7 @@ class Builder {
   bool gathers_pending(std::int64_t stage, std::int64_t chunk, std::int64_t next_layer) const {
     if (!gathers_overlap()) return false;
     for (std::int64_t j = chunk; j < v_; ++j)
-      for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)])
+      for (const auto& b : buckets_.of(stage, j))
         if (j > chunk || b.lowest_layer >= next_layer) return true;
     return false;
   }
@@ -524,78 +497,74 @@ class Builder {
   bool reductions_running(std::int64_t stage, std::int64_t chunk, std::int64_t end_layer) const {
     if (!dp_active() || !s_.parallel.overlap_grad_reduce) return false;
     for (std::int64_t j = chunk; j < v_; ++j)
-      for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)])
+      for (const auto& b : buckets_.of(stage, j))
         if (j > chunk || b.lowest_layer >= end_layer) return true;
     return false;
   }
 
-  // Vocabulary-parallel cross-entropy: three TP all-reduces of n fp32 values (max, target logit,
-  // sum of exponentials), latency-bound (docs/training-step.md section 2).
+  // The output layer's collectives other than its S-byte ring units: the vocabulary-parallel
+  // cross-entropy's all-reduces, latency-bound.
   std::int32_t add_cross_entropy(std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t after, Phase phase) {
-    const double bytes = 4.0 * d(s_.training.seq_len) / d(c_) * d(s_.training.micro_batch);
-    const auto pr = plan(Collective::AllReduce, 't', stage, -1, bytes, 3.0);
-    const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, phase, pr, 3.0 * bytes, "tp.ce_ar",
-                            mb, chunk);
-    out_.graph.add_edge(after, op);
-    return op;
+    std::int32_t end = after;
+    for (const auto& c : prog_.output_forward.collectives) {
+      if (c.group != GroupKind::Tensor || c.bytes == tp_bytes_) continue;
+      const auto op = comm_op(OpKind::Collective, c.collective, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage), c.bytes,
+                              c.count, "tp.ce_ar", mb, chunk);
+      out_.graph.add_edge(end, op);
+      end = op;
+    }
+    return end;
   }
 
   void emit_backward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
-    const bool first_virtual = !has_prev_virtual(stage, chunk);
-    const bool last_virtual = !has_next_virtual(stage, chunk);
-    const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + chunk)];
+    const bool first_virtual = layout_.is_first(stage, chunk);
+    const bool last_virtual = layout_.is_last(stage, chunk);
+    const auto& bs = buckets_.of(stage, chunk);
     const bool last_mb = mb == m_ - 1;
     const bool split = last_mb && dp_active() && s_.parallel.overlap_grad_reduce && bs.size() > 1;
-    std::int32_t dep = last_virtual ? fwd_end_[slot(stage, chunk, mb)] : -1;
-    if (!last_virtual) {
-      const auto [ns, nc] = next_virtual(stage, chunk);
-      dep = bwd_send_[slot(ns, nc, mb)];
-    }
-    // CP ring units (one forward ring each): backward moves K, V and dK, dV (2), recomputation
-    // re-runs the forward ring of the attention (1).
-    const double cp_units = 2.0 + (s_.training.recompute == Recompute::None ? 0.0 : 1.0);
+    std::int32_t dep = fwd_end_[slot(stage, chunk, mb)];
+    if (const auto next = layout_.next(stage, chunk)) dep = bwd_send_[slot(next->stage, next->chunk, mb)];
+    const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
     auto groups = layer_groups(stage, split);
     std::reverse(groups.begin(), groups.end());
     std::int32_t prev = dep;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
-      double time = d(count) * (layer_bwd_.time_s + layer_rec_.time_s);
-      double flops = d(count) * (layer_bwd_.flops + layer_rec_.flops);
-      double tp_count = tp_.bwd_layer * d(count);
-      if (head && last_virtual) time += out_bwd_.time_s, flops += out_bwd_.flops, tp_count += tp_.out_bwd;
-      if (tail && first_virtual) time += emb_bwd_.time_s, flops += emb_bwd_.flops, tp_count += tp_.emb_bwd;
+      Terms terms;
+      for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_bwd_[static_cast<std::size_t>(l)], 1.0);
+      for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_rec_[static_cast<std::size_t>(l)], 1.0);
+      auto comm = layer_comm(stage, chunk, first, count, false);
+      if (head && last_virtual) add_extra(terms, comm, out_bwd_, prog_.output_backward);
+      if (tail && first_virtual) add_extra(terms, comm, emb_bwd_, prog_.embedding_backward);
       // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
       // backward has already completed (last micro-batch) share the SMs.
-      if (c_ > 1 || tp_overlap() || (last_mb && reductions_running(stage, chunk, first + count)))
-        time *= 1.0 + cm_.efficiency().comm_slowdown;
-      const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, time, flops, "bwd");
+      const bool shares = c_ > 1 || tp_overlap() || (last_mb && reductions_running(stage, chunk, first + count));
+      const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, work(terms, shares), "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
-      if (head) o.alloc_bytes = memory::backward_transient_bytes(s_);
-      if (tail)
-        o.free_bytes = memory::chunk_activation_bytes(s_, stage, chunk) + (last_virtual ? memory::output_transient_bytes(s_) : 0) +
-                       memory::backward_transient_bytes(s_);
+      if (head) o.alloc_bytes = backward_bytes_;
+      if (tail) o.free_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0) + backward_bytes_;
       std::int32_t end = op;
-      if (c_ > 1) end = add_cp(stage, chunk, mb, Phase::Backward, cp_units * d(count), op);
-      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, tp_count, op, end);
+      if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op);
+      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm.tp_units, op, end);
       prev = end;
       if (last_mb) finish_buckets(stage, chunk, first, count, end);
     }
+    const auto previous = layout_.previous(stage, chunk);
     bwd_send_[slot(stage, chunk, mb)] =
-        first_virtual ? prev : pp_send(stage, prev_virtual(stage, chunk).first, chunk, mb, Phase::Backward, "pp.send_grad", prev);
+        previous ? pp_send(stage, previous->stage, chunk, mb, Phase::Backward, "pp.send_grad", prev) : prev;
     last_compute_[static_cast<std::size_t>(stage)] = bwd_send_[slot(stage, chunk, mb)];
   }
 
   // Gradient reduction of one bucket over DP x CP: reduce-scatter with the distributed optimizer,
   // all-reduce without; fp32 (or bf16) gradients.
-  void grad_reduce_op(std::int64_t stage, std::int64_t chunk, const Bucket& b, std::int32_t after) {
+  void grad_reduce_op(std::int64_t stage, std::int64_t chunk, const workload::Bucket& b, std::int32_t after) {
     const bool distopt = s_.parallel.distributed_optimizer;
     const auto kind = distopt ? Collective::ReduceScatter : Collective::AllReduce;
-    const double bytes = grad_bytes_per_param() * b.params;
-    const auto pr = plan(kind, 'd', stage, -1, bytes, 1.0);
-    const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, pr, bytes,
-                            distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
+    const double bytes = prog_.shape.grad_bytes_per_param * b.params;
+    const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, group(GroupKind::DataContext, stage),
+                            bytes, 1.0, distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
     out_.graph.add_edge(after, op);
     grad_ops_[stage].push_back(op);
@@ -605,7 +574,7 @@ class Builder {
   // finished the bucket's lowest layer (Megatron launches it from the gradient hook).
   void finish_buckets(std::int64_t stage, std::int64_t chunk, std::int64_t first, std::int64_t count, std::int32_t after) {
     if (!dp_active() || !s_.parallel.overlap_grad_reduce) return;
-    for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + chunk)])
+    for (const auto& b : buckets_.of(stage, chunk))
       if (b.lowest_layer >= first && b.lowest_layer < first + count) grad_reduce_op(stage, chunk, b, after);
   }
 
@@ -621,47 +590,45 @@ class Builder {
       // Without overlap the gradient reduction starts once the whole backward of the stage is done.
       if (dp_active() && !s_.parallel.overlap_grad_reduce)
         for (std::int64_t j = 0; j < v_; ++j)
-          for (const auto& b : buckets_[static_cast<std::size_t>(stage * v_ + j)]) grad_reduce_op(stage, j, b, last);
+          for (const auto& b : buckets_.of(stage, j)) grad_reduce_op(stage, j, b, last);
       const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[stage]);
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
-        const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * memory::final_norm_params(s_) +
-                                   (stage == p_ - 1 ? memory::final_norm_params(s_) : 0.0);
-        const auto pr = plan(Collective::AllReduce, 't', stage, -1, 4.0 * norm_params, 1.0);
-        done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce, pr, 4.0 * norm_params,
-                       "tp.norm_grad_ar", -1, -1);
+        // fp32 partial sums of the norm weights: two norms per layer, the final norm on the last stage.
+        const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * workload::final_norm_params(s_) +
+                                   (stage == p_ - 1 ? workload::final_norm_params(s_) : 0.0);
+        done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce,
+                       group(GroupKind::Tensor, stage), 4.0 * norm_params, 1.0, "tp.norm_grad_ar", -1, -1);
         out_.graph.add_edge(sync, done);
       }
       ready.push_back(done);
     }
     if (s_.model.tied_embeddings && p_ > 1) {
-      const double bytes = grad_bytes_per_param() * memory::embedding_params(s_);
-      const auto pr = plan(Collective::AllReduce, 'e', 0, p_ - 1, bytes, 1.0);
-      const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, 0, Phase::GradReduce, pr, bytes,
-                              "emb.grad_ar", -1, -1);
+      const double bytes = prog_.shape.grad_bytes_per_param * workload::embedding_params(s_);
+      const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, 0, Phase::GradReduce,
+                              group(GroupKind::EmbeddingTie, 0, p_ - 1), bytes, 1.0, "emb.grad_ar", -1, -1);
       out_.graph.add_edge(ready.front(), op);
       out_.graph.add_edge(ready.back(), op);
       ready.front() = op;
     }
-    // The gradient-norm all-reduce: a few bytes over every rank, latency only (a double binary
-    // tree across NVLink domains and a chain inside them: NCCL tuner, docs/training-step.md section 8).
+    // The gradient-norm all-reduce: a few bytes over every rank, latency only (its time is the
+    // cost model's; the op is a delay over the world group).
     const auto norm_op = join_op(0, Stream::DpComm, Phase::GradReduce, "grad_norm_ar", {}, ready);
-    if (!s_.cluster.ideal_network && s_.world_size() > 1) {
-      const double hops_net = std::ceil(std::log2(d(cl_.num_nvlink_domains())));
-      out_.graph.ops[static_cast<std::size_t>(norm_op)].duration_s =
-          opt_.comm.collective_setup_s +
-          2.0 * (hops_net * s_.cluster.inter_node.latency_s + d(cl_.nvlink_domain_gpus() - 1) * s_.cluster.intra_node.latency_s);
+    {
+      auto& o = out_.graph.ops[static_cast<std::size_t>(norm_op)];
+      o.collective = Collective::AllReduce;
+      o.group = group(GroupKind::World, 0);
     }
     for (std::int64_t stage = 0; stage < p_; ++stage) {
-      const double params = memory::stage_params(s_, stage);
+      const double params = workload::stage_params(s_, stage);
       const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
-      const auto opt = cost(cm_, costmodel::optimizer_step(s_, shard));
-      const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, opt.time_s, opt.flops, "optimizer");
+      const auto list = add_list(workload::optimizer_step(s_, shard));
+      const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, work({{list, 1.0}}, false), "optimizer");
       out_.graph.add_edge(norm_op, op);
       if (!s_.parallel.overlap_param_gather && s_.parallel.distributed_optimizer && dp_active()) {
         std::int32_t prev = op;
         for (std::int64_t j = 0; j < v_; ++j) {
-          const auto& bs = buckets_[static_cast<std::size_t>(stage * v_ + j)];
+          const auto& bs = buckets_.of(stage, j);
           for (auto it = bs.rbegin(); it != bs.rend(); ++it) {
             const auto ag = param_gather_op(stage, j, *it);
             out_.graph.add_edge(prev, ag);
@@ -672,22 +639,27 @@ class Builder {
     }
   }
 
-
-
   const Scenario& s_;
   const topology::Cluster& cl_;
-  const costmodel::ComputeModel& cm_;
   BuildOptions opt_;
   topology::Placement pl_;
+  workload::StepProgram prog_;
+  workload::PipelineLayout layout_;
+  workload::BucketPlan buckets_;
   std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1;
-  PassCost layer_fwd_, layer_bwd_, layer_rec_, emb_fwd_, emb_bwd_, out_fwd_, out_bwd_;
-  double tp_bytes_ = 0, cp_msg_bytes_ = 0, pp_bytes_ = 0;
-  struct TpPattern {
-    Collective kind = Collective::AllGather;
-    double fwd_layer = 0, bwd_layer = 0, emb_fwd = 0, emb_bwd = 0, out_fwd = 0, out_bwd = 0;
-  } tp_;
-  std::map<std::tuple<int, char, std::int64_t, std::int64_t, double, double>, PlanRef> plan_cache_;
-  std::vector<std::vector<Bucket>> buckets_;
+  // Kernel lists of each layer (by model layer) and of the embedding and output layer.
+  std::vector<std::int32_t> layer_fwd_, layer_bwd_, layer_rec_;
+  std::int32_t emb_fwd_ = -1, emb_bwd_ = -1, out_fwd_ = -1, out_bwd_ = -1;
+  std::vector<double> list_flops_;
+  std::map<std::pair<Terms, bool>, std::int32_t> work_index_;
+  std::map<std::tuple<int, std::int64_t, std::int64_t>, std::int32_t> group_index_;
+  Collective tp_unit_ = Collective::AllGather;
+  double tp_bytes_ = 0;
+  bool tp_with_compute_ = false;
+  // Per (stage, chunk): activation bytes of a forward pass and its first model layer.
+  std::vector<std::int64_t> chunk_bytes_, chunk_first_;
+  std::int64_t output_bytes_ = 0, backward_bytes_ = 0;
+  std::vector<std::vector<std::int32_t>> gather_ops_;  // per (stage, chunk), per bucket: overlapped parameter all-gather
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;
   std::map<std::int64_t, std::vector<std::int32_t>> grad_ops_;
@@ -698,9 +670,15 @@ class Builder {
 
 }  // namespace
 
+BuiltStep build_step_graph(const Scenario& s, const topology::Cluster& cluster, const BuildOptions& options) {
+  return Builder(s, cluster, options).build();
+}
+
 BuiltStep build_step(const Scenario& s, const topology::Cluster& cluster, const costmodel::ComputeModel& compute,
                      const BuildOptions& options) {
-  return Builder(s, cluster, compute, options).build();
+  BuiltStep step = build_step_graph(s, cluster, options);
+  cost_step(step.graph, cluster, compute, options.comm);
+  return step;
 }
 
 }  // namespace stepsim::sim

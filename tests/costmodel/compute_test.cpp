@@ -6,6 +6,8 @@
 #include "stepsim/costmodel/calibration.hpp"
 #include "kernels.hpp"
 #include "stepsim/costmodel/compute.hpp"
+#include "stepsim/workload/kernels.hpp"
+#include "stepsim/workload/shape.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -14,8 +16,8 @@ namespace {
 using stepsim::costmodel::ComputeModel;
 using stepsim::costmodel::Efficiency;
 using stepsim::costmodel::FlopsFormula;
-using stepsim::costmodel::Kernel;
-using stepsim::costmodel::KernelKind;
+using stepsim::workload::Kernel;
+using stepsim::workload::KernelKind;
 using stepsim::scenarios::Recompute;
 using stepsim::scenarios::Scenario;
 
@@ -53,7 +55,7 @@ double sum_kind(const std::vector<Kernel>& ks, KernelKind kind) {
 
 TEST_CASE("llama-3.1-70b forward GEMMs per layer per rank match docs/training-step.md section 10") {
   const Scenario s = llama70b();
-  const auto fwd = stepsim::costmodel::layer_forward(s);
+  const auto fwd = stepsim::workload::layer_forward(s);
   const Kernel& qkv = find(fwd, "qkv.fprop");
   CHECK(qkv.m == 8192);
   CHECK(qkv.n == 1280);
@@ -65,25 +67,25 @@ TEST_CASE("llama-3.1-70b forward GEMMs per layer per rank match docs/training-st
   CHECK(find(fwd, "fc1.fprop").flops == 962072674304.0);  // 962.1 G
   CHECK(find(fwd, "fc2.fprop").k == 3584);
   CHECK(find(fwd, "fc2.fprop").flops == 481036337152.0);  // 481.0 G
-  const double total = stepsim::costmodel::total_flops(fwd);
+  const double total = stepsim::workload::total_flops(fwd);
   CHECK(total == 1889785610240.0);
   CHECK(total == doctest::Approx(1889.8e9).epsilon(1e-3));
-  CHECK(stepsim::costmodel::total_model_flops(fwd) == total);
+  CHECK(stepsim::workload::total_model_flops(fwd) == total);
   CHECK(sum_kind(fwd, KernelKind::Memory) == 0);
 }
 
 TEST_CASE("llama-3.1-70b backward: model 3779.6 G, executed 3848.3 G with FlashAttention's 2.5x") {
   const Scenario s = llama70b();
-  const auto bwd = stepsim::costmodel::layer_backward(s);
+  const auto bwd = stepsim::workload::layer_backward(s);
   CHECK(find(bwd, "qkv.dgrad").flops + find(bwd, "qkv.wgrad").flops == 2 * 171798691840.0);
   CHECK(find(bwd, "fc1.wgrad").m == 8192);
   CHECK(find(bwd, "fc1.wgrad").n == 7168);
   CHECK(find(bwd, "fc1.wgrad").k == 8192);
   CHECK(find(bwd, "attn.bwd").flops == 2.5 * 137438953472.0);
   CHECK(find(bwd, "attn.bwd").model_flops == 2.0 * 137438953472.0);
-  CHECK(stepsim::costmodel::total_model_flops(bwd) == 2 * 1889785610240.0);
-  CHECK(stepsim::costmodel::total_model_flops(bwd) == doctest::Approx(3779.6e9).epsilon(1e-4));
-  CHECK(stepsim::costmodel::total_flops(bwd) == doctest::Approx(3848.3e9).epsilon(1e-4));
+  CHECK(stepsim::workload::total_model_flops(bwd) == 2 * 1889785610240.0);
+  CHECK(stepsim::workload::total_model_flops(bwd) == doctest::Approx(3779.6e9).epsilon(1e-4));
+  CHECK(stepsim::workload::total_flops(bwd) == doctest::Approx(3848.3e9).epsilon(1e-4));
   // Backward order: FC2 first, QKV and the first norm last.
   CHECK(bwd.front().name == "fc2.dgrad");
   CHECK(bwd.back().name == "norm1.bwd");
@@ -91,19 +93,19 @@ TEST_CASE("llama-3.1-70b backward: model 3779.6 G, executed 3848.3 G with FlashA
 
 TEST_CASE("llama-3.1-70b output layer: padded vocabulary 129024, 2.16 T forward, 4.33 T backward") {
   const Scenario s = llama70b();
-  CHECK(stepsim::costmodel::padded_vocab(s) == 129024);
-  const auto fwd = stepsim::costmodel::output_forward(s);
+  CHECK(stepsim::workload::shape_of(s).padded_vocab == 129024);
+  const auto fwd = stepsim::workload::output_forward(s);
   const Kernel& logits = find(fwd, "logits.fprop");
   CHECK(logits.n == 16128);
   CHECK(logits.flops == 2164663517184.0);
   // 2.1647 T: the reference's "2.16" is truncated.
-  CHECK(stepsim::costmodel::total_flops(fwd) == doctest::Approx(2.16e12).epsilon(2.5e-3));
-  CHECK(stepsim::costmodel::total_flops(stepsim::costmodel::output_backward(s)) ==
+  CHECK(stepsim::workload::total_flops(fwd) == doctest::Approx(2.16e12).epsilon(2.5e-3));
+  CHECK(stepsim::workload::total_flops(stepsim::workload::output_backward(s)) ==
         doctest::Approx(4.33e12).epsilon(2e-3));
   // Cross-entropy in fp32 over [n, v/t]: 38 bytes per logit forward, 14 backward.
   const double elems = 8192.0 * 16128.0;
   CHECK(find(fwd, "ce.max").bytes + find(fwd, "ce.exp_sum").bytes + find(fwd, "ce.softmax").bytes == 38 * elems);
-  CHECK(find(stepsim::costmodel::output_backward(s), "ce.bwd").bytes == 14 * elems);
+  CHECK(find(stepsim::workload::output_backward(s), "ce.bwd").bytes == 14 * elems);
 }
 
 TEST_CASE("megatron_model_flops of the 70B step is 3.77e18 with the padded vocabulary") {
@@ -117,12 +119,12 @@ TEST_CASE("megatron_model_flops of the 70B step is 3.77e18 with the padded vocab
   // The formula equals the kernel lists' model FLOPs summed over the step: per rank per
   // micro-batch L layers (over all stages) and the output layer, times t c ranks, m micro-batches
   // and d replicas.
-  const double per_mb = 80 * (stepsim::costmodel::total_model_flops(stepsim::costmodel::layer_forward(s)) +
-                              stepsim::costmodel::total_model_flops(stepsim::costmodel::layer_backward(s))) +
-                        stepsim::costmodel::total_model_flops(stepsim::costmodel::output_forward(s)) +
-                        stepsim::costmodel::total_model_flops(stepsim::costmodel::output_backward(s)) +
-                        stepsim::costmodel::total_model_flops(stepsim::costmodel::embedding_forward(s)) +
-                        stepsim::costmodel::total_model_flops(stepsim::costmodel::embedding_backward(s));
+  const double per_mb = 80 * (stepsim::workload::total_model_flops(stepsim::workload::layer_forward(s)) +
+                              stepsim::workload::total_model_flops(stepsim::workload::layer_backward(s))) +
+                        stepsim::workload::total_model_flops(stepsim::workload::output_forward(s)) +
+                        stepsim::workload::total_model_flops(stepsim::workload::output_backward(s)) +
+                        stepsim::workload::total_model_flops(stepsim::workload::embedding_forward(s)) +
+                        stepsim::workload::total_model_flops(stepsim::workload::embedding_backward(s));
   CHECK(s.micro_batches() == 64);
   CHECK(per_mb * 8 * 64 * 16 == doctest::Approx(F).epsilon(1e-12));
 }
@@ -130,8 +132,8 @@ TEST_CASE("megatron_model_flops of the 70B step is 3.77e18 with the padded vocab
 TEST_CASE("small hand-computed case with TP 2, CP 2, GQA and SP") {
   const Scenario s = tiny();
   // n = s b / c = 32, n_sp = 16, d_h = 16, padded vocabulary 256 (128 t), v/t = 128.
-  CHECK(stepsim::costmodel::padded_vocab(s) == 256);
-  const auto fwd = stepsim::costmodel::layer_forward(s);
+  CHECK(stepsim::workload::shape_of(s).padded_vocab == 256);
+  const auto fwd = stepsim::workload::layer_forward(s);
   const Kernel& qkv = find(fwd, "qkv.fprop");
   CHECK(qkv.m == 32);
   CHECK(qkv.n == 64);  // (a + 2k) d_h / t = 8 * 16 / 2
@@ -149,29 +151,29 @@ TEST_CASE("small hand-computed case with TP 2, CP 2, GQA and SP") {
   CHECK(find(fwd, "rope.fwd").bytes == 6144);       // 4*32*(4+2)*16/2
   CHECK(find(fwd, "swiglu.fwd").bytes == 12288);    // 6*32*128/2
   CHECK(find(fwd, "residual1.fwd").bytes == 6144);  // 6*16*64
-  const auto bwd = stepsim::costmodel::layer_backward(s);
+  const auto bwd = stepsim::workload::layer_backward(s);
   CHECK(find(bwd, "attn.bwd").flops == 163840);
   CHECK(find(bwd, "fc2.wgrad").bytes == 40960);  // 2 (64*32 + 32*64) + 8*64*64 (fp32 main_grad)
   CHECK(find(bwd, "norm2.bwd").bytes == 8256);   // 8*16*64 + 4*16
-  const auto out = stepsim::costmodel::output_forward(s);
+  const auto out = stepsim::workload::output_forward(s);
   CHECK(find(out, "logits.fprop").flops == 2.0 * 32 * 128 * 64);
 }
 
 TEST_CASE("recomputation lists") {
   Scenario s = llama70b();
   s.training.recompute = Recompute::None;
-  CHECK(stepsim::costmodel::layer_recompute(s).empty());
+  CHECK(stepsim::workload::layer_recompute(s).empty());
   s.training.recompute = Recompute::Selective;
-  const auto sel = stepsim::costmodel::layer_recompute(s);
+  const auto sel = stepsim::workload::layer_recompute(s);
   REQUIRE(sel.size() == 1);
   CHECK(sel[0].name == "attn.fwd");
   CHECK(sel[0].flops == 137438953472.0);
   CHECK(sel[0].model_flops == 0);
   s.training.recompute = Recompute::Full;
-  const auto full = stepsim::costmodel::layer_recompute(s);
-  CHECK(stepsim::costmodel::total_flops(full) == 1889785610240.0);
-  CHECK(stepsim::costmodel::total_model_flops(full) == 0);
-  CHECK(full.size() == stepsim::costmodel::layer_forward(s).size());
+  const auto full = stepsim::workload::layer_recompute(s);
+  CHECK(stepsim::workload::total_flops(full) == 1889785610240.0);
+  CHECK(stepsim::workload::total_model_flops(full) == 0);
+  CHECK(full.size() == stepsim::workload::layer_forward(s).size());
 }
 
 TEST_CASE("GPT variant: GeLU MLP, LayerNorm, learned positions and dropout, no RoPE") {
@@ -181,44 +183,44 @@ TEST_CASE("GPT variant: GeLU MLP, LayerNorm, learned positions and dropout, no R
     "training": {"seq_len": 2048, "global_batch": 8, "micro_batch": 1},
     "parallel": {"tp": 8, "pp": 1}
   })");
-  CHECK(stepsim::costmodel::gpt_family(s.model));
-  const auto fwd = stepsim::costmodel::layer_forward(s);
+  CHECK(stepsim::workload::gpt_family(s.model));
+  const auto fwd = stepsim::workload::layer_forward(s);
   CHECK_FALSE(has(fwd, "rope.fwd"));
   CHECK(has(fwd, "gelu.fwd"));
   CHECK(find(fwd, "fc1.fprop").n == 49152.0 / 8);
   // Whole-model forward GEMM + attention FLOPs per layer: 24 b s h^2 + 4 b s^2 h unmasked
   // (Narayanan et al.); causal attention halves the s^2 term: per rank (24 b s h^2 + 2 b s^2 h) / t.
   const double h = 12288, sq = 2048;
-  CHECK(stepsim::costmodel::total_flops(fwd) == doctest::Approx((24 * sq * h * h + 2 * sq * sq * h) / 8).epsilon(1e-12));
+  CHECK(stepsim::workload::total_flops(fwd) == doctest::Approx((24 * sq * h * h + 2 * sq * sq * h) / 8).epsilon(1e-12));
   // bias-dropout-add writes a 1-byte mask: 6 n_sp h + 2h + n_sp h with n_sp = 256.
   CHECK(find(fwd, "residual1.fwd").bytes == 7.0 * 256 * h + 2 * h);
-  const auto bwd = stepsim::costmodel::layer_backward(s);
+  const auto bwd = stepsim::workload::layer_backward(s);
   CHECK(bwd.front().name == "residual2.bwd");
   CHECK_FALSE(has(bwd, "rope.bwd"));
-  CHECK(has(stepsim::costmodel::embedding_forward(s), "embed.pos_add"));
+  CHECK(has(stepsim::workload::embedding_forward(s), "embed.pos_add"));
   // vocabulary 50257 padded to a multiple of 1024.
-  CHECK(stepsim::costmodel::padded_vocab(s) == 51200);
+  CHECK(stepsim::workload::shape_of(s).padded_vocab == 51200);
 }
 
 TEST_CASE("without sequence parallelism norms and residuals run on all n tokens") {
   Scenario s = llama70b();
   s.parallel.sequence_parallel = false;
-  const auto fwd = stepsim::costmodel::layer_forward(s);
+  const auto fwd = stepsim::workload::layer_forward(s);
   CHECK(find(fwd, "residual1.fwd").bytes == 6.0 * 8192 * 8192);
 }
 
 TEST_CASE("embedding and optimizer bytes") {
   Scenario s = llama70b();
-  const auto emb = stepsim::costmodel::embedding_forward(s);
+  const auto emb = stepsim::workload::embedding_forward(s);
   REQUIRE(emb.size() == 1);
   CHECK(emb[0].bytes == 4.0 * 8192 * 8192 + 8.0 * 8192);
-  const auto opt = stepsim::costmodel::optimizer_step(s, 1e6);
-  CHECK(stepsim::costmodel::total_bytes(opt) == 38e6);
-  CHECK(stepsim::costmodel::total_flops(opt) == 0);
-  CHECK(stepsim::costmodel::total_bytes(stepsim::costmodel::zero_grad_buffer(s, 1e6)) == 4e6);
+  const auto opt = stepsim::workload::optimizer_step(s, 1e6);
+  CHECK(stepsim::workload::total_bytes(opt) == 38e6);
+  CHECK(stepsim::workload::total_flops(opt) == 0);
+  CHECK(stepsim::workload::total_bytes(stepsim::workload::zero_grad_buffer(s, 1e6)) == 4e6);
   s.training.grads_in_fp32 = false;
-  CHECK(stepsim::costmodel::total_bytes(stepsim::costmodel::optimizer_step(s, 1e6)) == 44e6);
-  CHECK(find(stepsim::costmodel::layer_backward(s), "fc2.wgrad").bytes ==
+  CHECK(stepsim::workload::total_bytes(stepsim::workload::optimizer_step(s, 1e6)) == 44e6);
+  CHECK(find(stepsim::workload::layer_backward(s), "fc2.wgrad").bytes ==
         2.0 * (3584.0 * 8192 + 8192.0 * 8192) + 4.0 * 3584 * 8192);
 }
 

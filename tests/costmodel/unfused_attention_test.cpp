@@ -6,12 +6,14 @@
 
 #include "kernels.hpp"
 #include "stepsim/costmodel/compute.hpp"
+#include "stepsim/workload/kernels.hpp"
+#include "stepsim/workload/shape.hpp"
 #include "stepsim/scenarios/load.hpp"
 
 namespace {
 
-using stepsim::costmodel::Kernel;
-using stepsim::costmodel::KernelKind;
+using stepsim::workload::Kernel;
+using stepsim::workload::KernelKind;
 using stepsim::scenarios::Scenario;
 
 // A small GPT case computed by hand: h 64, a 4 (d_h 16), f 256, s 32, b 2, t 2, c 1.
@@ -49,7 +51,7 @@ std::vector<std::string> names(const std::vector<Kernel>& ks) {
 }  // namespace
 
 TEST_CASE("unfused attention forward: scores, softmax, dropout, P V, output copy, by hand") {
-  const auto fwd = stepsim::costmodel::layer_forward(tiny_gpt("unfused", "none"));
+  const auto fwd = stepsim::workload::layer_forward(tiny_gpt("unfused", "none"));
   CHECK_FALSE(has(fwd, "attn.fwd"));
   const Kernel& scores = find(fwd, "attn.scores.fprop");
   CHECK(scores.kind == KernelKind::Gemm);
@@ -74,7 +76,7 @@ TEST_CASE("unfused attention forward: scores, softmax, dropout, P V, output copy
 }
 
 TEST_CASE("unfused attention backward: four batched GEMMs and the softmax and dropout passes") {
-  const auto bwd = stepsim::costmodel::layer_backward(tiny_gpt("unfused", "none"));
+  const auto bwd = stepsim::workload::layer_backward(tiny_gpt("unfused", "none"));
   CHECK_FALSE(has(bwd, "attn.bwd"));
   for (const char* n : {"attn.pv.dgrad", "attn.pv.wgrad", "attn.scores.dgrad_q", "attn.scores.dgrad_k"}) {
     CAPTURE(n);
@@ -94,42 +96,42 @@ TEST_CASE("unfused attention backward: four batched GEMMs and the softmax and dr
 TEST_CASE("unfused attention keeps the layer's model FLOPs and doubles the attention core's executed FLOPs") {
   const auto flash = tiny_gpt("flash", "none");
   const auto unfused = tiny_gpt("unfused", "none");
-  using stepsim::costmodel::total_flops;
-  using stepsim::costmodel::total_model_flops;
-  CHECK(total_model_flops(stepsim::costmodel::layer_forward(unfused)) ==
-        total_model_flops(stepsim::costmodel::layer_forward(flash)));
-  CHECK(total_model_flops(stepsim::costmodel::layer_backward(unfused)) ==
-        total_model_flops(stepsim::costmodel::layer_backward(flash)));
+  using stepsim::workload::total_flops;
+  using stepsim::workload::total_model_flops;
+  CHECK(total_model_flops(stepsim::workload::layer_forward(unfused)) ==
+        total_model_flops(stepsim::workload::layer_forward(flash)));
+  CHECK(total_model_flops(stepsim::workload::layer_backward(unfused)) ==
+        total_model_flops(stepsim::workload::layer_backward(flash)));
   // flash forward core: 2 b s^2 a d_h / t = 131072; unfused executes QK^T and P V in full: 262144.
-  CHECK(total_flops(stepsim::costmodel::layer_forward(unfused)) -
-            total_flops(stepsim::costmodel::layer_forward(flash)) ==
+  CHECK(total_flops(stepsim::workload::layer_forward(unfused)) -
+            total_flops(stepsim::workload::layer_forward(flash)) ==
         131072);
   // backward: flash 2.5 x 131072, unfused 4 x 131072.
-  CHECK(total_flops(stepsim::costmodel::layer_backward(unfused)) -
-            total_flops(stepsim::costmodel::layer_backward(flash)) ==
+  CHECK(total_flops(stepsim::workload::layer_backward(unfused)) -
+            total_flops(stepsim::workload::layer_backward(flash)) ==
         1.5 * 131072);
 }
 
 TEST_CASE("selective recomputation re-runs the unfused attention forward") {
-  const auto rec = stepsim::costmodel::layer_recompute(tiny_gpt("unfused", "selective"));
+  const auto rec = stepsim::workload::layer_recompute(tiny_gpt("unfused", "selective"));
   CHECK(names(rec) == std::vector<std::string>{"attn.scores.fprop", "attn.softmax.fwd", "attn.dropout.fwd",
                                                "attn.pv.fprop", "attn.context.copy"});
-  CHECK(stepsim::costmodel::total_model_flops(rec) == 0);
-  CHECK(stepsim::costmodel::total_flops(rec) == 262144);
-  CHECK(stepsim::costmodel::layer_recompute(tiny_gpt("unfused", "none")).empty());
+  CHECK(stepsim::workload::total_model_flops(rec) == 0);
+  CHECK(stepsim::workload::total_flops(rec) == 262144);
+  CHECK(stepsim::workload::layer_recompute(tiny_gpt("unfused", "none")).empty());
 }
 
 TEST_CASE("unfused attention without dropout for Llama layers") {
   const auto s = tiny_llama_unfused();
-  CHECK_FALSE(has(stepsim::costmodel::layer_forward(s), "attn.dropout.fwd"));
-  CHECK_FALSE(has(stepsim::costmodel::layer_backward(s), "attn.dropout.bwd"));
-  CHECK(has(stepsim::costmodel::layer_forward(s), "attn.softmax.fwd"));
+  CHECK_FALSE(has(stepsim::workload::layer_forward(s), "attn.dropout.fwd"));
+  CHECK_FALSE(has(stepsim::workload::layer_backward(s), "attn.dropout.bwd"));
+  CHECK(has(stepsim::workload::layer_forward(s), "attn.softmax.fwd"));
 }
 
 TEST_CASE("unfused attention is slower than fused on the same layer") {
   const auto flash = tiny_gpt("flash", "selective");
   const auto unfused = tiny_gpt("unfused", "selective");
   const stepsim::costmodel::ComputeModel cm(flash.cluster.gpu);
-  CHECK(cm.time_s(stepsim::costmodel::layer_forward(unfused)) > cm.time_s(stepsim::costmodel::layer_forward(flash)));
-  CHECK(cm.time_s(stepsim::costmodel::layer_recompute(unfused)) > cm.time_s(stepsim::costmodel::layer_recompute(flash)));
+  CHECK(cm.time_s(stepsim::workload::layer_forward(unfused)) > cm.time_s(stepsim::workload::layer_forward(flash)));
+  CHECK(cm.time_s(stepsim::workload::layer_recompute(unfused)) > cm.time_s(stepsim::workload::layer_recompute(flash)));
 }

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "stepsim/memory/estimator.hpp"
+#include "stepsim/workload/params.hpp"
+#include "stepsim/workload/program.hpp"
 #include "stepsim/scenarios/load.hpp"
 
 using namespace stepsim;
@@ -81,19 +83,19 @@ TEST_CASE("stepsim mode: parameters per stage, hand-computed for Llama-3.1-8B TP
   const auto s = llama8b(2, 1, 2, 1, 128);
   // per layer: (2*4096^2*1.25 + 3*4096*14336)/2 + 2*4096 (replicated norms) = 109,051,904 + 8,192
   const double layer = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
-  CHECK(memory::padded_vocab(s) == 128256);  // already a multiple of 256
+  CHECK(workload::shape_of(s).padded_vocab == 128256);  // already a multiple of 256
   const double vocab_shard = 128256.0 * 4096 / 2;
-  CHECK(memory::stage_params(s, 0) == 16 * layer + vocab_shard);
-  CHECK(memory::stage_params(s, 1) == 16 * layer + vocab_shard + 4096);
+  CHECK(workload::stage_params(s, 0) == 16 * layer + vocab_shard);
+  CHECK(workload::stage_params(s, 1) == 16 * layer + vocab_shard + 4096);
   auto s8 = llama8b(8, 1, 1, 1, 128);
-  CHECK(memory::padded_vocab(s8) == 129024);  // multiple of 1024
+  CHECK(workload::shape_of(s8).padded_vocab == 129024);  // multiple of 1024
 }
 
 TEST_CASE("stepsim mode: activation per layer matches the paper's coefficient, and full recomputation keeps 2sbh/t") {
   auto s = llama8b(2, 1, 1, 1, 4);
-  CHECK(memory::full_layer_activation_bytes(s) == 687865856.0);  // 41 sbh / t
+  CHECK(workload::layer_program(s).working_set_bytes == 687865856.0);  // 41 sbh / t
   s.training.recompute = scenarios::Recompute::Full;
-  CHECK(memory::stored_layer_activation_bytes(s) == 2.0 * 8192 * 4096 / 2);
+  CHECK(workload::layer_program(s).stored_activation_bytes == 2.0 * 8192 * 4096 / 2);
   CHECK(memory::backward_transient_bytes(s) == 687865856);
 }
 
@@ -131,7 +133,7 @@ TEST_CASE("stepsim mode: uneven stages hold their own layer counts") {
   s.parallel.first_stage_layers = 6;
   s.parallel.last_stage_layers = 6;
   const double layer = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
-  CHECK(memory::stage_params(s, 0) == 6 * layer + 128256.0 * 4096 / 2);
-  CHECK(memory::stage_params(s, 1) == 10 * layer);
+  CHECK(workload::stage_params(s, 0) == 6 * layer + 128256.0 * 4096 / 2);
+  CHECK(workload::stage_params(s, 1) == 10 * layer);
   CHECK(memory::chunk_activation_bytes(s, 1, 0) == 10 * 687865856LL);
 }

@@ -2,31 +2,21 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <set>
 #include <string>
 
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
+#include "stepsim/sim/cost.hpp"
+#include "stepsim/workload/program.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/memory_events.hpp"
-#include "stepsim/scenarios/schedule.hpp"
 
 using namespace stepsim;
 using scenarios::Schedule;
 
 namespace {
-
-std::string passes(const std::vector<scenarios::Pass>& v, bool chunks) {
-  std::string out;
-  for (const auto& p : v) {
-    if (!out.empty()) out += ' ';
-    out += (p.forward ? "F" : "B") + std::to_string(p.micro_batch);
-    if (chunks) out += "." + std::to_string(p.chunk);
-  }
-  return out;
-}
 
 scenarios::Scenario scenario(const std::vector<std::string>& sets) {
   const char* base = R"({"model": "llama-3.1-8b",
@@ -64,39 +54,6 @@ void set_uniform(sim::StepGraph& g, double tf, double tb, std::int64_t layers_pe
 }
 
 }  // namespace
-
-TEST_CASE("1F1B order on each stage (p = 4, m = 6), as drawn in schedule.hpp") {
-  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 0), false) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
-  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 1), false) == "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5");
-  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 6, 1, 3), false) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
-  CHECK(passes(scenarios::stage_schedule(Schedule::OneFOneB, 4, 2, 1, 0), false) == "F0 F1 B0 B1");
-  CHECK(passes(scenarios::stage_schedule(Schedule::GPipe, 2, 3, 1, 1), false) == "F0 F1 F2 B0 B1 B2");
-}
-
-TEST_CASE("interleaved order (p = 2, v = 2, m = 4, stage 0), as drawn in schedule.hpp") {
-  CHECK(passes(scenarios::stage_schedule(Schedule::Interleaved, 2, 4, 2, 0), true) ==
-        "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0");
-}
-
-TEST_CASE("every schedule runs each (micro-batch, chunk) forward once, then its backward once") {
-  for (auto sch : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved}) {
-    const std::int64_t v = sch == Schedule::Interleaved ? 3 : 1;
-    for (std::int64_t stage = 0; stage < 4; ++stage) {
-      std::set<std::pair<int, int>> fwd, bwd;
-      for (const auto& p : scenarios::stage_schedule(sch, 4, 8, v, stage)) {
-        const auto key = std::make_pair(p.micro_batch, p.chunk);
-        if (p.forward) {
-          CHECK(fwd.insert(key).second);
-        } else {
-          CHECK(fwd.count(key) == 1);
-          CHECK(bwd.insert(key).second);
-        }
-      }
-      CHECK(fwd.size() == static_cast<std::size_t>(8 * v));
-      CHECK(bwd.size() == fwd.size());
-    }
-  }
-}
 
 TEST_CASE("ideal cluster: 1F1B and GPipe take (m + p - 1)(tf + tb), interleaved (m + (p - 1)/v)(tf + tb)") {
   const double tf = 1.0, tb = 2.0;
@@ -361,4 +318,43 @@ TEST_CASE("with SP, GPT's embedding all-reduces (learned positions), Llama's red
       }
     CHECK(seen == s.micro_batches());
   }
+}
+
+TEST_CASE("re-costing a built graph equals a full build, for each efficiency; the graph is built once") {
+  const auto s = scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"});
+  const topology::Cluster cluster(s.cluster);
+  auto gpu_b = s.cluster.gpu;
+  gpu_b.efficiency.gemm_max *= 0.5;
+  gpu_b.efficiency.comm_slowdown = 0.2;
+  const costmodel::ComputeModel cm_a(s.cluster.gpu), cm_b(gpu_b);
+  sim::BuiltStep graph = sim::build_step_graph(s, cluster);
+  auto same = [](const sim::StepGraph& a, const sim::StepGraph& b) {
+    REQUIRE(a.ops.size() == b.ops.size());
+    REQUIRE(a.plans.size() == b.plans.size());
+    for (std::size_t i = 0; i < a.ops.size(); ++i) {
+      CHECK(a.ops[i].duration_s == b.ops[i].duration_s);
+      CHECK(a.ops[i].plan == b.ops[i].plan);
+    }
+    CHECK(sim::run_analytic(a).makespan_s == sim::run_analytic(b).makespan_s);
+  };
+  for (const auto* cm : {&cm_a, &cm_b, &cm_a}) {
+    sim::cost_step(graph.graph, cluster, *cm, costmodel::CommSettings{});
+    same(graph.graph, sim::build_step(s, cluster, *cm).graph);
+  }
+  sim::cost_step(graph.graph, cluster, cm_b, costmodel::CommSettings{});
+  const double slow = sim::run_analytic(graph.graph).makespan_s;
+  sim::cost_step(graph.graph, cluster, cm_a, costmodel::CommSettings{});
+  CHECK(slow > sim::run_analytic(graph.graph).makespan_s);
+}
+
+TEST_CASE("the CP ring op is a send/recv, as its plan") {
+  const auto b = build(scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"}));
+  int rings = 0;
+  for (const auto& op : b.graph.ops)
+    if (op.stream == sim::Stream::CpComm && op.kind == sim::OpKind::Collective) {
+      ++rings;
+      CHECK(op.collective == costmodel::Collective::SendRecv);
+      CHECK(b.graph.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::ContextRing);
+    }
+  CHECK(rings > 0);
 }

@@ -32,10 +32,11 @@
 
 #include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/topology/cluster.hpp"
+#include "stepsim/workload/collective.hpp"
 
 namespace stepsim::costmodel {
 
-enum class Collective : std::uint8_t { None, AllReduce, ReduceScatter, AllGather, AllToAll, SendRecv };
+using workload::Collective;
 
 // One point-to-point transfer between two GPUs (global GPU indices).
 struct Flow {

@@ -66,21 +66,9 @@ StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);
 // Building blocks shared with the memory timeline of the step engine (so the timeline peak equals
 // the closed form exactly).
 
-// Padded vocabulary: a multiple of 128 * t (Megatron's --make-vocab-size-divisible-by 128 x TP).
-std::int64_t padded_vocab(const scenarios::Scenario& s);
-// Parameters of one transformer layer on one TP rank (norms replicated).
-double layer_params(const scenarios::Scenario& s);
-// Parameters of the embedding shard (padded vocabulary / t) and of the final norm.
-double embedding_params(const scenarios::Scenario& s);
-double final_norm_params(const scenarios::Scenario& s);
-// Output-layer parameters on the last stage (0 when tied embeddings share the first stage's).
-double output_params(const scenarios::Scenario& s);
-// Parameters held by one rank of `stage` (physical layout: norms replicated under TP).
-double stage_params(const scenarios::Scenario& s, std::int64_t stage);
-// Activation bytes one rank stores per layer per micro-batch, given the recomputation mode.
-double stored_layer_activation_bytes(const scenarios::Scenario& s);
-// Activation bytes of one layer without recomputation (the working set of a recomputed layer).
-double full_layer_activation_bytes(const scenarios::Scenario& s);
+// Parameter counts, the padded vocabulary and per-layer activations come from workload/
+// (params.hpp, shape.hpp, program.hpp); these turn them into whole bytes.
+
 // Bytes one forward pass of (stage, chunk) allocates and its backward frees.
 std::int64_t chunk_activation_bytes(const scenarios::Scenario& s, std::int64_t stage, std::int64_t chunk);
 // Transient bytes of the output layer and loss on the last stage (fp32 logits; paper's term).

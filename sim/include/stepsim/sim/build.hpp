@@ -1,14 +1,16 @@
 #pragma once
-// Builds the step graph of a scenario: every forward and backward pass of every micro-batch,
-// stage and chunk in the order of the pipeline schedule, the TP/SP collectives, the CP K/V ring,
-// the PP sends, the DP gradient reduction in buckets, the optimizer step and the parameter
-// all-gather, with durations from the cost model and memory effects from memory/.
+// Builds the step graph of a scenario: the layer programs of workload/ wired in the order of the
+// pipeline schedule for every micro-batch, stage and chunk, with the TP/SP collectives, the CP K/V
+// ring, the PP sends, the DP gradient reduction in buckets, the optimizer step and the parameter
+// all-gather, and memory effects from memory/. The builder prices nothing: cost_step (cost.hpp)
+// fills durations and plans.
 
 #include <cstdint>
 
 #include "stepsim/costmodel/comm.hpp"
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/sim/cost.hpp"
 #include "stepsim/sim/graph.hpp"
 #include "stepsim/topology/cluster.hpp"
 
@@ -22,7 +24,7 @@ struct BuildOptions {
   // leaves a node, so that both engines see the load they put on shared links (the analytic
   // engine as a static share of each link, SimGrid flow by flow). Off only to time the builder.
   bool symmetric_instances = true;
-  costmodel::CommSettings comm;
+  costmodel::CommSettings comm;  // used by build_step's costing pass
 };
 
 struct StepWork {
@@ -35,7 +37,12 @@ struct BuiltStep {
   StepWork work;
 };
 
-BuiltStep build_step(const scenarios::Scenario& s, const topology::Cluster& cluster,
-                     const costmodel::ComputeModel& compute, const BuildOptions& options = {});
+// The graph with its work, not costed (durations 0, no plans).
+[[nodiscard]] BuiltStep build_step_graph(const scenarios::Scenario& s, const topology::Cluster& cluster,
+                                         const BuildOptions& options = {});
+
+// build_step_graph, then cost_step with `compute` and options.comm.
+[[nodiscard]] BuiltStep build_step(const scenarios::Scenario& s, const topology::Cluster& cluster,
+                                   const costmodel::ComputeModel& compute, const BuildOptions& options = {});
 
 }  // namespace stepsim::sim

@@ -1,8 +1,11 @@
 #pragma once
-// The step graph: the ops of one training step with their work (FLOPs, bytes), where they run
-// (device and stream), their memory effects, and the dependencies between them. Ops carry work,
-// not durations; a cost model fills in `duration_s` (what the analytic engine replays) and the
-// flows of every communication op (what the SimGrid engine replays) before an engine runs.
+// The step graph: the ops of one training step with their work, where they run (device and
+// stream), their memory effects, and the dependencies between them. The builder (build.hpp)
+// writes work only: a compute op names its ComputeWork (kernel lists from workload/), a
+// communication op its collective, process group, message size and count. The costing pass
+// (cost.hpp) fills in `duration_s` (what the analytic engine replays) and `plan`, the flows of
+// every communication op (what the SimGrid engine replays), before an engine runs; it can run
+// again on the same graph with another cost model.
 //
 // Devices are "folded": one device stands for a set of identical ranks (for example every TP rank
 // and DP replica of a pipeline stage). A communication op's plan holds the flows of its device's
@@ -11,9 +14,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/costmodel/comm.hpp"
+#include "stepsim/workload/kernels.hpp"
+#include "stepsim/workload/program.hpp"
 
 namespace stepsim::sim {
 
@@ -30,6 +36,20 @@ using costmodel::CommPlan;
 using costmodel::Flow;
 using costmodel::Round;
 
+// The kernels a compute op runs: count x each kernel list (StepGraph::kernel_lists), in order.
+struct ComputeWork {
+  std::vector<std::pair<std::int32_t, double>> terms;
+  bool shares_sms = false;  // communication kernels run alongside and slow it (SM sharing)
+};
+
+// The ranks of a communication op: instances[0] is the tracked group, the others identical groups
+// of the ranks its device stands for, whose flows share links with it. Pairs {src, dst} for
+// point-to-point groups. Empty on an ideal network.
+struct CommGroup {
+  workload::GroupKind kind = workload::GroupKind::Tensor;
+  std::vector<std::vector<std::int64_t>> instances;
+};
+
 struct Op {
   OpKind kind = OpKind::Compute;
   Phase phase = Phase::Other;
@@ -43,11 +63,15 @@ struct Op {
   std::int32_t layer = -1;          // first layer of the op's layer group, -1 when not a layer op
   double flops = 0;                 // compute work executed (hardware FLOPs)
   double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
-  double bytes = 0;                 // compute: HBM traffic; communication: message size S (nccl-tests)
-  double duration_s = 0;            // filled by the cost model
+  double bytes = 0;                 // communication: message_bytes x count
+  std::int32_t work = -1;           // compute: index into StepGraph::works
+  std::int32_t group = -1;          // communication (and latency-only delays): index into StepGraph::groups
+  double message_bytes = 0;         // communication: size S of one collective (nccl-tests)
+  double count = 1;                 // communication: identical collectives back to back
+  double duration_s = 0;            // filled by the costing pass
   std::int64_t alloc_bytes = 0;     // device memory allocated when the op starts
   std::int64_t free_bytes = 0;      // device memory released when the op ends
-  std::int32_t plan = -1;           // index into StepGraph::plans (communication ops)
+  std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
   std::string label;                // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
 };
 
@@ -63,7 +87,10 @@ class StepGraph {
  public:
   std::vector<Device> devices;
   std::vector<Op> ops;
-  std::vector<CommPlan> plans;
+  std::vector<std::vector<workload::Kernel>> kernel_lists;
+  std::vector<ComputeWork> works;
+  std::vector<CommGroup> groups;
+  std::vector<CommPlan> plans;  // filled by the costing pass
 
   std::int32_t add_op(Op op);
   // `before` must finish before `after` starts.

@@ -1,0 +1,97 @@
+// Layer programs: the collectives beside the kernels, against the counts of training-step.md.
+#include <doctest/doctest.h>
+
+#include "model.hpp"
+#include "stepsim/workload/program.hpp"
+
+using namespace stepsim;
+using workload::Collective;
+using workload::GroupKind;
+
+namespace {
+
+scenarios::Scenario base() {
+  auto s = workload_test::small_model();
+  s.model.kv_heads = 2;
+  s.parallel.tp = 4;
+  s.parallel.pp = 2;
+  return s;
+}
+
+double count_of(const std::vector<workload::CollectiveWork>& cs, GroupKind g, Collective c) {
+  double n = 0;
+  for (const auto& w : cs)
+    if (w.group == g && w.collective == c) n += w.count;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("with SP a layer all-gathers and reduce-scatters S = 2 s b h / c bytes: 2 + 2 forward, 4 + 2 backward") {
+  auto s = base();
+  const auto l = workload::layer_program(s);
+  const auto& f = l.forward.collectives;
+  const auto& b = l.backward.collectives;
+  CHECK(count_of(f, GroupKind::Tensor, Collective::AllGather) == 2);
+  CHECK(count_of(f, GroupKind::Tensor, Collective::ReduceScatter) == 2);
+  CHECK(count_of(f, GroupKind::Tensor, Collective::AllReduce) == 0);
+  CHECK(count_of(b, GroupKind::Tensor, Collective::AllGather) == 4);
+  CHECK(count_of(b, GroupKind::Tensor, Collective::ReduceScatter) == 2);
+  for (const auto& c : f) CHECK(c.bytes == 2.0 * 4096 * 1024);
+  // In ring units of one all-gather: 4 forward, 6 backward.
+  CHECK(workload::collective_units(f, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 4);
+  CHECK(workload::collective_units(b, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 6);
+  // Full recomputation re-runs the forward's collectives in the backward.
+  s.training.recompute = scenarios::Recompute::Full;
+  const auto r = workload::layer_program(s);
+  CHECK(workload::collective_units(r.backward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 10);
+}
+
+TEST_CASE("without SP a layer all-reduces twice each way; the embedding once, the logits' input gradient once") {
+  auto s = base();
+  s.parallel.sequence_parallel = false;
+  const auto p = workload::step_program(s);
+  const auto& l = p.layers.front();
+  CHECK(count_of(l.forward.collectives, GroupKind::Tensor, Collective::AllReduce) == 2);
+  CHECK(count_of(l.backward.collectives, GroupKind::Tensor, Collective::AllReduce) == 2);
+  CHECK(count_of(l.forward.collectives, GroupKind::Tensor, Collective::AllGather) == 0);
+  CHECK(count_of(p.embedding_forward.collectives, GroupKind::Tensor, Collective::AllReduce) == 1);
+  CHECK(p.embedding_backward.collectives.empty());
+  CHECK(count_of(p.output_backward.collectives, GroupKind::Tensor, Collective::AllReduce) == 1);
+  // The cross-entropy's three all-reduces of n fp32 values.
+  bool ce = false;
+  for (const auto& c : p.output_forward.collectives)
+    if (c.bytes == 4.0 * 4096) ce = c.count == 3 && c.collective == Collective::AllReduce;
+  CHECK(ce);
+  CHECK(p.layers.size() == 8);
+}
+
+TEST_CASE("CP: c - 1 ring steps of K and V per forward, twice that backward (once more when recomputing)") {
+  auto s = base();
+  s.parallel.cp = 4;
+  s.parallel.tp = 2;
+  auto l = workload::layer_program(s);
+  // 4 n k d_h / t with n = s b / c = 1024, k = 2, d_h = 128, t = 2.
+  const double kv = 4.0 * 1024 * 2 * 128 / 2;
+  REQUIRE(count_of(l.forward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 3);
+  CHECK(count_of(l.backward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 6);
+  for (const auto& c : l.forward.collectives)
+    if (c.group == GroupKind::ContextRing) {
+      CHECK(c.bytes == kv);
+      CHECK(c.overlap == workload::Overlap::WithCompute);
+    }
+  s.training.recompute = scenarios::Recompute::Selective;
+  l = workload::layer_program(s);
+  CHECK(count_of(l.backward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 9);
+}
+
+TEST_CASE("activations: stored per layer, and the chunk of the first virtual stage keeps the token ids") {
+  auto s = base();
+  const auto p = workload::step_program(s);
+  // SP, t = 4, n = 4096: sbh (8/t + (4 + 4 k/a + 8 f/h)/t) = 4096 * 1024 * (2 + (4 + 1 + 32)/4).
+  const double layer = 4096.0 * 1024 * (2.0 + 37.0 / 4.0);
+  CHECK(p.layers.front().stored_activation_bytes == layer);
+  CHECK(workload::chunk_activation_bytes(p, s, 0, 0) == 4 * layer + 8.0 * 4096);
+  CHECK(workload::chunk_activation_bytes(p, s, 1, 0) == 4 * layer);
+  CHECK(workload::chunk_first_layer(s, p.layout, 1, 0) == 4);
+}

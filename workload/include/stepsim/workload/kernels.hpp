@@ -1,0 +1,67 @@
+#pragma once
+// Compute work: the kernels of one rank for one micro-batch (a transformer layer, the embedding,
+// the output layer and loss, the optimizer step), split by TP and CP exactly as the step graph
+// splits them, with their FLOPs and HBM bytes. No time: costmodel::ComputeModel prices them.
+//
+// Shapes and byte counts follow docs/training-step.md (sections 1-3, 6). Notation:
+// s sequence, b micro-batch, h hidden, a heads, k KV heads, d_h = h/a, f FFN hidden, t TP, c CP,
+// n = s b / c tokens per rank in the TP region, n_sp = n / t in the SP region (n_sp = n without
+// sequence parallelism), v the padded vocabulary (multiple of 128 t); all from Shape.
+//
+// Conventions of the kernel lists:
+// - Communication (TP all-gather / reduce-scatter, CP ring, PP, DP) is not in these lists; the
+//   layer programs (program.hpp) list it beside the kernels.
+// - GEMM bytes: bf16 operands and result, 2 (mk + kn + mn). A wgrad GEMM accumulates into the
+//   main gradient (Megatron's gradient-accumulation fusion): 2 (mk + kn) + 2 g mn with g = 4 bytes
+//   for fp32 main gradients (read + write) or 2 for bf16. Biases are added / reduced in the
+//   cuBLASLt epilogues, so they add no kernels.
+// - Memory kernels carry flops = 0 (their arithmetic is not counted in hardware FLOPs); their time
+//   is the bytes term alone.
+// - `flops` is what runs (FlashAttention backward = 2.5 x forward; recomputation included in the
+//   recompute lists); `model_flops` is the part Megatron's model-FLOP count includes (GEMMs and the
+//   causal attention core, backward = 2 x forward, nothing for recomputation or memory kernels).
+//   Summing model_flops over a step gives costmodel::megatron_model_flops() exactly.
+
+#include <string>
+#include <vector>
+
+#include "stepsim/scenarios/scenario.hpp"
+
+namespace stepsim::workload {
+
+enum class KernelKind { Gemm, Attention, Memory };
+
+struct Kernel {
+  std::string name;          // "qkv.fprop", "attn.fwd", "fc1.wgrad", "norm1.fwd", ...
+  KernelKind kind = KernelKind::Memory;
+  double flops = 0;          // executed FLOPs (FlashAttention backward: 2.5 x forward)
+  double model_flops = 0;    // the part counted as model FLOPs (see above)
+  double bytes = 0;          // HBM bytes read + written
+  double m = 0, n = 0, k = 0;  // GEMM shape (Y[m,n] = X[m,k] W[k,n]); attention: m = queries, n = keys, k = head dim
+
+  bool operator==(const Kernel&) const = default;
+};
+
+// One rank, one micro-batch, one transformer layer.
+[[nodiscard]] std::vector<Kernel> layer_forward(const scenarios::Scenario& s);
+[[nodiscard]] std::vector<Kernel> layer_backward(const scenarios::Scenario& s);
+// Extra forward work the backward pass of one layer re-runs: selective = attention core forward,
+// full = the whole layer forward, none = empty. model_flops of these kernels are 0.
+[[nodiscard]] std::vector<Kernel> layer_recompute(const scenarios::Scenario& s);
+// First stage: embedding lookup (forward) and scatter-add of its gradient (backward).
+[[nodiscard]] std::vector<Kernel> embedding_forward(const scenarios::Scenario& s);
+[[nodiscard]] std::vector<Kernel> embedding_backward(const scenarios::Scenario& s);
+// Last stage: final norm, logits GEMM (padded vocabulary / t), fp32 cross-entropy.
+[[nodiscard]] std::vector<Kernel> output_forward(const scenarios::Scenario& s);
+[[nodiscard]] std::vector<Kernel> output_backward(const scenarios::Scenario& s);
+// Optimizer step on `params` parameters held by this rank's optimizer shard (Adam, fp32 state).
+[[nodiscard]] std::vector<Kernel> optimizer_step(const scenarios::Scenario& s, double params);
+// Zeroing of the rank's gradient buffer at the start of a step (`params` = all parameters the
+// rank holds, not the optimizer shard): one write of 4 bytes (fp32) or 2 bytes (bf16) per parameter.
+[[nodiscard]] std::vector<Kernel> zero_grad_buffer(const scenarios::Scenario& s, double params);
+
+[[nodiscard]] double total_flops(const std::vector<Kernel>& ks);
+[[nodiscard]] double total_model_flops(const std::vector<Kernel>& ks);
+[[nodiscard]] double total_bytes(const std::vector<Kernel>& ks);
+
+}  // namespace stepsim::workload

@@ -1,0 +1,430 @@
+#include "stepsim/workload/kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepsim/workload/shape.hpp"
+
+namespace stepsim::workload {
+
+using scenarios::MlpKind;
+using scenarios::NormKind;
+using scenarios::Recompute;
+using scenarios::Scenario;
+
+namespace {
+
+double d(std::int64_t x) { return static_cast<double>(x); }
+
+// The sizes every kernel list needs, as doubles (notation of kernels.hpp).
+struct Dims {
+  double s = 0, b = 0, c = 0, t = 0;
+  double h = 0, a = 0, kv = 0, dh = 0, f = 0;
+  double n = 0;         // tokens per rank in the TP region: s b / c
+  double n_sp = 0;      // tokens per rank in the SP region: n / t with SP, n without
+  double v_t = 0;       // padded vocabulary rows per TP rank
+  double grad_bytes = 4;  // bytes per main-gradient element (fp32 or bf16)
+  bool swiglu = true;
+  bool layernorm = false;
+  bool bias = false;
+  bool gpt = false;     // learned positions and dropout, no RoPE
+  bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
+};
+
+Dims dims(const Scenario& s) {
+  const Shape shape = shape_of(s);
+  Dims x;
+  x.s = d(s.training.seq_len);
+  x.b = d(s.training.micro_batch);
+  x.c = d(shape.cp);
+  x.t = d(shape.tp);
+  x.h = d(s.model.hidden);
+  x.a = d(s.model.heads);
+  x.kv = d(s.model.kv_heads > 0 ? s.model.kv_heads : s.model.heads);
+  x.dh = x.h / x.a;
+  x.f = d(s.model.ffn_hidden);
+  x.n = shape.tokens_per_rank;
+  x.n_sp = shape.tokens_sp_region;
+  x.v_t = shape.vocab_per_tp_rank;
+  x.grad_bytes = shape.grad_bytes_per_param;
+  x.swiglu = s.model.mlp == MlpKind::SwiGlu;
+  x.layernorm = s.model.norm == NormKind::LayerNorm;
+  x.bias = s.model.bias;
+  x.gpt = gpt_family(s.model);
+  x.unfused = s.training.attention == scenarios::Attention::Unfused;
+  return x;
+}
+
+// fprop or dgrad GEMM Y[m,n] = X[m,k] W[k,n]: 2mnk FLOPs, bf16 operands and result.
+Kernel gemm(std::string name, double m, double n, double k) {
+  Kernel g;
+  g.name = std::move(name);
+  g.kind = KernelKind::Gemm;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.flops = 2.0 * m * n * k;
+  g.model_flops = g.flops;
+  g.bytes = 2.0 * (m * k + k * n + m * n);
+  return g;
+}
+
+// wgrad GEMM accumulating into the main gradient: bf16 inputs 2(mk + kn), result read and written
+// in the main-gradient type, 2 g mn.
+Kernel wgrad(std::string name, double m, double n, double k, double grad_bytes) {
+  Kernel g = gemm(std::move(name), m, n, k);
+  g.bytes = 2.0 * (m * k + k * n) + 2.0 * grad_bytes * m * n;
+  return g;
+}
+
+Kernel memory(std::string name, double bytes) {
+  Kernel g;
+  g.name = std::move(name);
+  g.kind = KernelKind::Memory;
+  g.bytes = bytes;
+  return g;
+}
+
+// Norm forward on [n_sp, h]: read x, write y (bf16), write the fp32 statistics (rstd; LayerNorm
+// also the mean), read the weights (and LayerNorm bias).
+Kernel norm_forward(std::string name, const Dims& x) {
+  const double stats = (x.layernorm ? 8.0 : 4.0) * x.n_sp;
+  const double weights = (x.layernorm ? 4.0 : 2.0) * x.h;
+  return memory(std::move(name), 4.0 * x.n_sp * x.h + stats + weights);
+}
+
+// Norm backward fused with the residual-gradient add: read dy, x and the residual gradient
+// (6 n_sp h), the statistics, write dx (2 n_sp h); the weight-gradient partial sums are small.
+Kernel norm_backward(std::string name, const Dims& x) {
+  const double stats = (x.layernorm ? 8.0 : 4.0) * x.n_sp;
+  return memory(std::move(name), 8.0 * x.n_sp * x.h + stats);
+}
+
+// Residual add after a row-parallel GEMM on [n_sp, h]: read both inputs, write the sum. GPT:
+// bias-dropout-add, which also reads the bias and writes a 1-byte dropout mask per element.
+Kernel residual_forward(std::string name, const Dims& x) {
+  double bytes = 6.0 * x.n_sp * x.h;
+  if (x.bias) bytes += 2.0 * x.h;
+  if (x.gpt) bytes += x.n_sp * x.h;
+  return memory(std::move(name), bytes);
+}
+
+// GPT only: backward of the dropout in bias-dropout-add: read the gradient and the mask, write
+// the masked gradient. (Llama: the residual gradient passes unchanged; its add is in the norm backward.)
+Kernel dropout_backward(std::string name, const Dims& x) {
+  return memory(std::move(name), 5.0 * x.n_sp * x.h);
+}
+
+// RoPE on Q and K ((a + k)/t heads): read and write, 2 * 2 n (a + k) d_h / t.
+Kernel rope(std::string name, const Dims& x) {
+  return memory(std::move(name), 4.0 * x.n * (x.a + x.kv) * x.dh / x.t);
+}
+
+// Causal attention core forward per rank: 2 b s^2 a d_h / (t c) (docs/training-step.md 1.4; each CP
+// rank does 1/c of the causal work). FlashAttention's partly masked diagonal tiles (+1.6 % at
+// s = 8192) are not added: the count is the model count, the extra work lies in attn_max.
+double attention_forward_flops(const Dims& x) {
+  return 2.0 * x.b * x.s * x.s * x.a * x.dh / (x.t * x.c);
+}
+
+// Forward: read Q, K, V (2 n (a + 2k) d_h / t), write O (2 n a d_h / t) and the fp32 LSE
+// (4 n a / t). With CP every one of the c ring steps reads its Q and KV block and writes a partial
+// output, hence the factor c.
+Kernel attention_forward(const Dims& x) {
+  Kernel g;
+  g.name = "attn.fwd";
+  g.kind = KernelKind::Attention;
+  g.m = x.n;
+  g.n = x.s * x.b;
+  g.k = x.dh;
+  g.flops = attention_forward_flops(x);
+  g.model_flops = g.flops;
+  const double qkv = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
+  const double out = 2.0 * x.n * x.a * x.dh / x.t + 4.0 * x.n * x.a / x.t;
+  g.bytes = x.c * (qkv + out);
+  return g;
+}
+
+// CP only: merging the c partial outputs with their LSE; each of the c - 1 merges reads two
+// partial outputs and LSEs and writes one.
+Kernel attention_cp_merge(std::string name, const Dims& x) {
+  const double one = 2.0 * x.n * x.a * x.dh / x.t + 4.0 * x.n * x.a / x.t;
+  return memory(std::move(name), (x.c - 1.0) * 3.0 * one);
+}
+
+// Backward: recompute S = QK^T and P, then dV, dP, dQ, dK: 2.5 x forward executed, 2 x forward in
+// model FLOPs (Dao-AILab/flash-attention benchmarks). Bytes: read Q, K, V, O, dO, LSE, write dQ, dK,
+// dV; plus FlashAttention-2's preprocessing D = rowsum(dO * O) (read O, dO, write 4 n a / t) and
+// its fp32 dQ accumulator (write 4, read 4 bytes per dQ element). Times c for the CP ring steps.
+Kernel attention_backward(const Dims& x) {
+  Kernel g;
+  g.name = "attn.bwd";
+  g.kind = KernelKind::Attention;
+  g.m = x.n;
+  g.n = x.s * x.b;
+  g.k = x.dh;
+  const double fwd = attention_forward_flops(x);
+  g.flops = 2.5 * fwd;
+  g.model_flops = 2.0 * fwd;
+  const double qkv = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
+  const double o = 2.0 * x.n * x.a * x.dh / x.t;
+  const double lse = 4.0 * x.n * x.a / x.t;
+  const double main_pass = qkv + 2.0 * o + lse + qkv;
+  const double preprocess = 2.0 * o + lse;
+  const double dq_accum = 4.0 * o;
+  g.bytes = x.c * (main_pass + preprocess + dq_accum);
+  return g;
+}
+
+// ---- Unfused attention (Megatron's CoreAttention before FlashAttention, 2021-22). Per rank the
+// a/t heads of b sequences form a batch of b a / t matrix products over s/c query rows and all s
+// keys; the scores are computed in full (the causal mask is applied afterwards by the softmax), so
+// the executed FLOPs are twice the causal count. Batched GEMMs carry the shape of one matrix
+// product in m, n, k; flops and bytes are those of the whole batch. model_flops is half of the
+// executed FLOPs (the causal count), so that the layer's model_flops equal the fused path's.
+
+// Batch of b a / t products.
+double attention_batch(const Dims& x) { return x.b * x.a / x.t; }
+// Query rows per product: s / c.
+double attention_queries(const Dims& x) { return x.s / x.c; }
+// Elements of the scores of one rank: b a s^2 / (t c).
+double score_elems(const Dims& x) { return attention_batch(x) * attention_queries(x) * x.s; }
+
+// A batched GEMM of `batch` products Y[m,n] = X[m,k] W[k,n]: 2 batch m n k FLOPs, bf16 operands
+// and result, 2 batch (mk + kn + mn) bytes.
+Kernel batched_gemm(std::string name, double batch, double m, double n, double k) {
+  Kernel g = gemm(std::move(name), m, n, k);
+  g.flops = batch * g.flops;
+  g.model_flops = 0.5 * g.flops;
+  g.bytes = batch * g.bytes;
+  return g;
+}
+
+// Forward: S = Q K^T (baddbmm with the 1/sqrt(d_h) scale as alpha; m = s/c, n = s, k = d_h);
+// fused scale-mask-softmax (read S, write P, bf16); GPT: attention dropout (read P, write the
+// dropped P and a 1-byte mask); O = P V (m = s/c, n = d_h, k = s); the copy of O from
+// [b, a/t, s/c, d_h] to [s/c, b, a d_h / t] (read and write 2 n a d_h / t).
+std::vector<Kernel> unfused_attention_forward(const Dims& x) {
+  const double batch = attention_batch(x), sq = attention_queries(x), elems = score_elems(x);
+  std::vector<Kernel> ks;
+  ks.push_back(batched_gemm("attn.scores.fprop", batch, sq, x.s, x.dh));
+  ks.push_back(memory("attn.softmax.fwd", 4.0 * elems));
+  if (x.gpt) ks.push_back(memory("attn.dropout.fwd", 5.0 * elems));
+  ks.push_back(batched_gemm("attn.pv.fprop", batch, sq, x.dh, x.s));
+  ks.push_back(memory("attn.context.copy", 4.0 * x.n * x.a * x.dh / x.t));
+  return ks;
+}
+
+// Backward, in execution order: the copy of dO back to the batched layout; dP = dO V^T
+// (m = s/c, n = s, k = d_h) and dV = P^T dO (m = s, n = d_h, k = s/c); GPT: dropout backward (read
+// dP and the mask, write); softmax backward (read dP and P, write dS in place: 6 bytes per score);
+// dQ = dS K (m = s/c, n = d_h, k = s) and dK = dS^T Q (m = s, n = d_h, k = s/c).
+std::vector<Kernel> unfused_attention_backward(const Dims& x) {
+  const double batch = attention_batch(x), sq = attention_queries(x), elems = score_elems(x);
+  std::vector<Kernel> ks;
+  ks.push_back(memory("attn.context.copy_bwd", 4.0 * x.n * x.a * x.dh / x.t));
+  ks.push_back(batched_gemm("attn.pv.dgrad", batch, sq, x.s, x.dh));
+  ks.push_back(batched_gemm("attn.pv.wgrad", batch, x.s, x.dh, sq));
+  if (x.gpt) ks.push_back(memory("attn.dropout.bwd", 5.0 * elems));
+  ks.push_back(memory("attn.softmax.bwd", 6.0 * elems));
+  ks.push_back(batched_gemm("attn.scores.dgrad_q", batch, sq, x.dh, x.s));
+  ks.push_back(batched_gemm("attn.scores.dgrad_k", batch, x.s, x.dh, sq));
+  return ks;
+}
+
+// The attention core of the forward (fused or unfused), CP merge included.
+std::vector<Kernel> attention_core_forward(const Dims& x) {
+  if (x.unfused) return unfused_attention_forward(x);
+  std::vector<Kernel> ks{attention_forward(x)};
+  if (x.c > 1) ks.push_back(attention_cp_merge("attn.cp_merge", x));
+  return ks;
+}
+
+std::vector<Kernel> attention_core_backward(const Dims& x) {
+  if (x.unfused) return unfused_attention_backward(x);
+  return {attention_backward(x)};
+}
+
+void append(std::vector<Kernel>& to, std::vector<Kernel> from) {
+  for (Kernel& k : from) to.push_back(std::move(k));
+}
+
+double qkv_width(const Dims& x) { return (x.a + 2.0 * x.kv) * x.dh / x.t; }
+double fc1_width(const Dims& x) { return (x.swiglu ? 2.0 : 1.0) * x.f / x.t; }
+
+std::vector<Kernel> zero_model_flops(std::vector<Kernel> ks) {
+  for (Kernel& k : ks) k.model_flops = 0;
+  return ks;
+}
+
+}  // namespace
+
+// Forward of one layer (docs/training-step.md 1.1, GPT variant 1.3): F1 norm, F3 QKV, F4 RoPE, F5
+// attention, F6 proj, F8 residual, F9 norm, F11 FC1, F12 activation, F13 FC2, F15 residual.
+std::vector<Kernel> layer_forward(const Scenario& s) {
+  const Dims x = dims(s);
+  std::vector<Kernel> ks;
+  ks.push_back(norm_forward("norm1.fwd", x));
+  ks.push_back(gemm("qkv.fprop", x.n, qkv_width(x), x.h));
+  if (!x.gpt) ks.push_back(rope("rope.fwd", x));
+  append(ks, attention_core_forward(x));
+  ks.push_back(gemm("proj.fprop", x.n, x.h, x.a * x.dh / x.t));
+  ks.push_back(residual_forward("residual1.fwd", x));
+  ks.push_back(norm_forward("norm2.fwd", x));
+  ks.push_back(gemm("fc1.fprop", x.n, fc1_width(x), x.h));
+  // SwiGLU: read gate and up (4 n f / t), write 2 n f / t. GeLU (bias fused): read and write 2 n f / t.
+  const double act = x.swiglu ? 6.0 * x.n * x.f / x.t : 4.0 * x.n * x.f / x.t;
+  ks.push_back(memory(x.swiglu ? "swiglu.fwd" : "gelu.fwd", act));
+  ks.push_back(gemm("fc2.fprop", x.n, x.h, x.f / x.t));
+  ks.push_back(residual_forward("residual2.fwd", x));
+  return ks;
+}
+
+// Backward of one layer in execution order (docs/training-step.md 1.2): B2 FC2 dgrad, B3 FC2 wgrad,
+// B4 activation backward, B6 FC1 dgrad, B8 FC1 wgrad, B9 norm backward, B11 proj dgrad / wgrad,
+// B12 attention backward, B13 RoPE backward, B14 QKV dgrad / wgrad, B15 norm backward.
+std::vector<Kernel> layer_backward(const Scenario& s) {
+  const Dims x = dims(s);
+  const double q_t = x.a * x.dh / x.t;
+  std::vector<Kernel> ks;
+  if (x.gpt) ks.push_back(dropout_backward("residual2.bwd", x));
+  ks.push_back(gemm("fc2.dgrad", x.n, x.f / x.t, x.h));
+  ks.push_back(wgrad("fc2.wgrad", x.f / x.t, x.h, x.n, x.grad_bytes));
+  // SwiGLU: read dy, gate, up (6 n f / t), write dgate, dup (4 n f / t).
+  // GeLU: read dy and the input (4 n f / t), write dx (2 n f / t).
+  const double act = x.swiglu ? 10.0 * x.n * x.f / x.t : 6.0 * x.n * x.f / x.t;
+  ks.push_back(memory(x.swiglu ? "swiglu.bwd" : "gelu.bwd", act));
+  ks.push_back(gemm("fc1.dgrad", x.n, x.h, fc1_width(x)));
+  ks.push_back(wgrad("fc1.wgrad", x.h, fc1_width(x), x.n, x.grad_bytes));
+  ks.push_back(norm_backward("norm2.bwd", x));
+  if (x.gpt) ks.push_back(dropout_backward("residual1.bwd", x));
+  ks.push_back(gemm("proj.dgrad", x.n, q_t, x.h));
+  ks.push_back(wgrad("proj.wgrad", q_t, x.h, x.n, x.grad_bytes));
+  append(ks, attention_core_backward(x));
+  if (!x.gpt) ks.push_back(rope("rope.bwd", x));
+  ks.push_back(gemm("qkv.dgrad", x.n, x.h, qkv_width(x)));
+  ks.push_back(wgrad("qkv.wgrad", x.h, qkv_width(x), x.n, x.grad_bytes));
+  ks.push_back(norm_backward("norm1.bwd", x));
+  return ks;
+}
+
+// docs/training-step.md section 3: selective re-runs the attention core forward (F5; unfused: scores,
+// softmax, dropout, P V and the output copy) before B12; full
+// re-runs F1-F15 before the layer's backward. Not model FLOPs.
+std::vector<Kernel> layer_recompute(const Scenario& s) {
+  switch (s.training.recompute) {
+    case Recompute::None:
+      return {};
+    case Recompute::Selective: {
+      return zero_model_flops(attention_core_forward(dims(s)));
+    }
+    case Recompute::Full:
+      return zero_model_flops(layer_forward(s));
+  }
+  return {};
+}
+
+// docs/training-step.md section 2. Lookup of n tokens in the v/t rows of this TP rank: read the ids
+// (8 n bytes, int64) and the rows (2 n h), write [n, h] (2 n h). GPT then (after the TP all-reduce)
+// adds the learned position rows on [n, h] (read 4 n h, write 2 n h) and applies the embedding
+// dropout on the SP shard (read 2 n_sp h, write 2 n_sp h and a 1-byte mask).
+std::vector<Kernel> embedding_forward(const Scenario& s) {
+  const Dims x = dims(s);
+  std::vector<Kernel> ks;
+  ks.push_back(memory("embed.lookup", 4.0 * x.n * x.h + 8.0 * x.n));
+  if (x.gpt) {
+    ks.push_back(memory("embed.pos_add", 6.0 * x.n * x.h));
+    ks.push_back(memory("embed.dropout", 5.0 * x.n_sp * x.h));
+  }
+  return ks;
+}
+
+// Backward of the embedding. GPT first undoes the dropout on the SP shard and, after the gradient
+// all-gather, sums the position-embedding gradient (read 2 n h, read + write s/c rows in the
+// main-gradient type). Then PyTorch's dense embedding backward zero-fills a bf16 [v/t, h] gradient
+// (2 v h / t), reads the ids and the incoming gradient (8 n + 2 n h) and adds into the touched rows
+// (read + write 4 n h); Megatron's gradient hook then adds it to the main gradient
+// (read 2 v h / t, read + write 2 g v h / t).
+std::vector<Kernel> embedding_backward(const Scenario& s) {
+  const Dims x = dims(s);
+  std::vector<Kernel> ks;
+  if (x.gpt) {
+    ks.push_back(memory("embed.dropout_bwd", 5.0 * x.n_sp * x.h));
+    ks.push_back(memory("embed.pos_grad", 2.0 * x.n * x.h + 2.0 * x.grad_bytes * (x.n / x.b) * x.h));
+  }
+  ks.push_back(memory("embed.wgrad", 2.0 * x.v_t * x.h + 8.0 * x.n + 6.0 * x.n * x.h));
+  ks.push_back(memory("embed.grad_accum", (2.0 + 2.0 * x.grad_bytes) * x.v_t * x.h));
+  return ks;
+}
+
+// Last stage forward: final norm on [n_sp, h]; logits GEMM (M n, N v/t, K h) after the sequence
+// all-gather; Megatron's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py)
+// in fp32 over [n, v/t], with V = n v/t elements: cast to fp32 and row max (read 2V + 4V, write 4V);
+// [TP all-reduce of the max] subtract the max, exp in place, row sum (read 12V, write 8V);
+// [TP all-reduces of the target logit and the sum] divide by the sum in place, the softmax kept
+// for backward (read 4V, write 4V).
+std::vector<Kernel> output_forward(const Scenario& s) {
+  const Dims x = dims(s);
+  const double elems = x.n * x.v_t;
+  std::vector<Kernel> ks;
+  ks.push_back(norm_forward("final_norm.fwd", x));
+  ks.push_back(gemm("logits.fprop", x.n, x.v_t, x.h));
+  ks.push_back(memory("ce.max", 10.0 * elems));
+  ks.push_back(memory("ce.exp_sum", 20.0 * elems));
+  ks.push_back(memory("ce.softmax", 8.0 * elems));
+  return ks;
+}
+
+// Last stage backward: softmax minus one-hot times the loss gradient in place (read 4V, write 4V),
+// cast to bf16 for the GEMMs (read 4V, write 2V); logits dgrad (M n, N h, K v/t) and wgrad
+// (M h, N v/t, K n) into the main gradient; final norm backward.
+std::vector<Kernel> output_backward(const Scenario& s) {
+  const Dims x = dims(s);
+  const double elems = x.n * x.v_t;
+  std::vector<Kernel> ks;
+  ks.push_back(memory("ce.bwd", 14.0 * elems));
+  ks.push_back(gemm("logits.dgrad", x.n, x.h, x.v_t));
+  ks.push_back(wgrad("logits.wgrad", x.h, x.v_t, x.n, x.grad_bytes));
+  ks.push_back(norm_backward("final_norm.bwd", x));
+  return ks;
+}
+
+// Adam on the fp32 shard (Megatron's DistributedOptimizer / Float16OptimizerWithFloat16Params with
+// apex/TE multi-tensor kernels), per parameter: with bf16 main gradients a copy into fp32
+// (read 2, write 4); the gradient-norm pass for clipping (read 4); Adam (read param, grad, m, v:
+// 16; write param, m, v: 12); the copy of the fp32 master into the bf16 model parameter (read 4,
+// write 2). 38 bytes per parameter with fp32 gradients. The clip-scaling pass (read 4, write 4),
+// which runs only when the norm exceeds the threshold, is not included.
+std::vector<Kernel> optimizer_step(const Scenario& s, double params) {
+  std::vector<Kernel> ks;
+  if (shape_of(s).grad_precision != Precision::Fp32) ks.push_back(memory("opt.grad_to_fp32", 6.0 * params));
+  ks.push_back(memory("opt.grad_norm", 4.0 * params));
+  ks.push_back(memory("opt.adam", 28.0 * params));
+  ks.push_back(memory("opt.param_copy", 6.0 * params));
+  return ks;
+}
+
+std::vector<Kernel> zero_grad_buffer(const Scenario& s, double params) {
+  return {memory("grad_buffer.zero", shape_of(s).grad_bytes_per_param * params)};
+}
+
+
+double total_flops(const std::vector<Kernel>& ks) {
+  double f = 0;
+  for (const Kernel& k : ks) f += k.flops;
+  return f;
+}
+
+double total_model_flops(const std::vector<Kernel>& ks) {
+  double f = 0;
+  for (const Kernel& k : ks) f += k.model_flops;
+  return f;
+}
+
+double total_bytes(const std::vector<Kernel>& ks) {
+  double b = 0;
+  for (const Kernel& k : ks) b += k.bytes;
+  return b;
+}
+
+}  // namespace stepsim::workload
