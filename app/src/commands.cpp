@@ -1,18 +1,14 @@
 #include "commands.hpp"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-
-#include <unistd.h>
 
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/results/memory_report.hpp"
 #include "stepsim/results/simulate.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
+#include "stepsim/support/atomic_file.hpp"
 
 namespace stepsim::app {
 
@@ -32,42 +28,16 @@ void emit(const std::string& text, const std::string& file) { emit_all({Output{f
 
 void emit_all(const std::vector<Output>& outputs) {
   const auto to_stdout = [](const Output& o) { return o.file.empty() || o.file == "-"; };
-  std::vector<std::string> temps;  // temps[i] belongs to the i-th file output
-  std::vector<const Output*> files;
-  const auto discard = [&temps]() {
-    for (const auto& t : temps) std::remove(t.c_str());
-  };
-  for (const auto& o : outputs) {
-    if (to_stdout(o)) continue;
-    for (const auto* other : files)
-      if (other->file == o.file) {
-        discard();
-        throw ScenarioError(o.file, "is named for two outputs");
-      }
-    const std::string tmp = o.file + ".tmp" + std::to_string(::getpid());
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (out) temps.push_back(tmp);
-    if (out) out << o.text;
-    if (out) out.close();
-    if (!out) {
-      discard();
-      throw ScenarioError(o.file, "cannot write the output file");
-    }
-    files.push_back(&o);
-  }
-  for (const auto* o : files) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(o->file, ec)) {
-      discard();
-      throw ScenarioError(o->file, "is a directory, cannot write the output file");
-    }
-  }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    std::filesystem::rename(temps[i], files[i]->file, ec);
-    if (ec) {
-      for (std::size_t k = i; k < temps.size(); ++k) std::remove(temps[k].c_str());
-      throw ScenarioError(files[i]->file, "cannot write the output file: " + ec.message());
+  std::vector<support::FileText> files;
+  for (const auto& o : outputs)
+    if (!to_stdout(o)) files.push_back({o.file, o.text});
+  if (const auto failure = support::write_files_atomically(files)) {
+    using Reason = support::WriteFailure::Reason;
+    switch (failure->reason) {
+      case Reason::NamedTwice: throw ScenarioError(failure->file, "is named for two outputs");
+      case Reason::CannotWrite: throw ScenarioError(failure->file, "cannot write the output file");
+      case Reason::IsDirectory: throw ScenarioError(failure->file, "is a directory, cannot write the output file");
+      case Reason::CannotRename: throw ScenarioError(failure->file, "cannot write the output file: " + failure->detail);
     }
   }
   for (const auto& o : outputs)

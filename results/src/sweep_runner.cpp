@@ -18,51 +18,28 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "stepsim/results/sweep.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/support/atomic_file.hpp"
+#include "stepsim/support/subprocess.hpp"
 
 namespace stepsim::results {
 
 namespace {
 
-void write_all(int fd, const char* data, std::size_t size, const std::string& file) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw ScenarioError(file, std::string("cannot write: ") + std::strerror(errno));
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
+void write_all(int fd, const std::string& text, const std::string& file) {
+  if (!support::write_all(fd, text.data(), text.size()))
+    throw ScenarioError(file, std::string("cannot write: ") + std::strerror(errno));
 }
 
 void write_file_atomically(const std::string& file, const std::string& text) {
-  const std::string tmp = file + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ScenarioError(file, "cannot write the file");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw ScenarioError(file, "cannot write the file");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw ScenarioError(file, "cannot write the file: " + ec.message());
-  }
+  if (const auto failure = support::write_files_atomically({{file, text}}))
+    throw ScenarioError(file, "cannot write the file" + (failure->detail.empty() ? std::string() : ": " + failure->detail));
 }
 
 double now_s() {
@@ -116,13 +93,6 @@ std::string row_key(std::string_view line) {
   }
 }
 
-struct Worker {
-  pid_t pid = -1;
-  int fd = -1;
-  std::string buffer;
-  bool open = true;
-};
-
 // Evaluates `todo` in `jobs` worker processes; appends every row line to `out_fd`. Returns the keys
 // written.
 std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& todo, PruneRule rule, sim::EngineKind engine,
@@ -136,52 +106,32 @@ std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& t
   new (counter) std::atomic<std::int64_t>(0);
   const auto total = static_cast<std::int64_t>(todo.size());
   const int n_workers = static_cast<int>(std::min<std::int64_t>(std::max(jobs, 1), total));
-  const pid_t parent = ::getpid();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::vector<Worker> workers;
-  for (int w = 0; w < n_workers; ++w) {
-    int fds[2];
-    if (::pipe(fds) != 0) throw InternalError(std::string("sweep: pipe failed: ") + std::strerror(errno));
-    const pid_t pid = ::fork();
-    if (pid < 0) throw InternalError(std::string("sweep: fork failed: ") + std::strerror(errno));
-    if (pid == 0) {
-      ::close(fds[0]);
-      for (const auto& other : workers) ::close(other.fd);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      int status = 0;
-      try {
-        Simulator simulator;
-        while (true) {
-          const std::int64_t i = counter->fetch_add(1);
-          if (i >= total) break;
-          const auto row = evaluate_candidate(*todo[static_cast<std::size_t>(i)], rule, engine, simulator, refined);
-          std::string line = row.line;
-          line += '\n';
-          write_all(fds[1], line.data(), line.size(), "<pipe>");
-        }
-      } catch (...) {
-        status = 1;
-      }
-      ::close(fds[1]);
-      ::_exit(status);
+  std::vector<support::Child> workers;
+  std::vector<std::string> buffers(static_cast<std::size_t>(n_workers));
+  workers.reserve(static_cast<std::size_t>(n_workers));
+  const auto worker_body = [&](int fd) {
+    for (const auto& other : workers) ::close(other.fd());
+    Simulator simulator;
+    while (true) {
+      const std::int64_t i = counter->fetch_add(1);
+      if (i >= total) break;
+      const auto row = evaluate_candidate(*todo[static_cast<std::size_t>(i)], rule, engine, simulator, refined);
+      write_all(fd, row.line + "\n", "<pipe>");
     }
-    ::close(fds[1]);
-    Worker wk;
-    wk.pid = pid;
-    wk.fd = fds[0];
-    workers.push_back(std::move(wk));
+    return 0;
+  };
+  try {
+    for (int w = 0; w < n_workers; ++w) workers.emplace_back(worker_body, "sweep", true);
+  } catch (const support::SubprocessError& e) {
+    throw InternalError(e.what());
   }
 
-  std::vector<char> buf(1 << 16);
-  std::string failure;
   while (true) {
     std::vector<pollfd> pfds;
     std::vector<std::size_t> which;
     for (std::size_t w = 0; w < workers.size(); ++w) {
-      if (!workers[w].open) continue;
-      pfds.push_back(pollfd{workers[w].fd, POLLIN, 0});
+      if (workers[w].fd() < 0) continue;
+      pfds.push_back(pollfd{workers[w].fd(), POLLIN, 0});
       which.push_back(w);
     }
     if (pfds.empty()) break;
@@ -189,38 +139,31 @@ std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& t
     if (ready < 0 && errno != EINTR) throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
     for (std::size_t p = 0; p < pfds.size() && ready > 0; ++p) {
       if (pfds[p].revents == 0) continue;
-      Worker& wk = workers[which[p]];
-      const ssize_t n = ::read(wk.fd, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(wk.fd);
-        wk.open = false;
-        continue;
+      std::string& buffer = buffers[which[p]];
+      try {
+        if (!workers[which[p]].read_some(buffer)) continue;
+      } catch (const support::SubprocessError& e) {
+        throw InternalError(e.what());
       }
-      wk.buffer.append(buf.data(), static_cast<std::size_t>(n));
-      const auto last_nl = wk.buffer.rfind('\n');
+      const auto last_nl = buffer.rfind('\n');
       if (last_nl == std::string::npos) continue;
       // Complete lines go to the file in one write; the keys are noted for the caller.
-      write_all(out_fd, wk.buffer.data(), last_nl + 1, out_file);
+      write_all(out_fd, buffer.substr(0, last_nl + 1), out_file);
       std::size_t pos = 0;
       while (pos <= last_nl) {
-        const auto nl = wk.buffer.find('\n', pos);
-        written.insert(row_key(std::string_view(wk.buffer).substr(pos, nl - pos)));
+        const auto nl = buffer.find('\n', pos);
+        written.insert(row_key(std::string_view(buffer).substr(pos, nl - pos)));
         ++done;
         pos = nl + 1;
       }
-      wk.buffer.erase(0, last_nl + 1);
+      buffer.erase(0, last_nl + 1);
       progress.update(done);
     }
   }
+  std::string failure;
   for (auto& wk : workers) {
-    int st = 0;
-    while (::waitpid(wk.pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-      failure = WIFSIGNALED(st) ? "a worker process was killed by signal " + std::to_string(WTERMSIG(st))
-                                : "a worker process exited with status " + std::to_string(WEXITSTATUS(st));
-    }
+    const auto status = wk.wait();
+    if (!status.ok()) failure = "a worker process " + status.describe();
   }
   ::munmap(counter, sizeof(std::atomic<std::int64_t>));
   if (!failure.empty()) std::fprintf(stderr, "stepsim sweep: %s\n", failure.c_str());
@@ -291,7 +234,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  if (add_newline) write_all(fd, "\n", 1, out.results_file);
+  if (add_newline) write_all(fd, "\n", out.results_file);
 
   std::vector<const scenarios::Candidate*> todo;
   for (const auto* c : mine)
