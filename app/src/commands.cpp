@@ -3,9 +3,9 @@
 #include <iostream>
 #include <memory>
 
+#include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
-#include "stepsim/results/memory_report.hpp"
-#include "stepsim/results/simulate.hpp"
+#include "stepsim/report/memory_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/support/atomic_file.hpp"
@@ -59,7 +59,7 @@ void register_memory(CLI::App& app) {
     const auto s = load(*args);
     const auto paper = memory::paper_estimate(s);
     const auto est = memory::stepsim_estimate(s);
-    emit(*format == "json" ? results::memory_json(s, paper, est) : results::memory_table(s, paper, est), *out);
+    emit(*format == "json" ? report::memory_json(s, paper, est) : report::memory_table(s, paper, est), *out);
   });
 }
 
@@ -81,14 +81,14 @@ void register_run(CLI::App& app) {
       ->check(CLI::IsMember({"chunk", "layer"}));
   cmd->callback([=]() {
     const auto s = load(*args);
-    results::SimulateOptions so;
+    driver::SimulateOptions so;
     if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
     if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
     so.per_layer = *granularity == "layer";
-    const auto sim = results::simulate(s, so);
-    const std::string text = *format == "json" ? results::report_json(sim.report) : results::report_table(sim.report);
+    const auto sim = driver::simulate(s, so);
+    const std::string text = *format == "json" ? report::report_json(sim.report) : report::report_table(sim.report);
     std::vector<Output> outputs;
-    if (!trace->empty()) outputs.push_back({*trace, results::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline)});
+    if (!trace->empty()) outputs.push_back({*trace, report::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline)});
     outputs.push_back({*out, text});
     emit_all(outputs);
   });

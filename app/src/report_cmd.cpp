@@ -7,7 +7,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "stepsim/results/report.hpp"
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/report/report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -40,22 +41,22 @@ std::string short_label(const std::string& letter, const scenarios::Scenario& s)
   return l + ")";
 }
 
-results::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const std::string& engine) {
-  results::SimulateOptions so;
+report::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const std::string& engine) {
+  driver::SimulateOptions so;
   if (engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
   if (engine == "analytic") so.engine = sim::EngineKind::Analytic;
-  auto simulation = results::simulate(s, so);
-  return results::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
+  auto simulation = driver::simulate(s, so);
+  return report::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
 }
 
 void run_report(const ReportArgs& a) {
-  results::ReportOptions options;
+  report::ReportOptions options;
   options.version = kVersion;
-  options.format = results::parse_report_format(a.format);
+  options.format = report::parse_report_format(a.format);
   if (a.top < 0) throw ScenarioError("--top", "must be at least 0 (0: all rows), got " + std::to_string(a.top));
   options.top = static_cast<std::size_t>(a.top);
 
-  results::ReportOutput output;
+  report::ReportOutput output;
   std::string sweep_file;
   std::string sweep_text;
   if (a.inputs.size() == 1) {
@@ -68,14 +69,14 @@ void run_report(const ReportArgs& a) {
       file = inside;
     }
     const std::string text = read_text(file);
-    if (results::looks_like_sweep_results(text)) {
+    if (report::looks_like_sweep_results(text)) {
       sweep_file = file;
       sweep_text = text;
     }
   } else {
     for (const auto& f : a.inputs) {
       std::error_code ec;
-      if (std::filesystem::is_directory(f, ec) || results::looks_like_sweep_results(read_text(f)))
+      if (std::filesystem::is_directory(f, ec) || report::looks_like_sweep_results(read_text(f)))
         throw ScenarioError(f, "two inputs compare two scenario files; sweep results take one input");
     }
   }
@@ -83,11 +84,11 @@ void run_report(const ReportArgs& a) {
   if (!sweep_file.empty()) {
     if (!a.sets.empty()) throw ScenarioError("--set", "applies to scenario files, not to sweep results");
     if (!a.compare_sets.empty()) throw ScenarioError("--compare-set", "applies to scenario files, not to sweep results");
-    const auto sweep = results::parse_sweep_results(sweep_text, sweep_file);
+    const auto sweep = report::parse_sweep_results(sweep_text, sweep_file);
     if (sweep.truncated_line > 0)
       std::cerr << "stepsim report: warning: " << sweep_file << ":" << sweep.truncated_line
                 << ": ignored a last line without newline that is not a row (a write cut short)\n";
-    output = results::sweep_report(sweep, options);
+    output = report::sweep_report(sweep, options);
   } else {
     if (a.inputs.size() == 2 && !a.compare_sets.empty())
       throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
@@ -109,14 +110,14 @@ void run_report(const ReportArgs& a) {
         scenarios_in.push_back(load_one(file, ov));
       }
     }
-    std::vector<results::ScenarioRun> runs;
+    std::vector<report::ScenarioRun> runs;
     if (scenarios_in.size() == 1) {
       runs.push_back(simulate_run(scenarios_in[0].name, scenarios_in[0], a.engine));
     } else {
       runs.push_back(simulate_run(short_label("A", scenarios_in[0]), scenarios_in[0], a.engine));
       runs.push_back(simulate_run(short_label("B", scenarios_in[1]), scenarios_in[1], a.engine));
     }
-    output = results::scenario_report(runs, options);
+    output = report::scenario_report(runs, options);
   }
 
   std::vector<Output> outputs;

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "commands.hpp"
-#include "stepsim/results/compare.hpp"
-#include "stepsim/results/simulate.hpp"
-#include "stepsim/results/sweep.hpp"
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/driver/sweep.hpp"
+#include "stepsim/report/compare.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
@@ -66,16 +66,16 @@ void register_sweep_command(CLI::App& app) {
   cmd->callback([a]() {
     if (a->jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(a->jobs));
     const auto spec = scenarios::load_sweep_file(a->file);
-    results::SweepOptions o;
+    driver::SweepOptions o;
     o.jobs = a->jobs;
     o.resume = a->resume;
     if (!a->shard.empty()) parse_shard(a->shard, o.shard_index, o.shard_count);
     o.out_dir = a->out;
     o.refine = a->refine;
-    o.prune = results::parse_prune_rule(a->prune);
+    o.prune = driver::parse_prune_rule(a->prune);
     o.quiet = a->quiet;
     o.progress = !a->quiet && ::isatty(STDERR_FILENO) != 0;
-    const auto outcome = results::run_sweep(spec, o);
+    const auto outcome = driver::run_sweep(spec, o);
     std::cout << outcome.table;
     std::cout.flush();
     if (!a->quiet) std::cerr << "stepsim sweep: rows in " << outcome.results_file << ", ranking in " << outcome.summary_file << "\n";
@@ -92,12 +92,12 @@ void register_merge(CLI::App& app) {
   cmd->add_option("--summary", *summary, "also write the ranking (Markdown) to this file");
   cmd->callback([inputs, out, summary]() {
     std::vector<std::string> warnings;
-    const auto rows = results::merge_rows(*inputs, &warnings);
+    const auto rows = driver::merge_rows(*inputs, &warnings);
     for (const auto& w : warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
     std::string text;
     for (const auto& r : rows) text += r.line + "\n";
     std::vector<Output> outputs;
-    if (!summary->empty()) outputs.push_back({*summary, results::ranking_markdown(rows, {"# Merged sweep", ""})});
+    if (!summary->empty()) outputs.push_back({*summary, driver::ranking_markdown(rows, {"# Merged sweep", ""})});
     outputs.push_back({*out, text});
     emit_all(outputs);
     if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << rows.size() << " rows in " << *out << "\n";
@@ -143,17 +143,17 @@ void register_compare(CLI::App& app) {
     } else {
       for (const auto& f : *files) inputs.push_back({f, load_one(f, overrides)});
     }
-    results::SimulateOptions so;
+    driver::SimulateOptions so;
     if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
     if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
-    std::vector<results::CompareColumn> cols;
+    std::vector<report::CompareColumn> cols;
     for (auto& in : inputs) {
-      auto report = results::simulate(in.scenario, so).report;
+      auto report = driver::simulate(in.scenario, so).report;
       cols.push_back({in.label, std::move(in.scenario), std::move(report)});
     }
-    const std::string text = *format == "json" ? results::compare_json(cols)
-                             : *format == "md" ? results::compare_markdown(cols)
-                                               : results::compare_table(cols);
+    const std::string text = *format == "json" ? report::compare_json(cols)
+                             : *format == "md" ? report::compare_markdown(cols)
+                                               : report::compare_table(cols);
     emit(text, *out);
   });
 }

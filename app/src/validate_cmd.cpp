@@ -8,8 +8,8 @@
 
 #include "commands.hpp"
 #include "stepsim/costmodel/calibration.hpp"
-#include "stepsim/results/calibrate.hpp"
-#include "stepsim/results/validate.hpp"
+#include "stepsim/driver/calibrate.hpp"
+#include "stepsim/driver/validate.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -49,14 +49,14 @@ void register_validate_command(CLI::App& app) {
   cmd->add_option("--engine", *engine, "analytic (default, fast) or simgrid")->check(CLI::IsMember({"analytic", "simgrid"}));
   cmd->add_option("--out", *out, "write to this file instead of stdout");
   cmd->callback([=]() {
-    results::ValidateOptions vo;
+    driver::ValidateOptions vo;
     vo.set_names = split_commas(*sets);
     vo.engine = *engine == "simgrid" ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
     vo.overrides = parse_overrides(*overrides);
-    const auto report = results::validate(vo);
-    const std::string text = *format == "json" ? results::validation_json(report)
-                             : *format == "md" ? results::validation_markdown(report)
-                                               : results::validation_table(report);
+    const auto report = driver::validate(vo);
+    const std::string text = *format == "json" ? driver::validation_json(report)
+                             : *format == "md" ? driver::validation_markdown(report)
+                                               : driver::validation_table(report);
     emit(text, *out);
   });
 }
@@ -81,7 +81,7 @@ void register_calibrate_command(CLI::App& app) {
   cmd->add_option("--set", *overrides, "override a field of every record's scenario")->take_all()->allow_extra_args(false);
   cmd->add_option("--out", *out, "write the efficiency JSON to this file instead of stdout");
   cmd->callback([=]() {
-    results::CalibrateOptions co;
+    driver::CalibrateOptions co;
     co.gpu = *gpu;
     co.set_names = split_commas(*sets);
     co.record_filters = split_commas(*records);
@@ -89,7 +89,7 @@ void register_calibrate_command(CLI::App& app) {
     if (co.params.size() == 1 && co.params[0] == "none") co.params.clear();
     co.overrides = parse_overrides(*overrides);
     co.base_gpu = *base;
-    const auto r = results::calibrate(co);
+    const auto r = driver::calibrate(co);
     emit(costmodel::efficiency_to_json(r.efficiency, r.source), *out);
   });
 }

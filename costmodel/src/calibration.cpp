@@ -21,7 +21,6 @@ namespace {
 using nlohmann::json;
 
 const std::string kEfficiencyDir = "efficiency/";
-const std::string kValidationDir = "validation/";
 const std::string kJson = ".json";
 
 // Names of the embedded files under `dir` with the ".json" suffix, sorted (std::map order).
@@ -121,64 +120,6 @@ Efficiency ComputeModel::calibrated(const scenarios::GpuSpec& gpu) {
   const std::string* text = find_file(kEfficiencyDir + gpu.name + kJson);
   if (!text) return default_efficiency(gpu);
   return efficiency_from_json(*text, "costmodel/data/efficiency/" + gpu.name + kJson);
-}
-
-std::vector<std::string> validation_set_names() { return names_under(kValidationDir); }
-
-std::string validation_set_text(const std::string& name) {
-  const std::string* text = find_file(kValidationDir + name + kJson);
-  if (!text) throw ScenarioError("validate", "unknown validation set '" + name + "'");
-  return *text;
-}
-
-std::vector<ValidationRecord> parse_validation_set(const std::string& text, const std::string& set_name) {
-  const json j = parse(text, set_name);
-  if (!j.is_object()) throw ScenarioError(set_name, "must be a JSON object");
-  only_keys(j, {"source", "notes", "records"}, set_name);
-  string_field(j, "source", set_name);
-  const auto records = j.find("records");
-  if (records == j.end() || !records->is_array() || records->empty())
-    throw ScenarioError(set_name + ".records", "must be a non-empty array");
-
-  std::vector<ValidationRecord> out;
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < records->size(); ++i) {
-    const json& r = (*records)[i];
-    const std::string where = set_name + ".records[" + std::to_string(i) + "]";
-    if (!r.is_object()) throw ScenarioError(where, "must be an object");
-    only_keys(r, {"name", "scenario", "measured", "flops_formula", "notes"}, where);
-    ValidationRecord rec;
-    rec.set = set_name;
-    rec.name = string_field(r, "name", where);
-    if (!seen.insert(rec.name).second) throw ScenarioError(where + ".name", "duplicate name '" + rec.name + "'");
-    const auto sc = r.find("scenario");
-    if (sc == r.end() || !sc->is_object()) throw ScenarioError(where + ".scenario", "must be an object");
-    rec.scenario_json = sc->dump();
-    const auto measured = r.find("measured");
-    if (measured == r.end() || !measured->is_object()) throw ScenarioError(where + ".measured", "must be an object");
-    only_keys(*measured, {"step_time_s", "tflops_per_gpu"}, where + ".measured");
-    if (measured->contains("step_time_s")) rec.step_time_s = number(*measured, "step_time_s", where + ".measured");
-    if (measured->contains("tflops_per_gpu"))
-      rec.tflops_per_gpu = number(*measured, "tflops_per_gpu", where + ".measured");
-    if (!rec.step_time_s && !rec.tflops_per_gpu)
-      throw ScenarioError(where + ".measured", "needs step_time_s or tflops_per_gpu");
-    if ((rec.step_time_s && !(*rec.step_time_s > 0)) || (rec.tflops_per_gpu && !(*rec.tflops_per_gpu > 0)))
-      throw ScenarioError(where + ".measured", "measurements must be positive");
-    const std::string formula = string_field(r, "flops_formula", where);
-    try {
-      rec.flops_formula = flops_formula_from_string(formula);
-    } catch (const ScenarioError&) {
-      throw ScenarioError(where + ".flops_formula", "unknown formula '" + formula +
-                                                        "' (expected megatron-causal, megatron-pre-0.11 or narayanan-eq3)");
-    }
-    if (r.contains("notes")) rec.notes = string_field(r, "notes", where);
-    out.push_back(std::move(rec));
-  }
-  return out;
-}
-
-std::vector<ValidationRecord> validation_records(const std::string& set_name) {
-  return parse_validation_set(validation_set_text(set_name), set_name);
 }
 
 }  // namespace stepsim::costmodel

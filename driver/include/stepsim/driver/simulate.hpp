@@ -1,0 +1,57 @@
+#pragma once
+// One scenario through the whole pipeline: cluster, cost model, step graph, engine, memory
+// timeline, report.
+
+#include <cstdint>
+#include <optional>
+
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/memory/timeline.hpp"
+#include "stepsim/report/step_report.hpp"
+#include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/engine.hpp"
+
+namespace stepsim::driver {
+
+using report::Simulation;
+
+struct SimulateOptions {
+  // default: simgrid up to 1,024 GPUs and kMaxSimGridFlows flows, analytic beyond
+  std::optional<sim::EngineKind> engine;
+  bool per_layer = false;
+  // Efficiency curves of the scenario's GPU instead of its embedded file (stepsim calibrate).
+  std::optional<costmodel::Efficiency> efficiency;
+};
+
+
+// The SimGrid platform keeps a route table that grows as the square of the GPU count.
+inline constexpr std::int64_t kMaxSimGridGpus = 4096;
+
+sim::EngineKind default_engine(const scenarios::Scenario& s);
+
+// Most ops simulate() builds into a step graph (about 300 bytes each with edges and trace: 6 GB).
+inline constexpr double kMaxOps = 2e7;
+// Ops of the step graph of `s`, estimated before building it: pp * vpp * micro-batches * 2 passes
+// * op groups per pass (1, or the layers of the largest chunk with per_layer) * 4 (compute, TP/SP
+// collectives, CP ring, PP send per group, with margin).
+double estimated_ops(const scenarios::Scenario& s, bool per_layer);
+// Throws ScenarioError("training.global_batch", "... would need N ops (limit 50,000,000) ...")
+// when estimated_ops(s, per_layer) exceeds kMaxOps.
+void check_graph_size(const scenarios::Scenario& s, bool per_layer);
+
+// Most point-to-point flows the SimGrid engine replays in one step (a TP1 DP1024 ring step of
+// ~4e7 flows takes minutes).
+inline constexpr double kMaxSimGridFlows = 2e7;
+// Flows the SimGrid engine replays for `graph`: over its communication ops, the flows of each
+// round of the op's plan times the round's repeat count.
+double simgrid_flow_count(const sim::StepGraph& graph);
+// Throws ScenarioError("--engine", "... use --engine analytic") when simgrid_flow_count(graph)
+// exceeds kMaxSimGridFlows.
+void check_simgrid_size(const sim::StepGraph& graph);
+// Throws ScenarioError("--engine", ...) when the cluster has more than kMaxSimGridGpus GPUs.
+void check_simgrid_gpus(const scenarios::Scenario& s);
+
+Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options = {});
+
+}  // namespace stepsim::driver

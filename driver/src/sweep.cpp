@@ -1,0 +1,187 @@
+// Sweep rows: the memory verdict, one candidate's evaluation, the JSON line and its parsing.
+
+#include "stepsim/driver/sweep.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/memory/estimator.hpp"
+#include "stepsim/report/format.hpp"
+#include "stepsim/report/memory_report.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/memory_events.hpp"
+#include "stepsim/topology/cluster.hpp"
+
+namespace stepsim::driver {
+
+namespace {
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string cluster_key(const scenarios::ClusterSpec& c) {
+  std::string k = c.preset + "|" + c.gpu.name + "|" + num(c.gpu.memory_bytes) + "|" + num(c.gpu.peak_bf16_flops) + "|" +
+                  num(c.gpu.hbm_Bps) + "|" + num(c.gpu.nvlink_Bps) + "|" + std::to_string(c.gpus_per_node) + "|" +
+                  std::to_string(c.nodes) + "|" + num(c.intra_node.bw_Bps) + "|" + num(c.intra_node.latency_s) + "|" +
+                  std::to_string(c.inter_node.nics_per_node) + "|" + num(c.inter_node.nic_Bps) + "|" +
+                  num(c.inter_node.latency_s) + "|" + scenarios::to_string(c.inter_node.topology) + "|" +
+                  num(c.inter_node.oversubscription) + "|" + (c.ideal_network ? "1" : "0");
+  return k;
+}
+
+std::string gpu_key(const scenarios::GpuSpec& g) {
+  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps);
+}
+
+}  // namespace
+
+PruneRule parse_prune_rule(const std::string& text) {
+  if (text == "paper-80") return PruneRule::Paper80;
+  if (text == "stepsim") return PruneRule::Stepsim;
+  throw ScenarioError("--prune", "unknown rule \"" + text + "\" (expected paper-80 or stepsim)");
+}
+
+std::string to_string(PruneRule rule) { return rule == PruneRule::Paper80 ? "paper-80" : "stepsim"; }
+
+MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule) {
+  const auto paper = memory::paper_estimate(s);
+  const auto est = memory::stepsim_estimate(s);
+  MemoryVerdict v;
+  v.paper_total_bytes = paper.total_bytes;
+  v.stepsim_peak_bytes = est.peak_bytes;
+  v.gpu_memory_bytes = est.gpu_memory_bytes;
+  if (rule == PruneRule::Paper80) {
+    v.fits = paper.under_usable_fraction;
+    if (!v.fits) {
+      const double usable = paper.usable_fraction * static_cast<double>(paper.gpu_memory_bytes);
+      v.reason = "paper estimate " + report::gib(paper.total_bytes, 2) + " GiB exceeds " + report::fixed(paper.usable_fraction, 2) + " x " +
+                 report::gib(paper.gpu_memory_bytes, 2) + " GiB = " + report::fixed(usable / memory::kGiB, 2) + " GiB";
+    }
+  } else {
+    v.fits = est.fits;
+    if (!v.fits)
+      v.reason = "stepsim peak " + report::gib(est.peak_bytes, 2) + " GiB (stage " + std::to_string(est.peak_stage) + ") exceeds " +
+                 report::gib(est.gpu_memory_bytes, 2) + " GiB of GPU memory";
+  }
+  return v;
+}
+
+struct Simulator::Cache {
+  std::map<std::string, std::unique_ptr<topology::Cluster>> clusters;
+  std::map<std::string, std::unique_ptr<costmodel::ComputeModel>> compute;
+};
+
+Simulator::Simulator() : cache_(std::make_unique<Cache>()) {}
+Simulator::~Simulator() = default;
+
+report::StepReport Simulator::simulate(const scenarios::Scenario& s, sim::EngineKind engine) {
+  auto& cl = cache_->clusters[cluster_key(s.cluster)];
+  if (!cl) cl = std::make_unique<topology::Cluster>(s.cluster);
+  auto& cm = cache_->compute[gpu_key(s.cluster.gpu)];
+  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
+  sim::BuildOptions bo;
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
+  check_graph_size(s, bo.per_layer);
+  const auto step = sim::build_step(s, *cl, *cm, bo);
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_size(step.graph);
+  const auto trace = sim::run(engine, step.graph, *cl);
+  const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction);
+  return report::make_report(s, step, trace, timeline);
+}
+
+SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine, Simulator& simulator,
+                            bool refined) {
+  const auto& s = c.scenario;
+  SweepRow r;
+  r.index = c.index;
+  r.key = refined ? c.key + " engine=" + sim::to_string(engine) : c.key;
+  r.summary = report::scenario_summary(s);
+  r.model = s.model.name;
+  r.cluster = s.cluster.preset.empty() ? "custom" : s.cluster.preset;
+  r.gpu = s.cluster.gpu.name;
+  r.gpus = s.world_size();
+  r.tp = s.parallel.tp;
+  r.cp = s.parallel.cp;
+  r.pp = s.parallel.pp;
+  r.dp = s.parallel.dp;
+  r.vpp = s.parallel.vpp;
+  r.micro_batch = s.training.micro_batch;
+  r.global_batch = s.training.global_batch;
+  r.seq_len = s.training.seq_len;
+  r.schedule = scenarios::to_string(s.parallel.schedule);
+  r.recompute = scenarios::to_string(s.training.recompute);
+
+  const auto v = memory_verdict(s, rule);
+  r.paper_total_bytes = v.paper_total_bytes;
+  r.stepsim_peak_bytes = v.stepsim_peak_bytes;
+  r.gpu_memory_bytes = v.gpu_memory_bytes;
+  if (!v.fits && !refined) {
+    r.status = "oom";
+    r.reason = v.reason;
+  } else {
+    r.engine = sim::to_string(engine);
+    try {
+      const auto rep = simulator.simulate(s, engine);
+      r.status = "ok";
+      r.step_time_s = rep.step_time_s;
+      r.tokens_per_s = rep.tokens_per_s;
+      r.tflops_per_gpu = rep.tflops_per_gpu;
+      r.mfu = rep.mfu;
+      r.bubble_fraction = rep.bubble_fraction;
+      r.exposed_comm_fraction = rep.exposed_comm_fraction;
+      r.peak_memory_bytes = rep.peak_memory_bytes;
+      r.oom = rep.oom;
+      r.time_to_train_s = rep.time_to_train_s;
+      r.gpu_hours = rep.gpu_hours;
+      r.cost_usd = rep.cost_usd;
+    } catch (const std::exception& e) {
+      r.status = "error";
+      r.reason = e.what();
+    }
+  }
+
+  r.line = report::row_line(r, c.scenario_json);
+  return r;
+}
+
+RowFile read_rows(const std::string& file) {
+  const std::string text = scenarios::read_input_file(file, "results file");
+  RowFile out;
+  std::size_t pos = 0;
+  std::int64_t line_no = 0;
+  while (pos < text.size()) {
+    ++line_no;
+    const auto nl = text.find('\n', pos);
+    const bool terminated = nl != std::string::npos;
+    const std::string line = text.substr(pos, terminated ? nl - pos : std::string::npos);
+    const std::string where = file + ":" + std::to_string(line_no);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      try {
+        auto row = report::parse_row(line, where, -1);
+        if (row.index < 0 || row.key.empty()) throw ScenarioError(where, "not a sweep row (needs index, key and status)");
+        out.rows.push_back(std::move(row));
+        if (!terminated) out.missing_newline = true;
+      } catch (const ScenarioError&) {
+        // Only a last line without its newline is a write that was cut short.
+        if (terminated) throw;
+        out.truncated_tail = true;
+        out.truncated_line = line_no;
+        break;
+      }
+    }
+    pos = terminated ? nl + 1 : text.size();
+    out.good_bytes = pos;
+  }
+  return out;
+}
+
+}  // namespace stepsim::driver
