@@ -1,6 +1,9 @@
 #include "stepsim/driver/simulate.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,7 +31,47 @@ std::string grouped(double v) {
   return out;
 }
 
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string cluster_key(const scenarios::ClusterSpec& c) {
+  std::string k = c.preset + "|" + c.gpu.name + "|" + num(c.gpu.memory_bytes) + "|" + num(c.gpu.peak_bf16_flops) + "|" +
+                  num(c.gpu.hbm_Bps) + "|" + num(c.gpu.nvlink_Bps) + "|" + std::to_string(c.gpus_per_node) + "|" +
+                  std::to_string(c.nodes) + "|" + num(c.intra_node.bw_Bps) + "|" + num(c.intra_node.latency_s) + "|" +
+                  std::to_string(c.inter_node.nics_per_node) + "|" + num(c.inter_node.nic_Bps) + "|" +
+                  num(c.inter_node.latency_s) + "|" + scenarios::to_string(c.inter_node.topology) + "|" +
+                  num(c.inter_node.oversubscription) + "|" + (c.ideal_network ? "1" : "0");
+  return k;
+}
+
+std::string gpu_key(const scenarios::GpuSpec& g) {
+  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps);
+}
+
 }  // namespace
+
+struct SimulationCache::Models {
+  std::map<std::string, std::unique_ptr<topology::Cluster>> clusters;
+  std::map<std::string, std::unique_ptr<costmodel::ComputeModel>> compute;
+};
+
+SimulationCache::SimulationCache() : models_(std::make_unique<Models>()) {}
+SimulationCache::~SimulationCache() = default;
+
+const topology::Cluster& SimulationCache::cluster(const scenarios::ClusterSpec& c) {
+  auto& cl = models_->clusters[cluster_key(c)];
+  if (!cl) cl = std::make_unique<topology::Cluster>(c);
+  return *cl;
+}
+
+const costmodel::ComputeModel& SimulationCache::compute(const scenarios::GpuSpec& gpu) {
+  auto& cm = models_->compute[gpu_key(gpu)];
+  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(gpu, costmodel::ComputeModel::calibrated(gpu));
+  return *cm;
+}
 
 // Ops per pass: per layer group its compute, with CP a ring op and a join, with TP a collective
 // (and a join when overlapped); per pass a pipeline send. About 300 bytes each once built.
@@ -79,9 +122,14 @@ Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options
   auto engine = options.engine.value_or(default_engine(s));
   if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, options.per_layer);
-  const topology::Cluster cluster(s.cluster);
-  const costmodel::ComputeModel compute(s.cluster.gpu,
-                                        options.efficiency.value_or(costmodel::ComputeModel::calibrated(s.cluster.gpu)));
+  std::unique_ptr<topology::Cluster> own_cluster;
+  std::unique_ptr<costmodel::ComputeModel> own_compute;
+  if (options.cache == nullptr) own_cluster = std::make_unique<topology::Cluster>(s.cluster);
+  if (options.cache == nullptr || options.efficiency)
+    own_compute = std::make_unique<costmodel::ComputeModel>(
+        s.cluster.gpu, options.efficiency.value_or(costmodel::ComputeModel::calibrated(s.cluster.gpu)));
+  const topology::Cluster& cluster = own_cluster ? *own_cluster : options.cache->cluster(s.cluster);
+  const costmodel::ComputeModel& compute = own_compute ? *own_compute : options.cache->compute(s.cluster.gpu);
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
   Simulation out;

@@ -1,48 +1,15 @@
-// Sweep rows: the memory verdict, one candidate's evaluation, the JSON line and its parsing.
+// Sweep rows: the memory verdict, one candidate's evaluation, reading a results file.
 
 #include "stepsim/driver/sweep.hpp"
 
-#include <cmath>
-#include <cstdio>
-#include <limits>
-#include <map>
-
-#include "stepsim/costmodel/compute.hpp"
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/report/format.hpp"
 #include "stepsim/report/memory_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
-#include "stepsim/sim/build.hpp"
-#include "stepsim/sim/memory_events.hpp"
-#include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::driver {
-
-namespace {
-
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-std::string cluster_key(const scenarios::ClusterSpec& c) {
-  std::string k = c.preset + "|" + c.gpu.name + "|" + num(c.gpu.memory_bytes) + "|" + num(c.gpu.peak_bf16_flops) + "|" +
-                  num(c.gpu.hbm_Bps) + "|" + num(c.gpu.nvlink_Bps) + "|" + std::to_string(c.gpus_per_node) + "|" +
-                  std::to_string(c.nodes) + "|" + num(c.intra_node.bw_Bps) + "|" + num(c.intra_node.latency_s) + "|" +
-                  std::to_string(c.inter_node.nics_per_node) + "|" + num(c.inter_node.nic_Bps) + "|" +
-                  num(c.inter_node.latency_s) + "|" + scenarios::to_string(c.inter_node.topology) + "|" +
-                  num(c.inter_node.oversubscription) + "|" + (c.ideal_network ? "1" : "0");
-  return k;
-}
-
-std::string gpu_key(const scenarios::GpuSpec& g) {
-  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps);
-}
-
-}  // namespace
 
 PruneRule parse_prune_rule(const std::string& text) {
   if (text == "paper-80") return PruneRule::Paper80;
@@ -75,30 +42,7 @@ MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule) {
   return v;
 }
 
-struct Simulator::Cache {
-  std::map<std::string, std::unique_ptr<topology::Cluster>> clusters;
-  std::map<std::string, std::unique_ptr<costmodel::ComputeModel>> compute;
-};
-
-Simulator::Simulator() : cache_(std::make_unique<Cache>()) {}
-Simulator::~Simulator() = default;
-
-report::StepReport Simulator::simulate(const scenarios::Scenario& s, sim::EngineKind engine) {
-  auto& cl = cache_->clusters[cluster_key(s.cluster)];
-  if (!cl) cl = std::make_unique<topology::Cluster>(s.cluster);
-  auto& cm = cache_->compute[gpu_key(s.cluster.gpu)];
-  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, costmodel::ComputeModel::calibrated(s.cluster.gpu));
-  sim::BuildOptions bo;
-  if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
-  check_graph_size(s, bo.per_layer);
-  const auto step = sim::build_step(s, *cl, *cm, bo);
-  if (engine == sim::EngineKind::SimGrid) check_simgrid_size(step.graph);
-  const auto trace = sim::run(engine, step.graph, *cl);
-  const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction);
-  return report::make_report(s, step, trace, timeline);
-}
-
-SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine, Simulator& simulator,
+SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine, SimulationCache& cache,
                             bool refined) {
   const auto& s = c.scenario;
   SweepRow r;
@@ -130,7 +74,10 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   } else {
     r.engine = sim::to_string(engine);
     try {
-      const auto rep = simulator.simulate(s, engine);
+      SimulateOptions so;
+      so.engine = engine;
+      so.cache = &cache;
+      const auto rep = simulate(s, so).report;
       r.status = "ok";
       r.step_time_s = rep.step_time_s;
       r.tokens_per_s = rep.tokens_per_s;

@@ -111,11 +111,11 @@ std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& t
   workers.reserve(static_cast<std::size_t>(n_workers));
   const auto worker_body = [&](int fd) {
     for (const auto& other : workers) ::close(other.fd());
-    Simulator simulator;
+    SimulationCache cache;
     while (true) {
       const std::int64_t i = counter->fetch_add(1);
       if (i >= total) break;
-      const auto row = evaluate_candidate(*todo[static_cast<std::size_t>(i)], rule, engine, simulator, refined);
+      const auto row = evaluate_candidate(*todo[static_cast<std::size_t>(i)], rule, engine, cache, refined);
       write_all(fd, row.line + "\n", "<pipe>");
     }
     return 0;

@@ -146,9 +146,9 @@ TEST_CASE("sweep: the memory prune writes oom rows with the reason, not simulate
   const auto e = sc::enumerate(sc::parse_sweep_text(R"({"base": {"model": "llama-3.1-70b", "cluster": {"preset": "dgx-h100", "nodes": 1},
       "training": {"seq_len": 8192, "global_batch": 8}}, "axes": {"parallel.tp": [1, 8]}})"));
   REQUIRE(e.candidates.size() == 2);
-  rs::Simulator simulator;
+  rs::SimulationCache cache;
   for (const auto rule : {rs::PruneRule::Stepsim, rs::PruneRule::Paper80}) {
-    const auto row = rs::evaluate_candidate(e.candidates[0], rule, stepsim::sim::EngineKind::Analytic, simulator);
+    const auto row = rs::evaluate_candidate(e.candidates[0], rule, stepsim::sim::EngineKind::Analytic, cache);
     CHECK(row.status == "oom");
     CHECK(row.engine.empty());
     CHECK(row.reason.find(rule == rs::PruneRule::Stepsim ? "stepsim peak " : "paper estimate ") == 0);
@@ -186,8 +186,8 @@ TEST_CASE("sweep: parse_row keeps nulls empty; a results file needs an index and
 
 TEST_CASE("sweep: a row holds the contract keys in order") {
   const auto e = sc::enumerate(sc::parse_sweep_text(small_sweep()));
-  rs::Simulator simulator;
-  const auto row = rs::evaluate_candidate(e.candidates[5], rs::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, simulator);
+  rs::SimulationCache cache;
+  const auto row = rs::evaluate_candidate(e.candidates[5], rs::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache);
   REQUIRE(row.status == "ok");
   std::size_t at = 0;
   for (const char* key : {"index", "key", "status", "reason", "scenario", "summary", "model", "cluster", "gpu", "gpus", "tp",
@@ -403,4 +403,38 @@ TEST_CASE("sweep: resume after a last row without newline keeps one row per line
   const auto resumed = rs::run_sweep(spec, o);
   CHECK(resumed.already_done == 3);
   CHECK(slurp(resumed.results_file) == full_rows);
+}
+
+TEST_CASE("sweep: a row and a run of the same scenario give identical figures") {
+  // Candidates with TP, PP and several micro-batches; the row is read back from its JSON line as
+  // `stepsim report` reads it, the run loads the candidate's scenario object as `stepsim run` would.
+  const auto e = sc::enumerate(sc::parse_sweep_text(small_sweep()));
+  rs::SimulationCache cache;
+  std::size_t compared = 0;
+  for (const auto& c : e.candidates) {
+    if (c.scenario.parallel.tp < 2 || c.scenario.parallel.pp < 2) continue;
+    for (const auto engine : {stepsim::sim::EngineKind::Analytic, stepsim::sim::EngineKind::SimGrid}) {
+      const bool refined = engine == stepsim::sim::EngineKind::SimGrid;
+      if (refined && compared > 0) continue;  // one SimGrid comparison keeps the test short
+      const auto row = stepsim::report::parse_row(
+          rs::evaluate_candidate(c, rs::PruneRule::Stepsim, engine, cache, refined).line);
+      REQUIRE(row.status == "ok");
+      rs::SimulateOptions so;
+      so.engine = engine;
+      const auto run = rs::simulate(sc::load_scenario_text(c.scenario_json, {}, "candidate"), so).report;
+      CAPTURE(c.key);
+      CHECK(row.engine == run.engine);
+      CHECK(row.step_time_s == run.step_time_s);
+      CHECK(row.tokens_per_s == run.tokens_per_s);
+      CHECK(row.tflops_per_gpu == run.tflops_per_gpu);
+      CHECK(row.mfu == run.mfu);
+      CHECK(row.bubble_fraction == run.bubble_fraction);
+      CHECK(row.exposed_comm_fraction == run.exposed_comm_fraction);
+      CHECK(row.peak_memory_bytes == run.peak_memory_bytes);
+      CHECK(row.oom == run.oom);
+      CHECK(row.summary == run.summary);
+    }
+    ++compared;
+  }
+  CHECK(compared >= 2);
 }

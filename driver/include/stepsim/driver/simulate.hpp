@@ -3,6 +3,7 @@
 // timeline, report.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "stepsim/costmodel/compute.hpp"
@@ -11,10 +12,31 @@
 #include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/engine.hpp"
+#include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::driver {
 
 using report::Simulation;
+
+// Cluster models and compute models of the scenarios simulated so far, by their specs: a sweep
+// simulates many layouts of few clusters, and building a 1,024-GPU cluster costs more than a
+// small step.
+class SimulationCache {
+ public:
+  SimulationCache();
+  ~SimulationCache();
+  SimulationCache(const SimulationCache&) = delete;
+  SimulationCache& operator=(const SimulationCache&) = delete;
+
+  // The cluster model of `c` (built on first use).
+  [[nodiscard]] const topology::Cluster& cluster(const scenarios::ClusterSpec& c);
+  // The compute model of `gpu` with its embedded efficiency (built on first use).
+  [[nodiscard]] const costmodel::ComputeModel& compute(const scenarios::GpuSpec& gpu);
+
+ private:
+  struct Models;
+  std::unique_ptr<Models> models_;
+};
 
 struct SimulateOptions {
   // default: simgrid up to 1,024 GPUs and kMaxSimGridFlows flows, analytic beyond
@@ -22,6 +44,9 @@ struct SimulateOptions {
   bool per_layer = false;
   // Efficiency curves of the scenario's GPU instead of its embedded file (stepsim calibrate).
   std::optional<costmodel::Efficiency> efficiency;
+  // Reuse the cluster and compute models of earlier calls (not the compute model when
+  // `efficiency` is set); nullptr: build them for this call.
+  SimulationCache* cache = nullptr;
 };
 
 

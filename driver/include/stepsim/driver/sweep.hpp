@@ -8,11 +8,11 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "stepsim/driver/simulate.hpp"
 #include "stepsim/report/step_report.hpp"
 #include "stepsim/report/sweep_row.hpp"
 #include "stepsim/scenarios/scenario.hpp"
@@ -40,25 +40,10 @@ struct MemoryVerdict {
 };
 MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule);
 
-// Simulates scenarios one after another, reusing the cluster model and the compute model of
-// equal cluster and GPU specs (building a 1,024-GPU cluster costs more than a small step).
-class Simulator {
- public:
-  Simulator();
-  ~Simulator();
-  Simulator(const Simulator&) = delete;
-  Simulator& operator=(const Simulator&) = delete;
-  report::StepReport simulate(const scenarios::Scenario& s, sim::EngineKind engine);
-
- private:
-  struct Cache;
-  std::unique_ptr<Cache> cache_;
-};
-
-// Evaluates one candidate: memory verdict, then (when it fits) a simulation with `engine`.
+// Evaluates one candidate: memory verdict, then (when it fits) simulate() with `engine` and `cache`.
 // Simulation failures become "error" rows. `refined` marks a SimGrid re-simulation row.
 SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine,
-                            Simulator& simulator, bool refined = false);
+                            SimulationCache& cache, bool refined = false);
 
 struct RowFile {
   std::vector<SweepRow> rows;
