@@ -14,12 +14,41 @@ namespace stepsim::app {
 
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args) {
   cmd.add_option("scenario", args.file, "scenario JSON file (default: the built-in default scenario)");
-  cmd.add_option("--set", args.sets, "override a scenario field, e.g. --set parallel.tp=4")->take_all()->allow_extra_args(false);
+  add_set_option(cmd, args.sets, "override a scenario field, e.g. --set parallel.tp=4");
+}
+
+std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>& sets) {
+  std::vector<scenarios::Override> out;
+  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
+  return out;
+}
+
+void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help) {
+  cmd.add_option("--set", sets, help)->take_all()->allow_extra_args(false);
+}
+
+void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& choices, const std::string& help) {
+  cmd.add_option("--format", format, help)->check(CLI::IsMember(choices));
+}
+
+void add_engine_option(CLI::App& cmd, std::string& engine, bool with_auto) {
+  if (with_auto)
+    cmd.add_option("--engine", engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
+        ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  else
+    cmd.add_option("--engine", engine, "analytic (default, fast) or simgrid")->check(CLI::IsMember({"analytic", "simgrid"}));
+}
+
+void add_out_option(CLI::App& cmd, std::string& out, const std::string& help) { cmd.add_option("--out", out, help); }
+
+std::optional<sim::EngineKind> engine_choice(const std::string& engine) {
+  if (engine == "simgrid") return sim::EngineKind::SimGrid;
+  if (engine == "analytic") return sim::EngineKind::Analytic;
+  return std::nullopt;
 }
 
 scenarios::Scenario load(const ScenarioArgs& args) {
-  std::vector<scenarios::Override> overrides;
-  for (const auto& s : args.sets) overrides.push_back(scenarios::parse_override(s));
+  const auto overrides = parse_overrides(args.sets);
   if (args.file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), overrides, "<default scenario>");
   return scenarios::load_scenario_file(args.file, overrides);
 }
@@ -53,8 +82,8 @@ void register_memory(CLI::App& app) {
   auto format = std::make_shared<std::string>("table");
   auto out = std::make_shared<std::string>();
   add_scenario_options(*cmd, *args);
-  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  add_format_option(*cmd, *format, {"table", "json"}, "table or json");
+  add_out_option(*cmd, *out);
   cmd->callback([args, format, out]() {
     const auto s = load(*args);
     const auto paper = memory::paper_estimate(s);
@@ -72,18 +101,16 @@ void register_run(CLI::App& app) {
   auto engine = std::make_shared<std::string>("auto");
   auto granularity = std::make_shared<std::string>("chunk");
   add_scenario_options(*cmd, *args);
-  cmd->add_option("--engine", *engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
-      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
-  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", *out, "write the report to this file instead of stdout");
+  add_engine_option(*cmd, *engine);
+  add_format_option(*cmd, *format, {"table", "json"}, "table or json");
+  add_out_option(*cmd, *out, "write the report to this file instead of stdout");
   cmd->add_option("--trace", *trace, "write a Chrome trace-event JSON file (open in Perfetto)");
   cmd->add_option("--granularity", *granularity, "ops per pass: chunk (layer groups) or layer")
       ->check(CLI::IsMember({"chunk", "layer"}));
   cmd->callback([=]() {
     const auto s = load(*args);
     driver::SimulateOptions so;
-    if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
-    if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
+    so.engine = engine_choice(*engine);
     so.per_layer = *granularity == "layer";
     const auto sim = driver::simulate(s, so);
     const std::string text = *format == "json" ? report::report_json(sim.report) : report::report_table(sim.report);

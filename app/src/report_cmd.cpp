@@ -29,12 +29,6 @@ struct ReportArgs {
 
 std::string read_text(const std::string& file) { return scenarios::read_input_file(file, "results or scenario file"); }
 
-std::vector<scenarios::Override> overrides(const std::vector<std::string>& sets) {
-  std::vector<scenarios::Override> out;
-  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
-  return out;
-}
-
 std::string short_label(const std::string& letter, const scenarios::Scenario& s) {
   std::string l = letter + " (" + scenarios::to_string(s.parallel.schedule);
   if (s.parallel.vpp > 1) l += ", vpp " + std::to_string(s.parallel.vpp);
@@ -43,8 +37,7 @@ std::string short_label(const std::string& letter, const scenarios::Scenario& s)
 
 report::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const std::string& engine) {
   driver::SimulateOptions so;
-  if (engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
-  if (engine == "analytic") so.engine = sim::EngineKind::Analytic;
+  so.engine = engine_choice(engine);
   auto simulation = driver::simulate(s, so);
   return report::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
 }
@@ -92,7 +85,7 @@ void run_report(const ReportArgs& a) {
   } else {
     if (a.inputs.size() == 2 && !a.compare_sets.empty())
       throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
-    const auto base = overrides(a.sets);
+    const auto base = parse_overrides(a.sets);
     auto load_one = [&](const std::string& file, const std::vector<scenarios::Override>& ov) {
       if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
       return scenarios::load_scenario_file(file, ov);
@@ -106,7 +99,7 @@ void run_report(const ReportArgs& a) {
       scenarios_in.push_back(load_one(file, base));
       if (!a.compare_sets.empty()) {
         auto ov = base;
-        for (const auto& o : overrides(a.compare_sets)) ov.push_back(o);
+        for (const auto& o : parse_overrides(a.compare_sets)) ov.push_back(o);
         scenarios_in.push_back(load_one(file, ov));
       }
     }
@@ -150,17 +143,15 @@ void register_report(CLI::App& app) {
                   "sweep results (results.jsonl or the sweep's output directory), or one or two scenario files "
                   "(default: the built-in default scenario)")
       ->expected(0, 2);
-  cmd->add_option("--format", a->format, "md, csv, latex, html or json")
-      ->check(CLI::IsMember({"md", "csv", "latex", "html", "json"}));
-  cmd->add_option("--out", a->out, "write the report to this file instead of stdout");
+  add_format_option(*cmd, a->format, {"md", "csv", "latex", "html", "json"}, "md, csv, latex, html or json");
+  add_out_option(*cmd, a->out, "write the report to this file instead of stdout");
   cmd->add_option("--svg-dir", a->svg_dir, "also write every plot as an SVG file into this directory");
-  cmd->add_option("--set", a->sets, "override a scenario field, e.g. --set parallel.tp=4")->take_all()->allow_extra_args(false);
+  add_set_option(*cmd, a->sets, "override a scenario field, e.g. --set parallel.tp=4");
   cmd->add_option("--compare-set", a->compare_sets,
                   "compare the scenario with a copy that has this override, e.g. --compare-set parallel.schedule=interleaved")
       ->take_all()
       ->allow_extra_args(false);
-  cmd->add_option("--engine", a->engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
-      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  add_engine_option(*cmd, a->engine);
   cmd->add_option("--top", a->top, "sweep rows in the md, latex and html tables (0: all)");
   cmd->callback([a]() { run_report(*a); });
 }

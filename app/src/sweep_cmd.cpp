@@ -108,24 +108,16 @@ void register_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "side by side: step time, MFU, bubble, memory, OOM, time and cost to train");
   auto files = std::make_shared<std::vector<std::string>>();
   auto sets = std::make_shared<std::vector<std::string>>();
-  auto format = std::make_shared<std::string>("table");
-  auto engine = std::make_shared<std::string>("auto");
-  auto out = std::make_shared<std::string>();
+  auto o = std::make_shared<OutputArgs>();
   cmd->add_option("scenarios", *files, "scenario files; with one file (or none: the default), --set defines the second column");
-  cmd->add_option("--set", *sets, "override a field: with one scenario, of the second column; with several, of all")
-      ->take_all()
-      ->allow_extra_args(false);
-  cmd->add_option("--format", *format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));
-  cmd->add_option("--engine", *engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
-      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
-  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, of all");
+  add_format_option(*cmd, o->format, {"table", "md", "json"}, "table, md or json");
+  add_engine_option(*cmd, o->engine);
+  add_out_option(*cmd, o->out);
   cmd->callback([=]() {
-    std::vector<scenarios::Override> overrides;
+    const auto overrides = parse_overrides(*sets);
     std::string set_label;
-    for (const auto& s : *sets) {
-      overrides.push_back(scenarios::parse_override(s));
-      set_label += (set_label.empty() ? "" : ", ") + s;
-    }
+    for (const auto& s : *sets) set_label += (set_label.empty() ? "" : ", ") + s;
     struct Input {
       std::string label;
       scenarios::Scenario scenario;
@@ -144,17 +136,16 @@ void register_compare(CLI::App& app) {
       for (const auto& f : *files) inputs.push_back({f, load_one(f, overrides)});
     }
     driver::SimulateOptions so;
-    if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
-    if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
+    so.engine = engine_choice(o->engine);
     std::vector<report::CompareColumn> cols;
     for (auto& in : inputs) {
       auto report = driver::simulate(in.scenario, so).report;
       cols.push_back({in.label, std::move(in.scenario), std::move(report)});
     }
-    const std::string text = *format == "json" ? report::compare_json(cols)
-                             : *format == "md" ? report::compare_markdown(cols)
+    const std::string text = o->format == "json" ? report::compare_json(cols)
+                             : o->format == "md" ? report::compare_markdown(cols)
                                                : report::compare_table(cols);
-    emit(text, *out);
+    emit(text, o->out);
   });
 }
 
