@@ -10,20 +10,13 @@
 
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/report/format.hpp"
+#include "stepsim/report/metrics.hpp"
+#include "stepsim/report/tables.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::driver {
 
 namespace {
-
-std::string layout(const SweepRow& r) {
-  std::string s = "TP" + std::to_string(r.tp) + " CP" + std::to_string(r.cp) + " PP" + std::to_string(r.pp) + " DP" +
-                  std::to_string(r.dp);
-  if (r.vpp > 1) s += " VPP" + std::to_string(r.vpp);
-  s += ", " + r.schedule + ", mb " + std::to_string(r.micro_batch);
-  if (r.recompute != "none") s += ", recompute " + r.recompute;
-  return s;
-}
 
 std::string money(double usd) {
   // Thousands separators keep large costs readable; fixed digits keep it deterministic.
@@ -38,29 +31,38 @@ std::string money(double usd) {
   return "$" + out;
 }
 
-std::string table_header(bool with_train) {
-  std::string h = "| model | cluster | GPUs | layout | step time | tokens/s | TFLOP/s/GPU | MFU | bubble | exposed comm | peak GiB | engine |";
-  std::string sep = "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |";
+// A ranking table: one row per layout, the figures of the metric registry.
+report::Table ranking_table(bool with_train) {
+  report::Table t;
+  t.columns = {"model", "cluster", "GPUs", "layout", "step time", "tokens/s", "TFLOP/s/GPU", "MFU", "bubble", "exposed comm",
+               "peak GiB", "engine"};
+  t.right_aligned = {false, false, true, false, true, true, true, true, true, true, true, false};
   if (with_train) {
-    h += " time to train | GPU-hours | cost |";
-    sep += " ---: | ---: | ---: |";
+    t.columns.insert(t.columns.end(), {"time to train", "GPU-hours", "cost"});
+    t.right_aligned.insert(t.right_aligned.end(), {true, true, true});
   }
-  return h + "\n" + sep + "\n";
+  return t;
 }
 
-std::string table_row(const SweepRow& r, bool with_train) {
-  std::string s = "| " + r.model + " | " + r.cluster + " | " + std::to_string(r.gpus) + " | " + layout(r) + " | " +
-                  report::fixed(r.step_time_s.value_or(0), 3) + " s | " + report::fixed(r.tokens_per_s.value_or(0), 0) + " | " +
-                  report::fixed(r.tflops_per_gpu.value_or(0), 1) + " | " + report::fixed(100.0 * r.mfu.value_or(0), 1) + " % | " +
-                  report::fixed(100.0 * r.bubble_fraction.value_or(0), 1) + " % | " +
-                  report::fixed(100.0 * r.exposed_comm_fraction.value_or(0), 1) + " % | " + report::gib(r.peak_memory_bytes.value_or(0), 2) +
-                  " | " + r.engine + " |";
-  if (with_train) {
-    s += " " + (r.time_to_train_s ? report::human_duration(*r.time_to_train_s) : std::string("-")) + " | " +
-         (r.gpu_hours ? report::fixed(*r.gpu_hours, 0) : std::string("-")) + " | " + (r.cost_usd ? money(*r.cost_usd) : std::string("-")) + " |";
+void add_row(report::Table& t, const SweepRow& r) {
+  const auto value = [&r](const char* key, bool with_unit) {
+    const auto& m = report::metric(key);
+    const double v = m.of_row(r).value_or(0);
+    return with_unit ? report::value_with_unit(m, v, m.row_decimals) : report::value_text(m, v, m.row_decimals);
+  };
+  std::vector<std::string> row{r.model, r.cluster, std::to_string(r.gpus), report::layout_label(report::layout_of(r), true),
+                               value("step_time_s", true), value("tokens_per_s", false), value("tflops_per_gpu", false),
+                               value("mfu", true), value("bubble_fraction", true), value("exposed_comm_fraction", true),
+                               value("peak_memory_bytes", false), r.engine};
+  if (t.columns.size() > row.size()) {
+    row.push_back(r.time_to_train_s ? report::human_duration(*r.time_to_train_s) : std::string("-"));
+    row.push_back(r.gpu_hours ? report::fixed(*r.gpu_hours, 0) : std::string("-"));
+    row.push_back(r.cost_usd ? money(*r.cost_usd) : std::string("-"));
   }
-  return s + "\n";
+  t.rows.push_back(std::move(row));
 }
+
+std::string markdown(const report::Table& t) { return report::to_markdown(t, report::MarkdownStyle::Compact); }
 
 }  // namespace
 
@@ -118,7 +120,7 @@ std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vecto
     return out;
   }
 
-  out += "## Best layouts per cluster\n\n" + table_header(with_train);
+  auto best = ranking_table(with_train);
   std::map<std::tuple<std::string, std::int64_t, std::string>, std::int64_t> shown;
   std::vector<SweepRow> per;
   for (const auto& r : fits) {
@@ -128,12 +130,14 @@ std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vecto
   std::stable_sort(per.begin(), per.end(), [](const SweepRow& a, const SweepRow& b) {
     return std::tie(a.model, a.gpus, a.cluster) < std::tie(b.model, b.gpus, b.cluster);
   });
-  for (const auto& r : per) out += table_row(r, with_train);
+  for (const auto& r : per) add_row(best, r);
+  out += "## Best layouts per cluster\n\n" + markdown(best);
 
-  out += "\n## Fastest that fits\n\n" + table_header(with_train);
+  auto fastest = ranking_table(with_train);
   std::set<std::string> models;
   for (const auto& r : fits)
-    if (models.insert(r.model).second) out += table_row(r, with_train);
+    if (models.insert(r.model).second) add_row(fastest, r);
+  out += "\n## Fastest that fits\n\n" + markdown(fastest);
 
   if (with_cost) {
     std::vector<SweepRow> costed;
@@ -143,10 +147,11 @@ std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vecto
       if (*a.cost_usd != *b.cost_usd) return *a.cost_usd < *b.cost_usd;
       return a.key < b.key;
     });
-    out += "\n## Cheapest for the token budget\n\n" + table_header(true);
+    auto cheapest = ranking_table(true);
     std::set<std::string> cheap_models;
     for (const auto& r : costed)
-      if (cheap_models.insert(r.model).second) out += table_row(r, true);
+      if (cheap_models.insert(r.model).second) add_row(cheapest, r);
+    out += "\n## Cheapest for the token budget\n\n" + markdown(cheapest);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/report/format.hpp"
+#include "stepsim/report/tables.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::driver {
@@ -98,19 +99,21 @@ std::string validation_table(const ValidationReport& r) {
 }
 
 std::string validation_markdown(const ValidationReport& r) {
-  std::ostringstream o;
-  o << "| set | record | GPU | predicted step (s) | measured step (s) | predicted TFLOP/s/GPU | measured TFLOP/s/GPU | error |\n";
-  o << "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+  report::Table cases;
+  cases.columns = {"set", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
+                   "measured TFLOP/s/GPU", "error"};
+  cases.right_aligned = {false, false, false, true, true, true, true, true};
   for (const auto& set : r.sets)
     for (const auto& c : set.records)
-      o << "| " << set.name << " | " << c.name << " | " << c.gpu << " | " << report::fixed(c.predicted_step_time_s, 3) << " | "
-        << opt_fixed(c.measured_step_time_s, 3) << " | " << report::fixed(c.predicted_tflops_per_gpu, 1) << " | "
-        << opt_fixed(c.measured_tflops_per_gpu, 1) << " | " << percent(c.error, 1, true) << " |\n";
-  o << "\n| set | records | MAPE |\n| --- | ---: | ---: |\n";
-  for (const auto& set : r.sets)
-    o << "| " << set.name << " | " << set.records.size() << " | " << percent(set.mape, 1, false) << " |\n";
-  o << "\n" << engine_note(r) << "\n";
-  return o.str();
+      cases.rows.push_back({set.name, c.name, c.gpu, report::fixed(c.predicted_step_time_s, 3), opt_fixed(c.measured_step_time_s, 3),
+                            report::fixed(c.predicted_tflops_per_gpu, 1), opt_fixed(c.measured_tflops_per_gpu, 1),
+                            percent(c.error, 1, true)});
+  report::Table sets;
+  sets.columns = {"set", "records", "MAPE"};
+  sets.right_aligned = {false, true, true};
+  for (const auto& set : r.sets) sets.rows.push_back({set.name, std::to_string(set.records.size()), percent(set.mape, 1, false)});
+  return report::to_markdown(cases, report::MarkdownStyle::Compact) + "\n" +
+         report::to_markdown(sets, report::MarkdownStyle::Compact) + "\n" + engine_note(r) + "\n";
 }
 
 std::string validation_json(const ValidationReport& r) {

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/report/format.hpp"
+#include "stepsim/report/metrics.hpp"
+#include "stepsim/report/tables.hpp"
 
 namespace stepsim::report {
 
@@ -17,120 +19,98 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-struct Metric {
-  std::string label;
-  std::string json_key;
-  // The value of a column (nullopt: does not apply), and how it prints.
-  std::function<std::optional<double>(const CompareColumn&)> value;
-  std::function<std::string(double)> text;
-  bool compare = true;  // show the difference against the first column
-};
-
-std::string layout(const scenarios::Scenario& s) {
-  std::string out = "TP" + std::to_string(s.parallel.tp) + " CP" + std::to_string(s.parallel.cp) + " PP" +
-                    std::to_string(s.parallel.pp) + " DP" + std::to_string(s.parallel.dp);
-  if (s.parallel.vpp > 1) out += " VPP" + std::to_string(s.parallel.vpp);
-  out += ", " + scenarios::to_string(s.parallel.schedule) + ", mb " + std::to_string(s.training.micro_batch);
-  if (s.training.recompute != scenarios::Recompute::None) out += ", recompute " + scenarios::to_string(s.training.recompute);
-  return out;
-}
-
-std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + " %"; }
-
-std::vector<Metric> metrics(const std::vector<CompareColumn>& cols) {
-  std::vector<Metric> m;
-  const auto gib_text = [](double b) { return gib(static_cast<std::int64_t>(b), 2) + " GiB"; };
-  m.push_back({"step time", "step_time_s", [](const CompareColumn& c) { return std::optional<double>(c.report.step_time_s); },
-               [](double v) { return fixed(v, 4) + " s"; }});
-  m.push_back({"tokens/s", "tokens_per_s", [](const CompareColumn& c) { return std::optional<double>(c.report.tokens_per_s); },
-               [](double v) { return fixed(v, 0); }});
-  m.push_back({"model TFLOP/s per GPU", "tflops_per_gpu",
-               [](const CompareColumn& c) { return std::optional<double>(c.report.tflops_per_gpu); },
-               [](double v) { return fixed(v, 1); }});
-  m.push_back({"MFU", "mfu", [](const CompareColumn& c) { return std::optional<double>(c.report.mfu); }, percent});
-  m.push_back({"bubble", "bubble_fraction", [](const CompareColumn& c) { return std::optional<double>(c.report.bubble_fraction); },
-               percent});
-  m.push_back({"exposed communication", "exposed_comm_fraction",
-               [](const CompareColumn& c) { return std::optional<double>(c.report.exposed_comm_fraction); }, percent});
-  m.push_back({"peak memory", "peak_memory_bytes",
-               [](const CompareColumn& c) { return std::optional<double>(static_cast<double>(c.report.peak_memory_bytes)); },
-               gib_text});
-  std::size_t stages = 0;
-  for (const auto& c : cols) stages = std::max(stages, c.report.stages.size());
-  for (std::size_t i = 0; i < stages; ++i) {
-    m.push_back({"  peak memory stage " + std::to_string(i), "",
-                 [i](const CompareColumn& c) {
-                   return i < c.report.stages.size()
-                              ? std::optional<double>(static_cast<double>(c.report.stages[i].peak_memory_bytes))
-                              : std::nullopt;
-                 },
-                 gib_text});
-  }
-  m.push_back({"GPU memory", "gpu_memory_bytes",
-               [](const CompareColumn& c) { return std::optional<double>(static_cast<double>(c.report.gpu_memory_bytes)); },
-               gib_text, false});
-  m.push_back({"time to train", "time_to_train_s", [](const CompareColumn& c) { return c.report.time_to_train_s; },
-               [](double v) { return human_duration(v); }});
-  m.push_back({"GPU-hours", "gpu_hours", [](const CompareColumn& c) { return c.report.gpu_hours; },
-               [](double v) { return fixed(v, 0); }});
-  m.push_back({"cost", "cost_usd", [](const CompareColumn& c) { return c.report.cost_usd; },
-               [](double v) { return "$" + fixed(v, 0); }});
-  return m;
-}
-
 std::string delta_text(double value, double reference) {
   if (reference == 0 && value != 0) return "n/a";
   const double d = percent_difference(value, reference);
   return (d >= 0 ? "+" : "") + fixed(d, 1) + " %";
 }
 
-// Cells: first row the labels, then one row per metric (label cell + one per column).
-std::vector<std::vector<std::string>> grid(const std::vector<CompareColumn>& cols) {
-  std::vector<std::vector<std::string>> g;
-  std::vector<std::string> head{""};
-  for (const auto& c : cols) head.push_back(c.label);
-  g.push_back(head);
-  std::vector<std::string> lay{"layout"};
-  for (const auto& c : cols) lay.push_back(layout(c.scenario));
-  g.push_back(lay);
-  std::vector<std::string> gpus{"GPUs"};
-  for (const auto& c : cols) gpus.push_back(std::to_string(c.report.gpus) + " " + c.scenario.cluster.gpu.name);
-  g.push_back(gpus);
-  std::vector<std::string> engine{"engine"};
-  for (const auto& c : cols) engine.push_back(c.report.engine);
-  g.push_back(engine);
-  for (const auto& m : metrics(cols)) {
-    std::vector<std::string> row{m.label};
-    bool any = false;
-    const auto ref = m.value(cols.front());
-    for (std::size_t i = 0; i < cols.size(); ++i) {
-      const auto v = m.value(cols[i]);
-      if (!v) {
-        row.push_back("-");
-        continue;
-      }
-      any = true;
-      std::string cell = m.text(*v);
-      if (i > 0 && m.compare && ref) cell += " (" + delta_text(*v, *ref) + ")";
-      row.push_back(cell);
-    }
-    if (any) g.push_back(row);
+std::string oom_cell(const StepReport& r, CompareStyle style) {
+  if (!r.oom) return "no";
+  if (!r.oom_point) return style == CompareStyle::Compare ? "yes" : "no";
+  const auto& o = *r.oom_point;
+  if (style == CompareStyle::Compare) return "yes, stage " + std::to_string(o.stage) + " at " + o.op;
+  return "stage " + std::to_string(o.stage) + " at " + fixed(o.time_s, 3) + " s (" + o.op + "), +" + gib(o.bytes_over, 2) + " GiB";
+}
+
+// The rows of one metric (the step metrics of the registry, and the peak memory of each stage),
+// each value a function of the column.
+struct Row {
+  std::string name;
+  const Metric* metric;  // how values print
+  std::function<std::optional<double>(const StepReport&)> value;
+  bool compare;
+};
+
+std::vector<Row> metric_rows(const std::vector<CompareColumn>& cols, CompareStyle style) {
+  std::vector<Row> rows;
+  for (const auto& m : step_metrics()) {
+    rows.push_back({style == CompareStyle::Compare ? m.name : heading(m), &m, m.of_report, m.compare});
+    if (m.json_key != "peak_memory_bytes" || style != CompareStyle::Compare) continue;
+    std::size_t stages = 0;
+    for (const auto& c : cols) stages = std::max(stages, c.report.stages.size());
+    for (std::size_t i = 0; i < stages; ++i)
+      rows.push_back({"  peak memory stage " + std::to_string(i), &m,
+                      [i](const StepReport& r) {
+                        return i < r.stages.size() ? std::optional<double>(static_cast<double>(r.stages[i].peak_memory_bytes))
+                                                   : std::nullopt;
+                      },
+                      true});
   }
-  std::vector<std::string> oom{"out of memory"};
-  for (const auto& c : cols) {
-    if (!c.report.oom) {
-      oom.push_back("no");
-    } else if (c.report.oom_point) {
-      oom.push_back("yes, stage " + std::to_string(c.report.oom_point->stage) + " at " + c.report.oom_point->op);
-    } else {
-      oom.push_back("yes");
-    }
-  }
-  g.push_back(oom);
-  return g;
+  return rows;
 }
 
 }  // namespace
+
+Table comparison_table(const std::vector<CompareColumn>& cols, CompareStyle style) {
+  Table t;
+  t.caption = style == CompareStyle::Compare ? "" : cols.size() > 1 ? "Step metrics, side by side" : "Step metrics";
+  t.columns = {"metric"};
+  t.right_aligned = {false};
+  for (const auto& c : cols) {
+    t.columns.push_back(c.label);
+    t.right_aligned.push_back(true);
+  }
+  const auto row = [&](const std::string& name, auto&& cell) {
+    std::vector<std::string> cells{name};
+    for (const auto& c : cols) cells.push_back(cell(c));
+    t.rows.push_back(std::move(cells));
+  };
+  const bool compare = style == CompareStyle::Compare;
+  row("layout", [&](const CompareColumn& c) { return layout_label(layout_of(c.scenario), compare); });
+  if (!compare) row("schedule", [](const CompareColumn& c) { return scenarios::to_string(c.scenario.parallel.schedule); });
+  row("GPUs", [&](const CompareColumn& c) {
+    return std::to_string(c.report.gpus) + (compare ? " " + c.scenario.cluster.gpu.name : std::string());
+  });
+  row("engine", [](const CompareColumn& c) { return c.report.engine; });
+  for (const auto& r : metric_rows(cols, style)) {
+    std::vector<std::string> cells{r.name};
+    bool any = false;
+    const auto ref = r.value(cols.front().report);
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      const auto v = r.value(cols[i].report);
+      if (!v) {
+        cells.push_back("-");
+        continue;
+      }
+      any = true;
+      if (!compare) {
+        cells.push_back(value_text(*r.metric, *v, r.metric->decimals));
+        continue;
+      }
+      std::string cell = value_with_unit(*r.metric, *v, r.metric->decimals);
+      if (i > 0 && r.compare && ref) cell += " (" + delta_text(*v, *ref) + ")";
+      cells.push_back(cell);
+    }
+    if (any) t.rows.push_back(std::move(cells));
+    if (!compare && r.metric->json_key == "peak_memory_bytes")
+      row("peak memory stage", [](const CompareColumn& c) { return std::to_string(c.report.peak_stage); });
+    if (!compare && r.metric->json_key == "gpu_memory_bytes")
+      row("out of memory", [&](const CompareColumn& c) { return oom_cell(c.report, style); });
+  }
+  if (compare) row("out of memory", [&](const CompareColumn& c) { return oom_cell(c.report, style); });
+  return t;
+}
 
 double percent_difference(double value, double reference) {
   if (reference == 0) return value == 0 ? 0.0 : std::nan("");
@@ -139,15 +119,17 @@ double percent_difference(double value, double reference) {
 
 std::string compare_table(const std::vector<CompareColumn>& columns) {
   if (columns.empty()) return "";
-  const auto g = grid(columns);
-  std::vector<std::size_t> width(g.front().size(), 0);
-  for (const auto& row : g)
+  auto g = comparison_table(columns, CompareStyle::Compare);
+  g.rows.insert(g.rows.begin(), g.columns);
+  g.rows.front().front().clear();
+  std::vector<std::size_t> width(g.columns.size(), 0);
+  for (const auto& row : g.rows)
     for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   std::string out;
   for (std::size_t c = 0; c < columns.size(); ++c)
     out += columns[c].label + ": " + columns[c].report.summary + "\n";
   out += "\n";
-  for (const auto& row : g) {
+  for (const auto& row : g.rows) {
     std::string line = pad(row[0], -static_cast<int>(width[0]));
     for (std::size_t i = 1; i < row.size(); ++i) line += "   " + pad(row[i], static_cast<int>(width[i]));
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -159,28 +141,17 @@ std::string compare_table(const std::vector<CompareColumn>& columns) {
 
 std::string compare_markdown(const std::vector<CompareColumn>& columns) {
   if (columns.empty()) return "";
-  const auto g = grid(columns);
-  std::string out = "| metric |";
-  for (std::size_t i = 1; i < g[0].size(); ++i) out += " " + g[0][i] + " |";
-  out += "\n| --- |";
-  for (std::size_t i = 1; i < g[0].size(); ++i) out += " ---: |";
-  out += "\n";
-  for (std::size_t r = 1; r < g.size(); ++r) {
-    std::string label = g[r][0];
-    const auto first = label.find_first_not_of(' ');
-    label = first == std::string::npos ? label : label.substr(first);
-    out += "| " + label + " |";
-    for (std::size_t i = 1; i < g[r].size(); ++i) out += " " + g[r][i] + " |";
-    out += "\n";
+  auto t = comparison_table(columns, CompareStyle::Compare);
+  for (auto& row : t.rows) {
+    const auto first = row[0].find_first_not_of(' ');
+    if (first != std::string::npos) row[0] = row[0].substr(first);
   }
-  out += "\nDifferences in % are against the first column.\n";
-  return out;
+  return to_markdown(t, MarkdownStyle::Compact) + "\nDifferences in % are against the first column.\n";
 }
 
 std::string compare_json(const std::vector<CompareColumn>& columns) {
   OrderedJson root;
   root["columns"] = OrderedJson::array();
-  const auto ms = metrics(columns);
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const auto& c = columns[i];
     OrderedJson j;
@@ -196,12 +167,11 @@ std::string compare_json(const std::vector<CompareColumn>& columns) {
     j["vpp"] = c.scenario.parallel.vpp;
     j["schedule"] = scenarios::to_string(c.scenario.parallel.schedule);
     OrderedJson delta = OrderedJson::object();
-    for (const auto& m : ms) {
-      if (m.json_key.empty()) continue;
-      const auto v = m.value(c);
+    for (const auto& m : step_metrics()) {
+      const auto v = m.of_report(c.report);
       j[m.json_key] = v ? OrderedJson(*v) : OrderedJson(nullptr);
       if (i > 0 && m.compare) {
-        const auto ref = m.value(columns.front());
+        const auto ref = m.of_report(columns.front().report);
         const double d = v && ref ? percent_difference(*v, *ref) : std::nan("");
         delta[m.json_key] = std::isfinite(d) ? OrderedJson(d) : OrderedJson(nullptr);
       }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/report/format.hpp"
+#include "stepsim/report/metrics.hpp"
 
 namespace stepsim::report {
 
@@ -14,12 +15,9 @@ using scenarios::Scenario;
 
 std::string scenario_summary(const Scenario& s) {
   std::ostringstream os;
-  const auto& p = s.parallel;
   os << s.name << ": " << s.model.name << " on " << s.cluster.nodes << " x " << s.cluster.gpus_per_node << " "
      << s.cluster.gpu.name << " (" << s.world_size() << " GPUs" << (s.cluster.preset.empty() ? "" : ", " + s.cluster.preset)
-     << "); TP" << p.tp << " CP" << p.cp << " PP" << p.pp << " DP" << p.dp;
-  if (p.vpp > 1) os << " VPP" << p.vpp;
-  os << ", " << scenarios::to_string(p.schedule) << ", seq " << s.training.seq_len << ", micro-batch "
+     << "); " << layout_label(layout_of(s)) << ", " << scenarios::to_string(s.parallel.schedule) << ", seq " << s.training.seq_len << ", micro-batch "
      << s.training.micro_batch << ", global batch " << s.training.global_batch << " (" << s.micro_batches()
      << " micro-batches), recompute " << scenarios::to_string(s.training.recompute);
   return os.str();

@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stepsim/report/compare.hpp"
 #include "stepsim/report/format.hpp"
 #include "stepsim/report/html.hpp"
+#include "stepsim/report/metrics.hpp"
 #include "stepsim/report/svg.hpp"
 #include "stepsim/report/tables.hpp"
 #include "stepsim/scenarios/error.hpp"
@@ -55,16 +57,6 @@ std::string wrap_tables(const std::string& header, const std::vector<Table>& tab
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string layout_label(const SweepRow& r) {
-  std::string s = "TP" + std::to_string(r.tp);
-  if (r.cp > 1) s += " CP" + std::to_string(r.cp);
-  s += " PP" + std::to_string(r.pp) + " DP" + std::to_string(r.dp);
-  if (r.vpp > 1) s += " VPP" + std::to_string(r.vpp);
-  if (r.micro_batch > 1) s += " mb" + std::to_string(r.micro_batch);
-  if (!r.recompute.empty() && r.recompute != "none") s += " rc " + r.recompute;
-  return s;
 }
 
 std::string series_name(const SweepRow& r) { return r.model + " on " + (r.cluster.empty() ? r.gpu : r.cluster); }
@@ -319,7 +311,7 @@ XYChart pareto_chart(const SweepResultSet& s) {
       p.x = *r.step_time_s * static_cast<double>(r.gpus) / 3600.0;
       p.y = *r.step_time_s;
     }
-    p.label = std::to_string(r.gpus) + " GPUs " + layout_label(r);
+    p.label = std::to_string(r.gpus) + " GPUs " + layout_label(layout_of(r), true);
     groups[series_name(r)].push_back(p);
   }
   double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
@@ -365,60 +357,10 @@ std::string inline_svg(const ReportFile& f) {
 
 // ---- scenario runs --------------------------------------------------------------------------
 
-std::string oom_text(const StepReport& r) {
-  if (!r.oom || !r.oom_point) return "no";
-  const auto& o = *r.oom_point;
-  return "stage " + std::to_string(o.stage) + " at " + fixed(o.time_s, 3) + " s (" + o.op + "), +" + gib(o.bytes_over, 2) + " GiB";
-}
-
 Table metrics_table(const std::vector<ScenarioRun>& runs) {
-  Table t;
-  t.caption = runs.size() > 1 ? "Step metrics, side by side" : "Step metrics";
-  t.columns = {"metric"};
-  t.right_aligned = {false};
-  for (const auto& r : runs) {
-    t.columns.push_back(r.label);
-    t.right_aligned.push_back(true);
-  }
-  auto row = [&](const std::string& name, auto&& value) {
-    std::vector<std::string> cells{name};
-    for (const auto& r : runs) cells.push_back(value(r));
-    t.rows.push_back(std::move(cells));
-  };
-  auto layout = [](const ScenarioRun& r) {
-    const auto& p = r.scenario.parallel;
-    std::string s = "TP" + std::to_string(p.tp) + " CP" + std::to_string(p.cp) + " PP" + std::to_string(p.pp) + " DP" +
-                    std::to_string(p.dp);
-    if (p.vpp > 1) s += " VPP" + std::to_string(p.vpp);
-    return s;
-  };
-  row("layout", layout);
-  row("schedule", [](const ScenarioRun& r) { return scenarios::to_string(r.scenario.parallel.schedule); });
-  row("GPUs", [](const ScenarioRun& r) { return std::to_string(r.simulation.report.gpus); });
-  row("engine", [](const ScenarioRun& r) { return r.simulation.report.engine; });
-  row("step time (s)", [](const ScenarioRun& r) { return fixed(r.simulation.report.step_time_s, 4); });
-  row("tokens/s", [](const ScenarioRun& r) { return fixed(r.simulation.report.tokens_per_s, 0); });
-  row("model TFLOP/s per GPU", [](const ScenarioRun& r) { return fixed(r.simulation.report.tflops_per_gpu, 1); });
-  row("MFU (%)", [](const ScenarioRun& r) { return fixed(100.0 * r.simulation.report.mfu, 1); });
-  row("bubble (%)", [](const ScenarioRun& r) { return fixed(100.0 * r.simulation.report.bubble_fraction, 1); });
-  row("exposed communication (%)", [](const ScenarioRun& r) { return fixed(100.0 * r.simulation.report.exposed_comm_fraction, 1); });
-  row("peak memory (GiB)", [](const ScenarioRun& r) { return gib(r.simulation.report.peak_memory_bytes, 2); });
-  row("peak memory stage", [](const ScenarioRun& r) { return std::to_string(r.simulation.report.peak_stage); });
-  row("GPU memory (GiB)", [](const ScenarioRun& r) { return gib(r.simulation.report.gpu_memory_bytes, 2); });
-  row("out of memory", [](const ScenarioRun& r) { return oom_text(r.simulation.report); });
-  bool any_train = false, any_cost = false;
-  for (const auto& r : runs) {
-    any_train = any_train || r.simulation.report.time_to_train_s.has_value();
-    any_cost = any_cost || r.simulation.report.cost_usd.has_value();
-  }
-  if (any_train) {
-    row("time to train", [](const ScenarioRun& r) {
-      return r.simulation.report.time_to_train_s ? human_duration(*r.simulation.report.time_to_train_s) : std::string("-");
-    });
-    row("GPU-hours", [](const ScenarioRun& r) { return opt(r.simulation.report.gpu_hours, 0); });
-  }
-  if (any_cost) row("cost (USD)", [](const ScenarioRun& r) { return opt(r.simulation.report.cost_usd, 0); });
-  return t;
+  std::vector<CompareColumn> columns;
+  for (const auto& r : runs) columns.push_back({r.label, r.scenario, r.simulation.report});
+  return comparison_table(columns, CompareStyle::Report);
 }
 
 Table stages_table(const std::vector<ScenarioRun>& runs) {

@@ -89,19 +89,22 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-std::string to_markdown(const Table& t) {
+std::string to_markdown(const Table& t, MarkdownStyle style) {
   std::ostringstream os;
   if (!t.caption.empty()) os << "**" << md_cell(t.caption) << "**\n\n";
   const std::size_t n = t.columns.size();
-  std::vector<std::size_t> width(n, 3);
-  for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], md_cell(t.columns[c]).size());
-  for (const auto& row : t.rows)
-    for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], md_cell(cell(row, c)).size());
+  // Cells are filled to `width` (at least 3: the alignment row's dashes).
+  std::vector<std::size_t> width(n, style == MarkdownStyle::Padded ? 3 : 0);
+  if (style == MarkdownStyle::Padded) {
+    for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], md_cell(t.columns[c]).size());
+    for (const auto& row : t.rows)
+      for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], md_cell(cell(row, c)).size());
+  }
   auto line = [&](const std::vector<std::string>& cells) {
     os << "|";
     for (std::size_t c = 0; c < n; ++c) {
       const std::string v = md_cell(cell(cells, c));
-      const std::string fill(width[c] - v.size(), ' ');
+      const std::string fill(std::max(width[c], v.size()) - v.size(), ' ');
       os << " " << (right(t, c) ? fill + v : v + fill) << " |";
     }
     os << "\n";
@@ -109,7 +112,10 @@ std::string to_markdown(const Table& t) {
   line(t.columns);
   os << "|";
   for (std::size_t c = 0; c < n; ++c)
-    os << " " << (right(t, c) ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) << " |";
+    if (style == MarkdownStyle::Compact)
+      os << (right(t, c) ? " ---: |" : " --- |");
+    else
+      os << " " << (right(t, c) ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) << " |";
   os << "\n";
   for (const auto& row : t.rows) line(row);
   return os.str();

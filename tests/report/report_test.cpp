@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unistd.h>
 
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/report/html.hpp"
+#include "stepsim/report/metrics.hpp"
 #include "stepsim/report/report.hpp"
 #include "stepsim/report/svg.hpp"
 #include "stepsim/report/tables.hpp"
@@ -303,9 +305,9 @@ TEST_CASE("sweep plots: throughput per GPU count and the Pareto front") {
   CHECK(par.find("Time to train vs cost") != std::string::npos);
   // Runnable rows: (7879, 30.8 h), (8370, 32.7 h), (7310, 57.1 h): the front is 7310 and 7879.
   CHECK(count_of(par, "stroke=\"#000000\" stroke-width=\"1.5\"/>") == 2 + 1);  // front points + legend
-  CHECK(par.find("64 GPUs TP8 PP4 DP2 VPP2 rc selective") != std::string::npos);
-  CHECK(par.find("128 GPUs TP8 PP4 DP4") != std::string::npos);
-  CHECK(par.find("128 GPUs TP8 PP8 DP2") == std::string::npos);
+  CHECK(par.find("64 GPUs TP8 CP1 PP4 DP2 VPP2, interleaved, mb 1, recompute selective") != std::string::npos);
+  CHECK(par.find("128 GPUs TP8 CP1 PP4 DP4, ") != std::string::npos);
+  CHECK(par.find("128 GPUs TP8 CP1 PP8 DP2") == std::string::npos);
   CHECK(out.text.find("<h2>Throughput vs GPU count</h2>") != std::string::npos);
   CHECK(out.text.find("<h2>Time vs cost</h2>") != std::string::npos);
   CHECK(count_of(out.text, "<svg ") == 3);
@@ -410,4 +412,29 @@ TEST_CASE("every SVG and the HTML reports are well-formed XML (xmllint)") {
   empty.log_x = empty.log_y = true;
   CHECK(well_formed("empty.svg", svg_document(xy_svg(empty))));
   CHECK(well_formed("doc.html", html_document("a & b", "<c>", {{"h", "n", {"<p>x</p>"}, true}}, "f")));
+}
+
+TEST_CASE("one layout label for scenarios and sweep rows; the metric registry formats every metric") {
+  const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text(),
+                                               {{"parallel.schedule", "interleaved"}, {"parallel.vpp", "2"}}, "<default>");
+  const auto l = layout_of(s);
+  CHECK(layout_label(l) == "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp) + " PP" + std::to_string(l.pp) + " DP" +
+                               std::to_string(l.dp) + " VPP2");
+  CHECK(layout_label(l, true) == layout_label(l) + ", interleaved, mb " + std::to_string(l.micro_batch) +
+                                     (l.recompute == "none" ? "" : ", recompute " + l.recompute));
+  SweepRow r;
+  r.tp = 8, r.pp = 4, r.dp = 2, r.schedule = "1f1b", r.micro_batch = 2, r.recompute = "none";
+  CHECK(layout_label(layout_of(r), true) == "TP8 CP1 PP4 DP2, 1f1b, mb 2");
+
+  std::set<std::string> keys;
+  for (const auto& m : step_metrics()) {
+    CHECK(keys.insert(m.json_key).second);
+    CHECK(&metric(m.json_key) == &m);
+  }
+  CHECK(value_with_unit(metric("step_time_s"), 1.23456, 4) == "1.2346 s");
+  CHECK(value_with_unit(metric("mfu"), 0.396, 1) == "39.6 %");
+  CHECK(value_with_unit(metric("peak_memory_bytes"), 64.0 * 1024 * 1024 * 1024, 2) == "64.00 GiB");
+  CHECK(value_with_unit(metric("cost_usd"), 85591.2, 0) == "$85591");
+  CHECK(heading(metric("bubble_fraction")) == "bubble (%)");
+  CHECK_THROWS_AS((void)metric("nope"), InternalError);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stepsim/report/step_report.hpp"
+#include "stepsim/report/tables.hpp"
 #include "stepsim/scenarios/scenario.hpp"
 
 namespace stepsim::report {
@@ -20,6 +21,14 @@ struct CompareColumn {
 // Difference of `value` against `reference` in percent: 100 (value - reference) / reference
 // (0 when both are 0; null in JSON and "n/a" in tables when only the reference is 0).
 double percent_difference(double value, double reference);
+
+enum class CompareStyle {
+  Compare,  // `stepsim compare`: values with their units and the difference against the first column
+  Report,   // `stepsim report`: units in the row names, values alone
+};
+// The comparison: one row per metric of the registry (rows that no column has are left out),
+// one column per scenario, with the layout, GPUs, engine and out-of-memory rows.
+Table comparison_table(const std::vector<CompareColumn>& columns, CompareStyle style);
 
 // Plain-text table (metrics as rows, scenarios as columns).
 std::string compare_table(const std::vector<CompareColumn>& columns);

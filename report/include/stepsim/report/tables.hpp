@@ -22,8 +22,11 @@ std::string csv_field(const std::string& text);
 // XML/HTML text and attribute escape: & < > " '.
 std::string xml_escape(const std::string& text);
 
-// "**caption**" line, blank line, then a pipe table with alignment markers.
-std::string to_markdown(const Table& t);
+// Padded: cells filled to the column width; Compact: one space around each cell.
+enum class MarkdownStyle { Padded, Compact };
+// "**caption**" line and a blank line (when there is a caption), then a pipe table with
+// alignment markers.
+std::string to_markdown(const Table& t, MarkdownStyle style = MarkdownStyle::Padded);
 // Header line, then one line per row (no caption: callers put it in a comment line).
 std::string to_csv(const Table& t);
 // A table environment with \caption, tabular with booktabs rules.
