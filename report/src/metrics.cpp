@@ -22,25 +22,25 @@ std::vector<Metric> make_metrics() {
   m.push_back({"model TFLOP/s per GPU", "TFLOP/s/GPU", "tflops_per_gpu", Unit::Count, 1, 1, true,
                [](const StepReport& r) { return std::optional<double>(r.tflops_per_gpu); },
                [](const SweepRow& r) { return r.tflops_per_gpu; }});
-  m.push_back({"MFU", "MFU", "mfu", Unit::Percent, 1, 1, true, [](const StepReport& r) { return std::optional<double>(r.mfu); },
+  m.push_back({"MFU", "MFU %", "mfu", Unit::Percent, 1, 1, true, [](const StepReport& r) { return std::optional<double>(r.mfu); },
                [](const SweepRow& r) { return r.mfu; }});
-  m.push_back({"bubble", "bubble", "bubble_fraction", Unit::Percent, 1, 1, true,
+  m.push_back({"bubble", "bubble %", "bubble_fraction", Unit::Percent, 1, 1, true,
                [](const StepReport& r) { return std::optional<double>(r.bubble_fraction); },
                [](const SweepRow& r) { return r.bubble_fraction; }});
-  m.push_back({"exposed communication", "exposed comm", "exposed_comm_fraction", Unit::Percent, 1, 1, true,
+  m.push_back({"exposed communication", "exp. comm %", "exposed_comm_fraction", Unit::Percent, 1, 1, true,
                [](const StepReport& r) { return std::optional<double>(r.exposed_comm_fraction); },
                [](const SweepRow& r) { return r.exposed_comm_fraction; }});
-  m.push_back({"peak memory", "peak", "peak_memory_bytes", Unit::GiB, 2, 2, true,
+  m.push_back({"peak memory", "peak GiB", "peak_memory_bytes", Unit::GiB, 2, 2, true,
                [](const StepReport& r) { return std::optional<double>(static_cast<double>(r.peak_memory_bytes)); },
                [](const SweepRow& r) { return bytes(r.peak_memory_bytes); }});
-  m.push_back({"GPU memory", "GPU memory", "gpu_memory_bytes", Unit::GiB, 2, 2, false,
+  m.push_back({"GPU memory", "GPU GiB", "gpu_memory_bytes", Unit::GiB, 2, 2, false,
                [](const StepReport& r) { return std::optional<double>(static_cast<double>(r.gpu_memory_bytes)); },
                [](const SweepRow& r) { return bytes(r.gpu_memory_bytes); }});
   m.push_back({"time to train", "time to train", "time_to_train_s", Unit::Duration, 0, 0, true,
                [](const StepReport& r) { return r.time_to_train_s; }, [](const SweepRow& r) { return r.time_to_train_s; }});
   m.push_back({"GPU-hours", "GPU-hours", "gpu_hours", Unit::Count, 0, 0, true, [](const StepReport& r) { return r.gpu_hours; },
                [](const SweepRow& r) { return r.gpu_hours; }});
-  m.push_back({"cost", "cost", "cost_usd", Unit::Usd, 0, 0, true, [](const StepReport& r) { return r.cost_usd; },
+  m.push_back({"cost", "cost USD", "cost_usd", Unit::Usd, 0, 0, true, [](const StepReport& r) { return r.cost_usd; },
                [](const SweepRow& r) { return r.cost_usd; }});
   return m;
 }

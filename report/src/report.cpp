@@ -133,12 +133,18 @@ std::string status_text(const SweepRow& r) {
 Table ranked_table(const SweepResultSet& s, std::size_t top) {
   const auto order = ranked_rows(s);
   std::set<std::string> models, clusters;
-  bool any_train = false, any_cost = false;
   for (const auto& r : s.rows) {
     models.insert(r.model);
     clusters.insert(r.cluster.empty() ? r.gpu : r.cluster);
-    any_train = any_train || r.time_to_train_s.has_value();
-    any_cost = any_cost || r.cost_usd.has_value();
+  }
+  // The step metrics of the registry (not the GPU's memory); time to train, GPU-hours and cost
+  // only when some row has them.
+  std::vector<const Metric*> shown;
+  for (const auto& m : step_metrics()) {
+    if (m.json_key == "gpu_memory_bytes") continue;
+    const bool always = m.of_report(StepReport{}).has_value();
+    if (always || std::any_of(s.rows.begin(), s.rows.end(), [&m](const SweepRow& r) { return m.of_row(r).has_value(); }))
+      shown.push_back(&m);
   }
   const bool show_model = models.size() > 1, show_cluster = clusters.size() > 1;
   Table t;
@@ -154,10 +160,7 @@ Table ranked_table(const SweepResultSet& s, std::size_t top) {
   if (show_cluster) col("cluster", false);
   col("GPUs", true), col("TP", true), col("CP", true), col("PP", true), col("DP", true), col("VPP", true);
   col("mb", true), col("schedule", false), col("recompute", false), col("status", false);
-  col("step s", true), col("tokens/s", true), col("TFLOP/s/GPU", true), col("MFU %", true), col("bubble %", true);
-  col("exp. comm %", true), col("peak GiB", true);
-  if (any_train) col("time to train", true), col("GPU-hours", true);
-  if (any_cost) col("cost USD", true);
+  for (const auto* m : shown) col(m->short_name, true);
   for (std::size_t k = 0; k < n; ++k) {
     const auto& r = s.rows[order[k]];
     std::vector<std::string> row;
@@ -168,18 +171,12 @@ Table ranked_table(const SweepResultSet& s, std::size_t top) {
     row.push_back(r.schedule);
     row.push_back(r.recompute);
     row.push_back(status_text(r));
-    row.push_back(opt(r.step_time_s, 3));
-    row.push_back(opt(r.tokens_per_s, 0));
-    row.push_back(opt(r.tflops_per_gpu, 1));
-    row.push_back(opt(r.mfu, 1, 100.0));
-    row.push_back(opt(r.bubble_fraction, 1, 100.0));
-    row.push_back(opt(r.exposed_comm_fraction, 1, 100.0));
-    row.push_back(opt_gib(r.peak_memory_bytes ? r.peak_memory_bytes : r.stepsim_peak_bytes));
-    if (any_train) {
-      row.push_back(r.time_to_train_s ? human_duration(*r.time_to_train_s) : "-");
-      row.push_back(opt(r.gpu_hours, 0));
+    for (const auto* m : shown) {
+      // A row pruned by the memory estimate shows the estimate's peak.
+      auto v = m->of_row(r);
+      if (!v && m->json_key == "peak_memory_bytes" && r.stepsim_peak_bytes) v = static_cast<double>(*r.stepsim_peak_bytes);
+      row.push_back(v ? value_text(*m, *v, m->row_decimals) : "-");
     }
-    if (any_cost) row.push_back(opt(r.cost_usd, 0));
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -26,7 +26,7 @@ enum class Unit : std::uint8_t {
 
 struct Metric {
   std::string name;        // "step time", as rows of the run and compare tables
-  std::string short_name;  // "step s", as a column of the sweep tables
+  std::string short_name;  // "step s", a column heading of the sweep tables (unit included)
   std::string json_key;    // "step_time_s"
   Unit unit = Unit::Count;
   int decimals = 0;        // in the run and compare tables
