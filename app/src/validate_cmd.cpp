@@ -10,6 +10,7 @@
 #include "stepsim/costmodel/calibration.hpp"
 #include "stepsim/driver/calibrate.hpp"
 #include "stepsim/driver/validate.hpp"
+#include "stepsim/report/validation_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -44,10 +45,10 @@ void register_validate_command(CLI::App& app) {
     vo.set_names = split_commas(*sets);
     vo.engine = engine_choice(o->engine).value_or(sim::EngineKind::Analytic);
     vo.overrides = parse_overrides(*overrides);
-    const auto report = driver::validate(vo);
-    const std::string text = o->format == "json" ? driver::validation_json(report)
-                             : o->format == "md" ? driver::validation_markdown(report)
-                                               : driver::validation_table(report);
+    const auto result = driver::validate(vo);
+    const std::string text = o->format == "json" ? report::validation_json(result)
+                             : o->format == "md" ? report::validation_markdown(result)
+                                               : report::validation_table(result);
     emit(text, o->out);
   });
 }

@@ -109,7 +109,7 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
     for (const auto& rec : used) cases.push_back(validate_record(rec, vo));
     return cases;
   };
-  r.mape_before = mean_absolute_error(errors(r.start));
+  r.mape_before = report::mean_absolute_error(errors(r.start));
   r.efficiency = r.start;
   if (!options.params.empty()) {
     const auto n = static_cast<Eigen::Index>(options.params.size());
@@ -135,7 +135,7 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
     r.fit = fit_least_squares(residuals, x0, lo, hi, options.fit);
     r.efficiency = to_efficiency(r.fit.x);
   }
-  r.mape_after = mean_absolute_error(errors(r.efficiency));
+  r.mape_after = report::mean_absolute_error(errors(r.efficiency));
 
   std::ostringstream src;
   src << "stepsim calibrate --gpu " << gpu.name;

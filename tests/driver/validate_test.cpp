@@ -16,7 +16,7 @@
 namespace {
 
 using stepsim::driver::ValidateOptions;
-using stepsim::driver::ValidationReport;
+using stepsim::report::ValidationReport;
 
 // The 2021-22 Megatron runs (Narayanan SC'21, Korthikanti 2022) used the unfused attention path;
 // their records say so in training.attention.
@@ -77,8 +77,8 @@ TEST_CASE("validate: TFLOP/s records compare the record's FLOP formula over step
 TEST_CASE("validate: deterministic JSON with the documented keys") {
   ValidateOptions o;
   o.set_names = {"korthikanti-2022-table5"};
-  const auto a = stepsim::driver::validation_json(stepsim::driver::validate(o));
-  const auto b = stepsim::driver::validation_json(stepsim::driver::validate(o));
+  const auto a = stepsim::report::validation_json(stepsim::driver::validate(o));
+  const auto b = stepsim::report::validation_json(stepsim::driver::validate(o));
   CHECK(a == b);
   const auto j = nlohmann::json::parse(a);
   REQUIRE(j["sets"].size() == 1);
@@ -89,7 +89,7 @@ TEST_CASE("validate: deterministic JSON with the documented keys") {
                           "predicted_tflops_per_gpu", "error"})
     CHECK_MESSAGE(set["records"][0].contains(key), key);
   CHECK(set["records"][0]["measured_tflops_per_gpu"].is_null());
-  CHECK(stepsim::driver::validation_markdown(stepsim::driver::validate(o)).find("| korthikanti-2022-table5 | 8 |") !=
+  CHECK(stepsim::report::validation_markdown(stepsim::driver::validate(o)).find("| korthikanti-2022-table5 | 8 |") !=
         std::string::npos);
 }
 
