@@ -103,30 +103,21 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
 RowFile read_rows(const std::string& file) {
   const std::string text = scenarios::read_input_file(file, "results file");
   RowFile out;
-  std::size_t pos = 0;
-  std::int64_t line_no = 0;
-  while (pos < text.size()) {
-    ++line_no;
-    const auto nl = text.find('\n', pos);
-    const bool terminated = nl != std::string::npos;
-    const std::string line = text.substr(pos, terminated ? nl - pos : std::string::npos);
-    const std::string where = file + ":" + std::to_string(line_no);
-    if (line.find_first_not_of(" \t\r") != std::string::npos) {
-      try {
-        auto row = report::parse_row(line, where, -1);
-        if (row.index < 0 || row.key.empty()) throw ScenarioError(where, "not a sweep row (needs index, key and status)");
-        out.rows.push_back(std::move(row));
-        if (!terminated) out.missing_newline = true;
-      } catch (const ScenarioError&) {
-        // Only a last line without its newline is a write that was cut short.
-        if (terminated) throw;
-        out.truncated_tail = true;
-        out.truncated_line = line_no;
-        break;
-      }
+  out.good_bytes = text.size();
+  for (const auto& line : report::row_lines(text)) {
+    const std::string where = file + ":" + std::to_string(line.number);
+    try {
+      auto row = report::parse_row(line.text, where, -1);
+      if (row.index < 0 || row.key.empty()) throw ScenarioError(where, "not a sweep row (needs index, key and status)");
+      out.rows.push_back(std::move(row));
+      if (!line.terminated) out.missing_newline = true;
+    } catch (const ScenarioError&) {
+      // Only a last line without its newline is a write that was cut short.
+      if (line.terminated) throw;
+      out.truncated_tail = true;
+      out.truncated_line = line.number;
+      out.good_bytes = line.start;
     }
-    pos = terminated ? nl + 1 : text.size();
-    out.good_bytes = pos;
   }
   return out;
 }

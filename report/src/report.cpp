@@ -438,21 +438,14 @@ bool looks_like_sweep_results(const std::string& text) {
 SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin) {
   SweepResultSet out;
   out.source = base_name(origin);
-  std::size_t pos = 0;
-  std::size_t line_no = 0;
-  while (pos < text.size()) {
-    ++line_no;
-    const auto nl = text.find('\n', pos);
-    const bool terminated = nl != std::string::npos;
-    const std::string line = text.substr(pos, terminated ? nl - pos : std::string::npos);
-    pos = terminated ? nl + 1 : text.size();
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for (const auto& line : row_lines(text)) {
     try {
-      out.rows.push_back(parse_row(line, origin + ":" + std::to_string(line_no), static_cast<std::int64_t>(out.rows.size())));
+      out.rows.push_back(
+          parse_row(line.text, origin + ":" + std::to_string(line.number), static_cast<std::int64_t>(out.rows.size())));
     } catch (const ScenarioError&) {
       // A last line without its newline that is not a row: a write cut short (a killed sweep).
-      if (terminated || out.rows.empty()) throw;
-      out.truncated_line = line_no;
+      if (line.terminated || out.rows.empty()) throw;
+      out.truncated_line = static_cast<std::size_t>(line.number);
     }
   }
   if (out.rows.empty()) throw ScenarioError(origin, "no results rows (empty file)");

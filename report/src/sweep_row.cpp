@@ -190,4 +190,18 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   return r;
 }
 
+std::vector<RowLine> row_lines(const std::string& text) {
+  std::vector<RowLine> out;
+  std::size_t pos = 0;
+  std::int64_t number = 0;
+  while (pos < text.size()) {
+    ++number;
+    const auto nl = text.find('\n', pos);
+    RowLine line{text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos), number, pos, nl != std::string::npos};
+    pos = line.terminated ? nl + 1 : text.size();
+    if (line.text.find_first_not_of(" \t\r") != std::string::npos) out.push_back(std::move(line));
+  }
+  return out;
+}
+
 }  // namespace stepsim::report

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stepsim::report {
 
@@ -57,5 +58,14 @@ struct SweepRow {
 // Parses one line. Throws ScenarioError(origin, ...) when it is not a row: not JSON, not an object,
 // or no "status" string of ok, oom or error. A row without an index gets `missing_index`.
 SweepRow parse_row(const std::string& line, const std::string& origin = "<row>", std::int64_t missing_index = 0);
+
+// The non-blank lines of a results text, in order.
+struct RowLine {
+  std::string text;             // without the newline
+  std::int64_t number = 0;      // 1-based line number
+  std::size_t start = 0;        // offset of its first byte
+  bool terminated = false;      // a newline ends it (false: the text's last line, maybe cut short)
+};
+[[nodiscard]] std::vector<RowLine> row_lines(const std::string& text);
 
 }  // namespace stepsim::report
