@@ -7,6 +7,7 @@
 
 #include "stepsim/report/format.hpp"
 #include "stepsim/report/memory_report.hpp"
+#include "stepsim/report/metrics.hpp"
 
 namespace stepsim::report {
 
@@ -142,12 +143,12 @@ std::string report_table(const StepReport& r) {
   os << r.summary << "\n";
   os << "engine " << r.engine << ", " << r.ops << " ops\n\n";
   auto row = [&](const std::string& k, const std::string& v) { os << pad("  " + k, -34) << v << "\n"; };
-  row("step time", fixed(r.step_time_s, 4) + " s");
-  row("tokens/s", fixed(r.tokens_per_s, 0));
-  row("model TFLOP/s per GPU", fixed(r.tflops_per_gpu, 1));
-  row("MFU", fixed(100.0 * r.mfu, 1) + " %");
-  row("bubble (idle / step time)", fixed(100.0 * r.bubble_fraction, 1) + " %");
-  row("exposed communication", fixed(100.0 * r.exposed_comm_fraction, 1) + " %");
+  // The step metrics of the registry up to the memory, which has a line of its own.
+  for (const auto& m : step_metrics()) {
+    if (m.json_key == "peak_memory_bytes") break;
+    row(m.json_key == "bubble_fraction" ? m.name + " (idle / step time)" : m.name,
+        value_with_unit(m, *m.of_report(r), m.decimals));
+  }
   row("peak memory", gib(r.peak_memory_bytes, 2) + " GiB of " + gib(r.gpu_memory_bytes, 2) + " (stage " +
                          std::to_string(r.peak_stage) + ")");
   if (r.oom && r.oom_point) {
