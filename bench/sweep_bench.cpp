@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "stepsim/costmodel/compute.hpp"
-#include "stepsim/results/sweep.hpp"
+#include "stepsim/driver/sweep.hpp"
 #include "stepsim/scenarios/sweep.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/memory_events.hpp"
@@ -51,7 +51,7 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   namespace sc = stepsim::scenarios;
-  namespace rs = stepsim::results;
+  namespace rs = stepsim::driver;
   const int jobs = argc > 1 ? std::atoi(argv[1]) : 2;
   const auto spec = argc > 2 ? sc::load_sweep_file(argv[2]) : sc::parse_sweep_text(kSweep, "<bench>");
 
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     const auto tl = stepsim::sim::memory_timeline(step.graph, trace, c.scenario.memory.fragmentation_fraction);
     t_timeline += since(t0);
     t0 = std::chrono::steady_clock::now();
-    const auto rep = stepsim::results::make_report(c.scenario, step, trace, tl);
+    const auto rep = stepsim::report::make_report(c.scenario, step, trace, tl);
     t_report += since(t0);
   }
   const double n = static_cast<double>(e.candidates.size());

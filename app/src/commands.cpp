@@ -1,29 +1,54 @@
 #include "commands.hpp"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
-#include <unistd.h>
-
+#include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
-#include "stepsim/results/memory_report.hpp"
-#include "stepsim/results/simulate.hpp"
+#include "stepsim/report/memory_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
+#include "stepsim/support/atomic_file.hpp"
 
 namespace stepsim::app {
 
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args) {
   cmd.add_option("scenario", args.file, "scenario JSON file (default: the built-in default scenario)");
-  cmd.add_option("--set", args.sets, "override a scenario field, e.g. --set parallel.tp=4")->take_all()->allow_extra_args(false);
+  add_set_option(cmd, args.sets, "override a scenario field, e.g. --set parallel.tp=4");
+}
+
+std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>& sets) {
+  std::vector<scenarios::Override> out;
+  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
+  return out;
+}
+
+void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help) {
+  cmd.add_option("--set", sets, help)->take_all()->allow_extra_args(false);
+}
+
+void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& choices, const std::string& help) {
+  cmd.add_option("--format", format, help)->check(CLI::IsMember(choices));
+}
+
+void add_engine_option(CLI::App& cmd, std::string& engine, bool with_auto) {
+  if (with_auto)
+    cmd.add_option("--engine", engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
+        ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  else
+    cmd.add_option("--engine", engine, "analytic (default, fast) or simgrid")->check(CLI::IsMember({"analytic", "simgrid"}));
+}
+
+void add_out_option(CLI::App& cmd, std::string& out, const std::string& help) { cmd.add_option("--out", out, help); }
+
+std::optional<sim::EngineKind> engine_choice(const std::string& engine) {
+  if (engine == "simgrid") return sim::EngineKind::SimGrid;
+  if (engine == "analytic") return sim::EngineKind::Analytic;
+  return std::nullopt;
 }
 
 scenarios::Scenario load(const ScenarioArgs& args) {
-  std::vector<scenarios::Override> overrides;
-  for (const auto& s : args.sets) overrides.push_back(scenarios::parse_override(s));
+  const auto overrides = parse_overrides(args.sets);
   if (args.file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), overrides, "<default scenario>");
   return scenarios::load_scenario_file(args.file, overrides);
 }
@@ -32,42 +57,16 @@ void emit(const std::string& text, const std::string& file) { emit_all({Output{f
 
 void emit_all(const std::vector<Output>& outputs) {
   const auto to_stdout = [](const Output& o) { return o.file.empty() || o.file == "-"; };
-  std::vector<std::string> temps;  // temps[i] belongs to the i-th file output
-  std::vector<const Output*> files;
-  const auto discard = [&temps]() {
-    for (const auto& t : temps) std::remove(t.c_str());
-  };
-  for (const auto& o : outputs) {
-    if (to_stdout(o)) continue;
-    for (const auto* other : files)
-      if (other->file == o.file) {
-        discard();
-        throw ScenarioError(o.file, "is named for two outputs");
-      }
-    const std::string tmp = o.file + ".tmp" + std::to_string(::getpid());
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (out) temps.push_back(tmp);
-    if (out) out << o.text;
-    if (out) out.close();
-    if (!out) {
-      discard();
-      throw ScenarioError(o.file, "cannot write the output file");
-    }
-    files.push_back(&o);
-  }
-  for (const auto* o : files) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(o->file, ec)) {
-      discard();
-      throw ScenarioError(o->file, "is a directory, cannot write the output file");
-    }
-  }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    std::filesystem::rename(temps[i], files[i]->file, ec);
-    if (ec) {
-      for (std::size_t k = i; k < temps.size(); ++k) std::remove(temps[k].c_str());
-      throw ScenarioError(files[i]->file, "cannot write the output file: " + ec.message());
+  std::vector<support::FileText> files;
+  for (const auto& o : outputs)
+    if (!to_stdout(o)) files.push_back({o.file, o.text});
+  if (const auto failure = support::write_files_atomically(files)) {
+    using Reason = support::WriteFailure::Reason;
+    switch (failure->reason) {
+      case Reason::NamedTwice: throw ScenarioError(failure->file, "is named for two outputs");
+      case Reason::CannotWrite: throw ScenarioError(failure->file, "cannot write the output file");
+      case Reason::IsDirectory: throw ScenarioError(failure->file, "is a directory, cannot write the output file");
+      case Reason::CannotRename: throw ScenarioError(failure->file, "cannot write the output file: " + failure->detail);
     }
   }
   for (const auto& o : outputs)
@@ -83,13 +82,13 @@ void register_memory(CLI::App& app) {
   auto format = std::make_shared<std::string>("table");
   auto out = std::make_shared<std::string>();
   add_scenario_options(*cmd, *args);
-  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  add_format_option(*cmd, *format, {"table", "json"}, "table or json");
+  add_out_option(*cmd, *out);
   cmd->callback([args, format, out]() {
     const auto s = load(*args);
     const auto paper = memory::paper_estimate(s);
     const auto est = memory::stepsim_estimate(s);
-    emit(*format == "json" ? results::memory_json(s, paper, est) : results::memory_table(s, paper, est), *out);
+    emit(*format == "json" ? report::memory_json(s, paper, est) : report::memory_table(s, paper, est), *out);
   });
 }
 
@@ -102,23 +101,21 @@ void register_run(CLI::App& app) {
   auto engine = std::make_shared<std::string>("auto");
   auto granularity = std::make_shared<std::string>("chunk");
   add_scenario_options(*cmd, *args);
-  cmd->add_option("--engine", *engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
-      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
-  cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--out", *out, "write the report to this file instead of stdout");
+  add_engine_option(*cmd, *engine);
+  add_format_option(*cmd, *format, {"table", "json"}, "table or json");
+  add_out_option(*cmd, *out, "write the report to this file instead of stdout");
   cmd->add_option("--trace", *trace, "write a Chrome trace-event JSON file (open in Perfetto)");
   cmd->add_option("--granularity", *granularity, "ops per pass: chunk (layer groups) or layer")
       ->check(CLI::IsMember({"chunk", "layer"}));
   cmd->callback([=]() {
     const auto s = load(*args);
-    results::SimulateOptions so;
-    if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
-    if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
+    driver::SimulateOptions so;
+    so.engine = engine_choice(*engine);
     so.per_layer = *granularity == "layer";
-    const auto sim = results::simulate(s, so);
-    const std::string text = *format == "json" ? results::report_json(sim.report) : results::report_table(sim.report);
+    const auto sim = driver::simulate(s, so);
+    const std::string text = *format == "json" ? report::report_json(sim.report) : report::report_table(sim.report);
     std::vector<Output> outputs;
-    if (!trace->empty()) outputs.push_back({*trace, results::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline)});
+    if (!trace->empty()) outputs.push_back({*trace, report::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline)});
     outputs.push_back({*out, text});
     emit_all(outputs);
   });

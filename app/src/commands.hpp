@@ -1,11 +1,14 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/sim/engine.hpp"
 
 namespace stepsim::app {
 
@@ -26,6 +29,26 @@ struct ScenarioArgs {
 };
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args);
 scenarios::Scenario load(const ScenarioArgs& args);
+
+// "--set key=value" strings as overrides (ScenarioError on a malformed one).
+[[nodiscard]] std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>& sets);
+
+// Options several commands share: --format with its choices (the first help word lists them),
+// --engine (simgrid, analytic and, when `with_auto`, auto) and --out.
+// The --format, --engine and --out values of a command.
+struct OutputArgs {
+  std::string format = "table";
+  std::string engine = "auto";
+  std::string out;
+};
+
+// --set, repeatable, taking every following value.
+void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help);
+void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& choices, const std::string& help);
+void add_engine_option(CLI::App& cmd, std::string& engine, bool with_auto = true);
+void add_out_option(CLI::App& cmd, std::string& out, const std::string& help = "write to this file instead of stdout");
+// The engine of an --engine value: nullopt for "auto" (driver::simulate chooses).
+[[nodiscard]] std::optional<sim::EngineKind> engine_choice(const std::string& engine);
 
 // Writes `text` to stdout, or to `file` through a temporary file and a rename (no partial file).
 void emit(const std::string& text, const std::string& file);

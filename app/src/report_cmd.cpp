@@ -7,7 +7,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "stepsim/results/report.hpp"
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/report/report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -28,34 +29,27 @@ struct ReportArgs {
 
 std::string read_text(const std::string& file) { return scenarios::read_input_file(file, "results or scenario file"); }
 
-std::vector<scenarios::Override> overrides(const std::vector<std::string>& sets) {
-  std::vector<scenarios::Override> out;
-  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
-  return out;
-}
-
 std::string short_label(const std::string& letter, const scenarios::Scenario& s) {
   std::string l = letter + " (" + scenarios::to_string(s.parallel.schedule);
   if (s.parallel.vpp > 1) l += ", vpp " + std::to_string(s.parallel.vpp);
   return l + ")";
 }
 
-results::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const std::string& engine) {
-  results::SimulateOptions so;
-  if (engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
-  if (engine == "analytic") so.engine = sim::EngineKind::Analytic;
-  auto simulation = results::simulate(s, so);
-  return results::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
+report::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const std::string& engine) {
+  driver::SimulateOptions so;
+  so.engine = engine_choice(engine);
+  auto simulation = driver::simulate(s, so);
+  return report::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
 }
 
 void run_report(const ReportArgs& a) {
-  results::ReportOptions options;
+  report::ReportOptions options;
   options.version = kVersion;
-  options.format = results::parse_report_format(a.format);
+  options.format = report::parse_report_format(a.format);
   if (a.top < 0) throw ScenarioError("--top", "must be at least 0 (0: all rows), got " + std::to_string(a.top));
   options.top = static_cast<std::size_t>(a.top);
 
-  results::ReportOutput output;
+  report::ReportOutput output;
   std::string sweep_file;
   std::string sweep_text;
   if (a.inputs.size() == 1) {
@@ -68,14 +62,14 @@ void run_report(const ReportArgs& a) {
       file = inside;
     }
     const std::string text = read_text(file);
-    if (results::looks_like_sweep_results(text)) {
+    if (report::looks_like_sweep_results(text)) {
       sweep_file = file;
       sweep_text = text;
     }
   } else {
     for (const auto& f : a.inputs) {
       std::error_code ec;
-      if (std::filesystem::is_directory(f, ec) || results::looks_like_sweep_results(read_text(f)))
+      if (std::filesystem::is_directory(f, ec) || report::looks_like_sweep_results(read_text(f)))
         throw ScenarioError(f, "two inputs compare two scenario files; sweep results take one input");
     }
   }
@@ -83,15 +77,15 @@ void run_report(const ReportArgs& a) {
   if (!sweep_file.empty()) {
     if (!a.sets.empty()) throw ScenarioError("--set", "applies to scenario files, not to sweep results");
     if (!a.compare_sets.empty()) throw ScenarioError("--compare-set", "applies to scenario files, not to sweep results");
-    const auto sweep = results::parse_sweep_results(sweep_text, sweep_file);
+    const auto sweep = report::parse_sweep_results(sweep_text, sweep_file);
     if (sweep.truncated_line > 0)
       std::cerr << "stepsim report: warning: " << sweep_file << ":" << sweep.truncated_line
                 << ": ignored a last line without newline that is not a row (a write cut short)\n";
-    output = results::sweep_report(sweep, options);
+    output = report::sweep_report(sweep, options);
   } else {
     if (a.inputs.size() == 2 && !a.compare_sets.empty())
       throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
-    const auto base = overrides(a.sets);
+    const auto base = parse_overrides(a.sets);
     auto load_one = [&](const std::string& file, const std::vector<scenarios::Override>& ov) {
       if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
       return scenarios::load_scenario_file(file, ov);
@@ -105,18 +99,18 @@ void run_report(const ReportArgs& a) {
       scenarios_in.push_back(load_one(file, base));
       if (!a.compare_sets.empty()) {
         auto ov = base;
-        for (const auto& o : overrides(a.compare_sets)) ov.push_back(o);
+        for (const auto& o : parse_overrides(a.compare_sets)) ov.push_back(o);
         scenarios_in.push_back(load_one(file, ov));
       }
     }
-    std::vector<results::ScenarioRun> runs;
+    std::vector<report::ScenarioRun> runs;
     if (scenarios_in.size() == 1) {
       runs.push_back(simulate_run(scenarios_in[0].name, scenarios_in[0], a.engine));
     } else {
       runs.push_back(simulate_run(short_label("A", scenarios_in[0]), scenarios_in[0], a.engine));
       runs.push_back(simulate_run(short_label("B", scenarios_in[1]), scenarios_in[1], a.engine));
     }
-    output = results::scenario_report(runs, options);
+    output = report::scenario_report(runs, options);
   }
 
   std::vector<Output> outputs;
@@ -149,17 +143,15 @@ void register_report(CLI::App& app) {
                   "sweep results (results.jsonl or the sweep's output directory), or one or two scenario files "
                   "(default: the built-in default scenario)")
       ->expected(0, 2);
-  cmd->add_option("--format", a->format, "md, csv, latex, html or json")
-      ->check(CLI::IsMember({"md", "csv", "latex", "html", "json"}));
-  cmd->add_option("--out", a->out, "write the report to this file instead of stdout");
+  add_format_option(*cmd, a->format, {"md", "csv", "latex", "html", "json"}, "md, csv, latex, html or json");
+  add_out_option(*cmd, a->out, "write the report to this file instead of stdout");
   cmd->add_option("--svg-dir", a->svg_dir, "also write every plot as an SVG file into this directory");
-  cmd->add_option("--set", a->sets, "override a scenario field, e.g. --set parallel.tp=4")->take_all()->allow_extra_args(false);
+  add_set_option(*cmd, a->sets, "override a scenario field, e.g. --set parallel.tp=4");
   cmd->add_option("--compare-set", a->compare_sets,
                   "compare the scenario with a copy that has this override, e.g. --compare-set parallel.schedule=interleaved")
       ->take_all()
       ->allow_extra_args(false);
-  cmd->add_option("--engine", a->engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
-      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
+  add_engine_option(*cmd, a->engine);
   cmd->add_option("--top", a->top, "sweep rows in the md, latex and html tables (0: all)");
   cmd->callback([a]() { run_report(*a); });
 }

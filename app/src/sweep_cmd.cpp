@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "commands.hpp"
-#include "stepsim/results/compare.hpp"
-#include "stepsim/results/simulate.hpp"
-#include "stepsim/results/sweep.hpp"
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/driver/sweep.hpp"
+#include "stepsim/report/compare.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
@@ -66,16 +66,16 @@ void register_sweep_command(CLI::App& app) {
   cmd->callback([a]() {
     if (a->jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(a->jobs));
     const auto spec = scenarios::load_sweep_file(a->file);
-    results::SweepOptions o;
+    driver::SweepOptions o;
     o.jobs = a->jobs;
     o.resume = a->resume;
     if (!a->shard.empty()) parse_shard(a->shard, o.shard_index, o.shard_count);
     o.out_dir = a->out;
     o.refine = a->refine;
-    o.prune = results::parse_prune_rule(a->prune);
+    o.prune = driver::parse_prune_rule(a->prune);
     o.quiet = a->quiet;
     o.progress = !a->quiet && ::isatty(STDERR_FILENO) != 0;
-    const auto outcome = results::run_sweep(spec, o);
+    const auto outcome = driver::run_sweep(spec, o);
     std::cout << outcome.table;
     std::cout.flush();
     if (!a->quiet) std::cerr << "stepsim sweep: rows in " << outcome.results_file << ", ranking in " << outcome.summary_file << "\n";
@@ -92,12 +92,12 @@ void register_merge(CLI::App& app) {
   cmd->add_option("--summary", *summary, "also write the ranking (Markdown) to this file");
   cmd->callback([inputs, out, summary]() {
     std::vector<std::string> warnings;
-    const auto rows = results::merge_rows(*inputs, &warnings);
+    const auto rows = driver::merge_rows(*inputs, &warnings);
     for (const auto& w : warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
     std::string text;
     for (const auto& r : rows) text += r.line + "\n";
     std::vector<Output> outputs;
-    if (!summary->empty()) outputs.push_back({*summary, results::ranking_markdown(rows, {"# Merged sweep", ""})});
+    if (!summary->empty()) outputs.push_back({*summary, driver::ranking_markdown(rows, {"# Merged sweep", ""})});
     outputs.push_back({*out, text});
     emit_all(outputs);
     if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << rows.size() << " rows in " << *out << "\n";
@@ -108,24 +108,16 @@ void register_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "side by side: step time, MFU, bubble, memory, OOM, time and cost to train");
   auto files = std::make_shared<std::vector<std::string>>();
   auto sets = std::make_shared<std::vector<std::string>>();
-  auto format = std::make_shared<std::string>("table");
-  auto engine = std::make_shared<std::string>("auto");
-  auto out = std::make_shared<std::string>();
+  auto o = std::make_shared<OutputArgs>();
   cmd->add_option("scenarios", *files, "scenario files; with one file (or none: the default), --set defines the second column");
-  cmd->add_option("--set", *sets, "override a field: with one scenario, of the second column; with several, of all")
-      ->take_all()
-      ->allow_extra_args(false);
-  cmd->add_option("--format", *format, "table, md or json")->check(CLI::IsMember({"table", "md", "json"}));
-  cmd->add_option("--engine", *engine, "simgrid, analytic, or auto (simgrid up to 1,024 GPUs)")
-      ->check(CLI::IsMember({"auto", "simgrid", "analytic"}));
-  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, of all");
+  add_format_option(*cmd, o->format, {"table", "md", "json"}, "table, md or json");
+  add_engine_option(*cmd, o->engine);
+  add_out_option(*cmd, o->out);
   cmd->callback([=]() {
-    std::vector<scenarios::Override> overrides;
+    const auto overrides = parse_overrides(*sets);
     std::string set_label;
-    for (const auto& s : *sets) {
-      overrides.push_back(scenarios::parse_override(s));
-      set_label += (set_label.empty() ? "" : ", ") + s;
-    }
+    for (const auto& s : *sets) set_label += (set_label.empty() ? "" : ", ") + s;
     struct Input {
       std::string label;
       scenarios::Scenario scenario;
@@ -143,18 +135,17 @@ void register_compare(CLI::App& app) {
     } else {
       for (const auto& f : *files) inputs.push_back({f, load_one(f, overrides)});
     }
-    results::SimulateOptions so;
-    if (*engine == "simgrid") so.engine = sim::EngineKind::SimGrid;
-    if (*engine == "analytic") so.engine = sim::EngineKind::Analytic;
-    std::vector<results::CompareColumn> cols;
+    driver::SimulateOptions so;
+    so.engine = engine_choice(o->engine);
+    std::vector<report::CompareColumn> cols;
     for (auto& in : inputs) {
-      auto report = results::simulate(in.scenario, so).report;
+      auto report = driver::simulate(in.scenario, so).report;
       cols.push_back({in.label, std::move(in.scenario), std::move(report)});
     }
-    const std::string text = *format == "json" ? results::compare_json(cols)
-                             : *format == "md" ? results::compare_markdown(cols)
-                                               : results::compare_table(cols);
-    emit(text, *out);
+    const std::string text = o->format == "json" ? report::compare_json(cols)
+                             : o->format == "md" ? report::compare_markdown(cols)
+                                               : report::compare_table(cols);
+    emit(text, o->out);
   });
 }
 

@@ -7,9 +7,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "stepsim/costmodel/calibration.hpp"
-#include "stepsim/results/calibrate.hpp"
-#include "stepsim/results/validate.hpp"
+#include "stepsim/driver/efficiency_file.hpp"
+#include "stepsim/driver/calibrate.hpp"
+#include "stepsim/driver/validate.hpp"
+#include "stepsim/report/validation_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -28,36 +29,27 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   return out;
 }
 
-std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>& sets) {
-  std::vector<scenarios::Override> out;
-  for (const auto& s : sets) out.push_back(scenarios::parse_override(s));
-  return out;
-}
-
 void register_validate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "predicted vs published step time and TFLOP/s per GPU, error per case, MAPE per set");
   auto sets = std::make_shared<std::vector<std::string>>();
   auto overrides = std::make_shared<std::vector<std::string>>();
-  auto format = std::make_shared<std::string>("table");
-  auto engine = std::make_shared<std::string>("analytic");
-  auto out = std::make_shared<std::string>();
+  auto o = std::make_shared<OutputArgs>();
+  o->engine = "analytic";
   cmd->add_option("--set-name", *sets, "validation set to run (repeatable; default: all of them)");
-  cmd->add_option("--set", *overrides, "override a field of every record's scenario, e.g. --set training.attention=unfused")
-      ->take_all()
-      ->allow_extra_args(false);
-  cmd->add_option("--format", *format, "table, json or md")->check(CLI::IsMember({"table", "json", "md"}));
-  cmd->add_option("--engine", *engine, "analytic (default, fast) or simgrid")->check(CLI::IsMember({"analytic", "simgrid"}));
-  cmd->add_option("--out", *out, "write to this file instead of stdout");
+  add_set_option(*cmd, *overrides, "override a field of every record's scenario, e.g. --set training.attention=unfused");
+  add_format_option(*cmd, o->format, {"table", "json", "md"}, "table, json or md");
+  add_engine_option(*cmd, o->engine, false);
+  add_out_option(*cmd, o->out);
   cmd->callback([=]() {
-    results::ValidateOptions vo;
+    driver::ValidateOptions vo;
     vo.set_names = split_commas(*sets);
-    vo.engine = *engine == "simgrid" ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
+    vo.engine = engine_choice(o->engine).value_or(sim::EngineKind::Analytic);
     vo.overrides = parse_overrides(*overrides);
-    const auto report = results::validate(vo);
-    const std::string text = *format == "json" ? results::validation_json(report)
-                             : *format == "md" ? results::validation_markdown(report)
-                                               : results::validation_table(report);
-    emit(text, *out);
+    const auto result = driver::validate(vo);
+    const std::string text = o->format == "json" ? report::validation_json(result)
+                             : o->format == "md" ? report::validation_markdown(result)
+                                               : report::validation_table(result);
+    emit(text, o->out);
   });
 }
 
@@ -78,10 +70,10 @@ void register_calibrate_command(CLI::App& app) {
                   "parameters to fit, comma-separated: gemm_max, gemm_half_flops, attn_max, attn_half_flops, hbm_eff, "
                   "comm_slowdown (none: write the start point)");
   cmd->add_option("--base", *base, "start from this GPU's embedded efficiency (half sizes scaled by the peak ratio)");
-  cmd->add_option("--set", *overrides, "override a field of every record's scenario")->take_all()->allow_extra_args(false);
-  cmd->add_option("--out", *out, "write the efficiency JSON to this file instead of stdout");
+  add_set_option(*cmd, *overrides, "override a field of every record's scenario");
+  add_out_option(*cmd, *out, "write the efficiency JSON to this file instead of stdout");
   cmd->callback([=]() {
-    results::CalibrateOptions co;
+    driver::CalibrateOptions co;
     co.gpu = *gpu;
     co.set_names = split_commas(*sets);
     co.record_filters = split_commas(*records);
@@ -89,8 +81,8 @@ void register_calibrate_command(CLI::App& app) {
     if (co.params.size() == 1 && co.params[0] == "none") co.params.clear();
     co.overrides = parse_overrides(*overrides);
     co.base_gpu = *base;
-    const auto r = results::calibrate(co);
-    emit(costmodel::efficiency_to_json(r.efficiency, r.source), *out);
+    const auto r = driver::calibrate(co);
+    emit(driver::efficiency_to_json(r.efficiency, r.source), *out);
   });
 }
 

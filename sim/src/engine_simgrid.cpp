@@ -31,6 +31,7 @@
 #include "simgrid_replay.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/sim/engine.hpp"
+#include "stepsim/support/subprocess.hpp"
 
 namespace stepsim::sim {
 
@@ -42,19 +43,7 @@ namespace {
 constexpr std::uint8_t kStatusOk = 0;
 constexpr std::uint8_t kStatusError = 1;
 
-bool write_all(int fd, const void* data, std::size_t size) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t w = ::write(fd, p, size);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    size -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
+using support::write_all;
 
 void write_error(int fd, const std::string& message) {
   const std::uint8_t status = kStatusError;
@@ -62,8 +51,8 @@ void write_error(int fd, const std::string& message) {
   (void)(write_all(fd, &status, 1) && write_all(fd, &len, sizeof len) && write_all(fd, message.data(), message.size()));
 }
 
-// Body of the child process; never returns.
-[[noreturn]] void child_main(int fd, const StepGraph& graph, const Platform& platform) {
+// Body of the child process; returns its exit code.
+int child_main(int fd, const StepGraph& graph, const Platform& platform) {
   int code = 0;
   try {
     const Trace trace = replay_on_simgrid(graph, platform);
@@ -82,25 +71,8 @@ void write_error(int fd, const std::string& message) {
     write_error(fd, "unknown exception in the SimGrid child process");
     code = 2;
   }
-  ::close(fd);
-  // Skip destructors and atexit handlers: SimGrid's teardown is slow and the parent's state
-  // (streams, test framework) must not be flushed twice.
-  std::_Exit(code);
-}
-
-std::string read_all(int fd) {
-  std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t r = ::read(fd, buf, sizeof buf);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      throw InternalError(std::string("simgrid engine: reading from the child failed: ") + std::strerror(errno));
-    }
-    if (r == 0) break;
-    data.append(buf, static_cast<std::size_t>(r));
-  }
-  return data;
+  // The child ends with std::_Exit (support::Child), skipping SimGrid's slow teardown.
+  return code;
 }
 
 }  // namespace
@@ -110,41 +82,13 @@ Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster) {
   const Platform platform = prepare_platform(graph, cluster);
 
   static_assert(sizeof(OpTime) == 2 * sizeof(double), "OpTime is sent as two raw doubles");
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    throw InternalError(std::string("simgrid engine: pipe() failed: ") + std::strerror(errno));
-  }
-  // Buffered output would otherwise be written twice, once by each process.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw InternalError(std::string("simgrid engine: fork() failed: ") + std::strerror(err));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], graph, platform);
-  }
-  ::close(fds[1]);
-  std::string data;
+  support::ChildResult child;
   try {
-    data = read_all(fds[0]);
-  } catch (...) {
-    ::close(fds[0]);
-    ::waitpid(pid, nullptr, 0);
-    throw;
+    child = support::run_in_child([&](int fd) { return child_main(fd, graph, platform); }, "simgrid engine");
+  } catch (const support::SubprocessError& e) {
+    throw InternalError(e.what());
   }
-  ::close(fds[0]);
-  int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0) {
-    if (errno != EINTR) {
-      throw InternalError(std::string("simgrid engine: waitpid() failed: ") + std::strerror(errno));
-    }
-  }
+  const std::string& data = child.output;
 
   std::string child_message;
   if (!data.empty() && static_cast<std::uint8_t>(data[0]) == kStatusError && data.size() >= 1 + sizeof(std::uint64_t)) {
@@ -152,10 +96,8 @@ Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster) {
     std::memcpy(&len, data.data() + 1, sizeof len);
     child_message = data.substr(1 + sizeof len, static_cast<std::size_t>(len));
   }
-  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    std::string why = WIFSIGNALED(wstatus) ? "was killed by signal " + std::to_string(WTERMSIG(wstatus))
-                                           : "exited with status " + std::to_string(WEXITSTATUS(wstatus));
-    throw InternalError("simgrid engine: the simulation process " + why +
+  if (!child.status.ok()) {
+    throw InternalError("simgrid engine: the simulation process " + child.status.describe() +
                         (child_message.empty() ? std::string() : ": " + child_message));
   }
 

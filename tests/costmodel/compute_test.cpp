@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "stepsim/costmodel/calibration.hpp"
 #include "kernels.hpp"
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/workload/kernels.hpp"
@@ -307,26 +306,6 @@ TEST_CASE("GPU efficiency: preset files, default by peak class") {
   e = stepsim::scenarios::default_efficiency(custom);
   CHECK(e.gemm_max == 0.70);
   CHECK(e.gemm_half_flops == doctest::Approx(1e10));
-}
-
-TEST_CASE("efficiency files: parse, write, errors") {
-  Efficiency e;
-  e.gemm_max = 0.71;
-  e.gemm_half_flops = 4.5e9;
-  e.attn_max = 0.52;
-  e.attn_half_flops = 8e9;
-  e.hbm_eff = 0.83;
-  e.comm_slowdown = 0.04;
-  const std::string text = stepsim::costmodel::efficiency_to_json(e, "fit \"x\"");
-  CHECK(text.find("\"source\": \"fit \\\"x\\\"\"") != std::string::npos);
-  const Efficiency back = stepsim::costmodel::efficiency_from_json(text);
-  CHECK(back.gemm_max == 0.71);
-  CHECK(back.gemm_half_flops == 4.5e9);
-  CHECK(back.comm_slowdown == 0.04);
-  CHECK_THROWS_WITH_AS(stepsim::costmodel::efficiency_from_json(R"({"source": "s", "gemm_max": 1})", "eff"),
-                       "eff.gemm_half_flops: missing", stepsim::ScenarioError);
-  CHECK_THROWS_WITH_AS(stepsim::costmodel::efficiency_from_json(R"({"source": "s", "gemm_maxx": 1})", "eff"),
-                       "eff.gemm_maxx: unknown key", stepsim::ScenarioError);
 }
 
 TEST_CASE("FLOP formulas by name") {

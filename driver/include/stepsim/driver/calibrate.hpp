@@ -1,0 +1,64 @@
+#pragma once
+// `stepsim calibrate`: fits a few efficiency parameters of one GPU type to the published
+// measurements of the validation sets, running the simulator (analytic engine) in the loop. The
+// residual of a record is its relative error (validate_record's `error`); the fitter is the bounded
+// Levenberg-Marquardt of driver/fit.hpp with fixed iteration limits and tolerances, so the same
+// command writes the same file.
+
+#include <string>
+#include <vector>
+
+#include "stepsim/driver/efficiency_file.hpp"
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/driver/fit.hpp"
+#include "stepsim/driver/validate.hpp"
+#include "stepsim/driver/validation_data.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+namespace stepsim::driver {
+
+// Names of the fittable parameters, in Efficiency's order: gemm_max, gemm_half_flops, attn_max,
+// attn_half_flops, hbm_eff, comm_slowdown.
+std::vector<std::string> efficiency_parameter_names();
+// Physical bounds of a parameter: efficiencies in [0.2, 0.95], half-saturation sizes in
+// [1e6, 1e12] FLOPs, comm_slowdown in [0, 0.5]. Throws ScenarioError("--params", ...) for an unknown name.
+std::pair<double, double> efficiency_parameter_bounds(const std::string& name);
+double get_efficiency_parameter(const costmodel::Efficiency& e, const std::string& name);
+void set_efficiency_parameter(costmodel::Efficiency& e, const std::string& name, double value);
+
+// The fixed fit settings of stepsim calibrate.
+FitOptions calibrate_fit_options();
+
+struct CalibrateOptions {
+  std::string gpu;                                // GPU preset name whose parameters are fitted
+  std::vector<std::string> set_names;             // empty: every embedded set
+  std::vector<std::string> record_filters;        // keep records whose name contains one of these; empty: all
+  std::vector<std::string> params;                // parameters to fit; empty: none (write the start point)
+  std::vector<scenarios::Override> overrides;     // applied to every record's scenario
+  // Start point: empty = default_efficiency(gpu); else the embedded efficiency of this GPU, its
+  // half-saturation sizes scaled by the ratio of the peaks (a fixed per-kernel latency).
+  std::string base_gpu;
+  FitOptions fit = calibrate_fit_options();
+};
+
+struct CalibrateResult {
+  costmodel::Efficiency start;
+  costmodel::Efficiency efficiency;               // the fitted parameters (the others as in start)
+  std::vector<std::string> records;               // "set/record" of every record used
+  double mape_before = 0;
+  double mape_after = 0;
+  FitResult fit;
+  std::string source;                             // the "source" line of the written file
+};
+
+// The start point of CalibrateOptions for `gpu` (see base_gpu).
+costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std::string& base_gpu);
+
+// Fits on the given records (only those whose scenario runs on options.gpu are used; throws
+// ScenarioError("--gpu", ...) when none is left and parameters are to be fitted).
+CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, const CalibrateOptions& options);
+// Fits on the records of options.set_names selected by options.record_filters; a filter that
+// matches no record is a ScenarioError("--records", ...).
+CalibrateResult calibrate(const CalibrateOptions& options);
+
+}  // namespace stepsim::driver

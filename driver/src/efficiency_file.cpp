@@ -1,0 +1,32 @@
+#include "stepsim/driver/efficiency_file.hpp"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace stepsim::driver {
+
+namespace {
+
+std::string format_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string efficiency_to_json(const scenarios::Efficiency& e, const std::string& source) {
+  std::string out = "{\n";
+  out += "  \"source\": " + nlohmann::json(source).dump() + ",\n";
+  out += "  \"gemm_max\": " + format_number(e.gemm_max) + ",\n";
+  out += "  \"gemm_half_flops\": " + format_number(e.gemm_half_flops) + ",\n";
+  out += "  \"attn_max\": " + format_number(e.attn_max) + ",\n";
+  out += "  \"attn_half_flops\": " + format_number(e.attn_half_flops) + ",\n";
+  out += "  \"hbm_eff\": " + format_number(e.hbm_eff) + ",\n";
+  out += "  \"comm_slowdown\": " + format_number(e.comm_slowdown) + "\n";
+  out += "}\n";
+  return out;
+}
+
+}  // namespace stepsim::driver

@@ -1,0 +1,157 @@
+#include "stepsim/driver/simulate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/params.hpp"
+#include "stepsim/sim/memory_events.hpp"
+#include "stepsim/topology/cluster.hpp"
+
+namespace stepsim::driver {
+
+static_assert(scenarios::declared_param("engine.auto_simgrid_max_gpus").max == static_cast<double>(kMaxSimGridGpus),
+              "the automatic engine choice stays within the SimGrid engine's limit");
+
+sim::EngineKind default_engine(const scenarios::Scenario& s) {
+  return s.world_size() <= s.engine.auto_simgrid_max_gpus ? sim::EngineKind::SimGrid : sim::EngineKind::Analytic;
+}
+
+namespace {
+
+// 50000000 -> "50,000,000".
+std::string grouped(double v) {
+  const std::string digits = std::to_string(static_cast<long long>(v));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string cluster_key(const scenarios::ClusterSpec& c) {
+  std::string k = c.preset + "|" + c.gpu.name + "|" + num(c.gpu.memory_bytes) + "|" + num(c.gpu.peak_bf16_flops) + "|" +
+                  num(c.gpu.hbm_Bps) + "|" + num(c.gpu.nvlink_Bps) + "|" + std::to_string(c.gpus_per_node) + "|" +
+                  std::to_string(c.nodes) + "|" + num(c.intra_node.bw_Bps) + "|" + num(c.intra_node.latency_s) + "|" +
+                  std::to_string(c.inter_node.nics_per_node) + "|" + num(c.inter_node.nic_Bps) + "|" +
+                  num(c.inter_node.latency_s) + "|" + scenarios::to_string(c.inter_node.topology) + "|" +
+                  num(c.inter_node.oversubscription) + "|" + (c.ideal_network ? "1" : "0") + "|" +
+                  std::to_string(c.nvlink_domain_gpus);
+  return k;
+}
+
+std::string gpu_key(const scenarios::GpuSpec& g) {
+  const auto& e = g.efficiency;
+  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps) + "|" +
+         num(e.gemm_max) + "|" + num(e.gemm_half_flops) + "|" + num(e.attn_max) + "|" + num(e.attn_half_flops) + "|" +
+         num(e.hbm_eff) + "|" + num(e.comm_slowdown) + "|" + e.source;
+}
+
+}  // namespace
+
+struct SimulationCache::Models {
+  std::map<std::string, std::unique_ptr<topology::Cluster>> clusters;
+  std::map<std::string, std::unique_ptr<costmodel::ComputeModel>> compute;
+};
+
+SimulationCache::SimulationCache() : models_(std::make_unique<Models>()) {}
+SimulationCache::~SimulationCache() = default;
+
+const topology::Cluster& SimulationCache::cluster(const scenarios::ClusterSpec& c) {
+  auto& cl = models_->clusters[cluster_key(c)];
+  if (!cl) cl = std::make_unique<topology::Cluster>(c);
+  return *cl;
+}
+
+const costmodel::ComputeModel& SimulationCache::compute(const scenarios::GpuSpec& gpu) {
+  auto& cm = models_->compute[gpu_key(gpu)];
+  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(gpu);
+  return *cm;
+}
+
+// Ops per pass: per layer group its compute, with CP a ring op and a join, with TP a collective
+// (and a join when overlapped); per pass a pipeline send. About 300 bytes each once built.
+double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
+  const auto& p = s.parallel;
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  std::int64_t per_chunk = 1;
+  if (per_layer)
+    for (std::int64_t stage = 0; stage < p.pp; ++stage) per_chunk = std::max(per_chunk, scenarios::stage_layers(s, stage) / p.vpp);
+  const double per_group = 1.0 + (p.cp > 1 ? 2.0 : 0.0) + (p.tp > 1 ? (p.tp_comm_overlap ? 2.0 : 1.0) : 0.0);
+  return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * 2.0 * (d(per_chunk) * per_group + 1.0);
+}
+
+void check_graph_size(const scenarios::Scenario& s, bool per_layer) {
+  const double ops = estimated_ops(s, per_layer);
+  if (ops > kMaxOps)
+    throw ScenarioError("training.global_batch",
+                        "the step graph of " + grouped(static_cast<double>(s.micro_batches())) + " micro-batches would need " +
+                            grouped(ops) + " ops (limit " + grouped(kMaxOps) + "); use fewer micro-batches" +
+                            (per_layer ? " or --granularity chunk" : " (a larger training.micro_batch)"));
+}
+
+double simgrid_flow_count(const sim::StepGraph& graph) {
+  std::vector<double> per_plan(graph.plans.size(), 0.0);
+  for (std::size_t i = 0; i < graph.plans.size(); ++i)
+    for (const auto& round : graph.plans[i].rounds)
+      per_plan[i] += static_cast<double>(round.flows.size()) * static_cast<double>(round.repeat);
+  double flows = 0;
+  for (const auto& op : graph.ops)
+    if (op.plan >= 0 && static_cast<std::size_t>(op.plan) < per_plan.size()) flows += per_plan[static_cast<std::size_t>(op.plan)];
+  return flows;
+}
+
+void check_simgrid_size(const sim::StepGraph& graph) {
+  const double flows = simgrid_flow_count(graph);
+  if (flows > kMaxSimGridFlows)
+    throw ScenarioError("--engine", "the simgrid engine would replay " + grouped(flows) + " flows in this step (limit " +
+                                        grouped(kMaxSimGridFlows) + "); use --engine analytic");
+}
+
+void check_simgrid_gpus(const scenarios::Scenario& s) {
+  if (s.world_size() > kMaxSimGridGpus)
+    throw ScenarioError("--engine", "the simgrid engine handles up to " + std::to_string(kMaxSimGridGpus) +
+                                        " GPUs; this cluster has " + std::to_string(s.world_size()) + " (use --engine analytic)");
+}
+
+Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& options) {
+  scenarios::Scenario s = scenario;
+  if (options.efficiency) s.cluster.gpu.efficiency = *options.efficiency;
+  auto engine = options.engine.value_or(default_engine(s));
+  if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
+  check_graph_size(s, options.per_layer);
+  std::unique_ptr<topology::Cluster> own_cluster;
+  std::unique_ptr<costmodel::ComputeModel> own_compute;
+  if (options.cache == nullptr) own_cluster = std::make_unique<topology::Cluster>(s.cluster);
+  if (options.cache == nullptr || options.efficiency) own_compute = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu);
+  const topology::Cluster& cluster = own_cluster ? *own_cluster : options.cache->cluster(s.cluster);
+  const costmodel::ComputeModel& compute = own_compute ? *own_compute : options.cache->compute(s.cluster.gpu);
+  sim::BuildOptions bo;
+  bo.per_layer = options.per_layer;
+  bo.comm = s.comm;
+  Simulation out;
+  out.step = sim::build_step(s, cluster, compute, bo);
+  if (engine == sim::EngineKind::SimGrid) {
+    // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
+    if (!options.engine && simgrid_flow_count(out.step.graph) > kMaxSimGridFlows) engine = sim::EngineKind::Analytic;
+    else check_simgrid_size(out.step.graph);
+  }
+  out.trace = sim::run(engine, out.step.graph, cluster);
+  out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
+  out.report = report::make_report(s, out.step, out.trace, out.timeline);
+  return out;
+}
+
+}  // namespace stepsim::driver

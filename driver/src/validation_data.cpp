@@ -1,0 +1,130 @@
+#include "stepsim/driver/validation_data.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::driver {
+
+namespace detail {
+// Generated from driver/data/ by cmake/embed_files.cmake: relative path -> text.
+const std::map<std::string, std::string>& embedded_files();
+}  // namespace detail
+
+namespace {
+
+using nlohmann::json;
+
+const std::string kPrefix = "validation/";
+const std::string kSuffix = ".json";
+
+// One JSON object of a validation set: its keys are checked against `allowed` on construction;
+// every error names "<where>.<key>".
+class Fields {
+ public:
+  Fields(const json& j, std::string where, std::set<std::string> allowed) : j_(j), where_(std::move(where)) {
+    if (!j_.is_object()) throw ScenarioError(where_, "must be an object");
+    for (const auto& item : j_.items())
+      if (allowed.count(item.key()) == 0) throw ScenarioError(where_ + "." + item.key(), "unknown key");
+  }
+  [[nodiscard]] bool has(const std::string& key) const { return j_.contains(key); }
+  [[nodiscard]] const json& get(const std::string& key) const {
+    if (!has(key)) throw ScenarioError(where_ + "." + key, "missing");
+    return j_.at(key);
+  }
+  [[nodiscard]] std::string text(const std::string& key) const {
+    const json& v = get(key);
+    if (!v.is_string()) throw ScenarioError(where_ + "." + key, "must be a string");
+    return v.get<std::string>();
+  }
+  [[nodiscard]] double number(const std::string& key) const {
+    const json& v = get(key);
+    if (!v.is_number()) throw ScenarioError(where_ + "." + key, "must be a number");
+    if (!std::isfinite(v.get<double>())) throw ScenarioError(where_ + "." + key, "must be finite");
+    return v.get<double>();
+  }
+  [[nodiscard]] const std::string& where() const { return where_; }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+ValidationRecord parse_record(const json& r, const std::string& set_name, const std::string& where) {
+  const Fields f(r, where, {"name", "scenario", "measured", "flops_formula", "notes"});
+  ValidationRecord rec;
+  rec.set = set_name;
+  rec.name = f.text("name");
+  if (!f.has("scenario") || !f.get("scenario").is_object()) throw ScenarioError(where + ".scenario", "must be an object");
+  rec.scenario_json = f.get("scenario").dump();
+  if (!f.has("measured") || !f.get("measured").is_object()) throw ScenarioError(where + ".measured", "must be an object");
+  const Fields measured(f.get("measured"), where + ".measured", {"step_time_s", "tflops_per_gpu"});
+  if (measured.has("step_time_s")) rec.step_time_s = measured.number("step_time_s");
+  if (measured.has("tflops_per_gpu")) rec.tflops_per_gpu = measured.number("tflops_per_gpu");
+  if (!rec.step_time_s && !rec.tflops_per_gpu) throw ScenarioError(measured.where(), "needs step_time_s or tflops_per_gpu");
+  if ((rec.step_time_s && !(*rec.step_time_s > 0)) || (rec.tflops_per_gpu && !(*rec.tflops_per_gpu > 0)))
+    throw ScenarioError(measured.where(), "measurements must be positive");
+  const std::string formula = f.text("flops_formula");
+  try {
+    rec.flops_formula = costmodel::flops_formula_from_string(formula);
+  } catch (const ScenarioError&) {
+    throw ScenarioError(where + ".flops_formula",
+                        "unknown formula '" + formula + "' (expected megatron-causal, megatron-pre-0.11 or narayanan-eq3)");
+  }
+  if (f.has("notes")) rec.notes = f.text("notes");
+  return rec;
+}
+
+}  // namespace
+
+std::vector<std::string> validation_set_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : detail::embedded_files()) {
+    const std::string& path = entry.first;
+    if (path.size() > kPrefix.size() + kSuffix.size() && path.rfind(kPrefix, 0) == 0 &&
+        path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
+      names.push_back(path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
+  }
+  return names;
+}
+
+std::string validation_set_text(const std::string& name) {
+  const auto& files = detail::embedded_files();
+  const auto it = files.find(kPrefix + name + kSuffix);
+  if (it == files.end()) throw ScenarioError("validate", "unknown validation set '" + name + "'");
+  return it->second;
+}
+
+std::vector<ValidationRecord> parse_validation_set(const std::string& text, const std::string& set_name) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ScenarioError(set_name, std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ScenarioError(set_name, "must be a JSON object");
+  const Fields set(j, set_name, {"source", "notes", "records"});
+  (void)set.text("source");
+  if (!set.has("records") || !set.get("records").is_array() || set.get("records").empty())
+    throw ScenarioError(set_name + ".records", "must be a non-empty array");
+  std::vector<ValidationRecord> out;
+  std::set<std::string> seen;
+  const json& records = set.get("records");
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const std::string where = set_name + ".records[" + std::to_string(i) + "]";
+    auto rec = parse_record(records[i], set_name, where);
+    if (!seen.insert(rec.name).second) throw ScenarioError(where + ".name", "duplicate name '" + rec.name + "'");
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+std::vector<ValidationRecord> validation_records(const std::string& set_name) {
+  return parse_validation_set(validation_set_text(set_name), set_name);
+}
+
+}  // namespace stepsim::driver

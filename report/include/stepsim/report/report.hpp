@@ -1,0 +1,67 @@
+#pragma once
+// `stepsim report`: tables (Markdown, CSV, LaTeX, JSON) and an HTML report with SVG plots, from a
+// sweep's results (JSON lines, one row per candidate) or from simulated scenarios (one, or two
+// side by side).
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "stepsim/report/step_report.hpp"
+#include "stepsim/report/sweep_row.hpp"
+#include "stepsim/scenarios/scenario.hpp"
+
+namespace stepsim::report {
+
+enum class ReportFormat { Markdown, Csv, Latex, Html, Json };
+// "md", "csv", "latex", "html", "json"; throws ScenarioError("--format", ...) otherwise.
+ReportFormat parse_report_format(const std::string& name);
+
+struct ReportOptions {
+  std::string version;        // stepsim version printed in every header
+  ReportFormat format = ReportFormat::Markdown;
+  std::size_t top = 20;       // sweep rows in the Markdown/LaTeX/HTML tables (0: all)
+};
+
+struct ReportFile {
+  std::string name;           // "memory.svg"
+  std::string text;           // complete file (XML declaration included)
+};
+
+struct ReportOutput {
+  std::string text;           // the report in the requested format
+  std::vector<ReportFile> svgs;
+};
+
+struct SweepResultSet {
+  std::string source;         // file name shown in captions (no directories)
+  std::vector<SweepRow> rows;
+  std::size_t truncated_line = 0;  // a cut-off last line that was ignored (its number), 0 when none
+};
+
+// True when the first non-empty line is a JSON object with a "status" key (a results row);
+// a scenario file is one JSON object without it.
+bool looks_like_sweep_results(const std::string& text);
+// Parses JSON lines with parse_row (null values count as absent, a row without an index gets its
+// position; a value of the wrong type is an error); throws ScenarioError("<origin>:<line>", ...)
+// on a malformed line, except a last line without newline after at least one row, which is a
+// cut-off write: ignored and noted in truncated_line. Rows are sorted by index, then key, so the
+// order of the lines does not matter. A second row with the same index and engine "simgrid" (a
+// refined candidate) replaces the first.
+SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin);
+// Row order of every sweep table: runnable rows by tokens/s (highest first), then the other
+// simulated rows, rows out of memory, errors; ties by index.
+std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep);
+
+ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& options);
+
+// A simulated scenario; two of them make a side-by-side comparison.
+struct ScenarioRun {
+  std::string label;          // column heading ("1f1b", "A: ...")
+  scenarios::Scenario scenario;
+  Simulation simulation;
+};
+
+ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportOptions& options);
+
+}  // namespace stepsim::report

@@ -1,0 +1,83 @@
+#pragma once
+// The step report: metrics derived from the step graph, the engine's trace and the memory
+// timeline, and its writers (table, JSON, Chrome trace).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepsim/memory/timeline.hpp"
+#include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/engine.hpp"
+
+namespace stepsim::report {
+
+struct StageReport {
+  std::int64_t stage = 0;
+  std::int64_t peak_memory_bytes = 0;
+  double peak_memory_time_s = 0;
+  double compute_s = 0;        // compute stream busy
+  double exposed_comm_s = 0;   // some communication stream busy while compute is idle
+  double idle_s = 0;           // neither: pipeline bubble and waits
+};
+
+struct OomReport {
+  std::int64_t stage = 0;
+  std::int64_t gpu = 0;              // representative rank
+  std::int64_t ranks = 0;            // ranks of the stage (all identical)
+  double time_s = 0;
+  std::string op;                    // "fwd, micro-batch 5, chunk 0, stage 0"
+  std::int64_t bytes_over = 0;
+};
+
+struct StepReport {
+  std::string scenario;
+  std::string summary;
+  std::string engine;
+  std::string efficiency_kind;    // the GPU's efficiency: "fitted", "derived" or "default"
+  std::string efficiency_source;  // and where it came from (scenarios::Efficiency::source)
+  std::int64_t gpus = 0;
+  double step_time_s = 0;
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;            // Megatron's num_floating_point_operations for the step
+  double tflops_per_gpu = 0;
+  double mfu = 0;
+  double bubble_fraction = 0;        // mean idle time over stages / step time
+  double exposed_comm_fraction = 0;  // mean exposed communication over stages / step time
+  std::int64_t peak_memory_bytes = 0;
+  std::int64_t gpu_memory_bytes = 0;
+  std::int64_t peak_stage = 0;
+  bool oom = false;
+  std::optional<OomReport> oom_point;
+  std::vector<StageReport> stages;
+  std::optional<double> train_tokens;
+  std::optional<double> time_to_train_s;
+  std::optional<double> gpu_hours;
+  std::optional<double> cost_usd;
+  std::int64_t ops = 0;
+};
+
+// One scenario through the pipeline: the step graph, the engine's trace, the memory timeline and
+// the report derived from them.
+struct Simulation {
+  sim::BuiltStep step;
+  sim::Trace trace;
+  memory::Timeline timeline;
+  StepReport report;
+};
+
+StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
+                       const memory::Timeline& timeline);
+
+std::string report_table(const StepReport& r);
+std::string report_json(const StepReport& r);
+
+// Chrome trace-event JSON (opens in Perfetto): one process per stage, one thread per stream,
+// a memory counter per stage.
+std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& graph, const sim::Trace& trace,
+                         const memory::Timeline& timeline);
+
+}  // namespace stepsim::report

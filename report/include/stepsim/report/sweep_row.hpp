@@ -1,0 +1,71 @@
+#pragma once
+// One row of a sweep's results file: one candidate, its memory estimate and (when simulated) its
+// step figures, written as one line of JSON and read back by rankings, merging and `stepsim report`.
+//
+// Row (one line of JSON, keys in this order; values that do not apply are null):
+//   index, key, status ("ok" | "oom" | "error"), reason, scenario (the scenario object loaded),
+//   summary, model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch, global_batch, seq_len,
+//   schedule, recompute, paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes,
+//   engine, step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
+//   exposed_comm_fraction, peak_memory_bytes, oom (the timeline runs out of memory),
+//   time_to_train_s, gpu_hours, cost_usd.
+// "oom" rows did not pass the memory prune and were not simulated (reason says why). Refined rows
+// (SimGrid) carry the candidate's index and the key "<key> engine=simgrid". Rows hold no
+// wall-clock figures: a row depends on the candidate only.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stepsim::report {
+
+// One row of a results file, as rankings, merging and `stepsim report` read it (the line itself
+// is kept verbatim). Values that are null or absent in the line keep the defaults below: the
+// figures of the memory estimate and of the simulation stay empty.
+struct SweepRow {
+  std::int64_t index = 0;
+  std::string key;
+  std::string status;                 // ok | oom | error
+  std::string reason;
+  std::string summary;
+  std::string model;
+  std::string cluster;
+  std::string gpu;
+  std::int64_t gpus = 0;
+  std::int64_t tp = 1, cp = 1, pp = 1, dp = 1, vpp = 1;
+  std::int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
+  std::string schedule;
+  std::string recompute;
+  std::optional<std::int64_t> paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes;
+  std::string engine;                 // empty when not simulated
+  // Simulated rows only.
+  std::optional<double> step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction, exposed_comm_fraction;
+  std::optional<std::int64_t> peak_memory_bytes;
+  bool oom = false;                   // the timeline runs out of memory
+  std::optional<double> time_to_train_s, gpu_hours, cost_usd;
+  std::string line;                   // the JSON line, without the newline
+
+  bool simulated() const { return step_time_s.has_value(); }
+  // Simulated, fits in memory, no error: the rows that rank and plot.
+  bool runnable() const { return status == "ok" && simulated() && !oom; }
+};
+
+// The JSON line of `r` (keys in the order above, no newline); `scenario_json` is the candidate's
+// scenario object as JSON text.
+[[nodiscard]] std::string row_line(const SweepRow& r, const std::string& scenario_json);
+
+// Parses one line. Throws ScenarioError(origin, ...) when it is not a row: not JSON, not an object,
+// or no "status" string of ok, oom or error. A row without an index gets `missing_index`.
+SweepRow parse_row(const std::string& line, const std::string& origin = "<row>", std::int64_t missing_index = 0);
+
+// The non-blank lines of a results text, in order.
+struct RowLine {
+  std::string text;             // without the newline
+  std::int64_t number = 0;      // 1-based line number
+  std::size_t start = 0;        // offset of its first byte
+  bool terminated = false;      // a newline ends it (false: the text's last line, maybe cut short)
+};
+[[nodiscard]] std::vector<RowLine> row_lines(const std::string& text);
+
+}  // namespace stepsim::report

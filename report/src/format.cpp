@@ -1,0 +1,37 @@
+#include "stepsim/report/format.hpp"
+
+#include <cstdio>
+#include <vector>
+
+namespace stepsim::report {
+
+std::string fixed(double value, int decimals) {
+  if (value == 0) value = 0;  // no "-0.000"
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string s = buf;
+  if (s.rfind("-0.", 0) == 0 && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+std::string gib(std::int64_t bytes, int decimals) {
+  return fixed(static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0), decimals);
+}
+
+std::string pad(const std::string& text, int width) {
+  const auto w = static_cast<std::size_t>(width < 0 ? -width : width);
+  if (text.size() >= w) return text;
+  const std::string fill(w - text.size(), ' ');
+  return width < 0 ? text + fill : fill + text;
+}
+
+std::string human_duration(double seconds) {
+  if (seconds < 1e-3) return fixed(seconds * 1e6, 1) + " us";
+  if (seconds < 1.0) return fixed(seconds * 1e3, 2) + " ms";
+  if (seconds < 120.0) return fixed(seconds, 3) + " s";
+  if (seconds < 7200.0) return fixed(seconds / 60.0, 1) + " min";
+  if (seconds < 3.0 * 86400.0) return fixed(seconds / 3600.0, 1) + " h";
+  return fixed(seconds / 86400.0, 1) + " days";
+}
+
+}  // namespace stepsim::report

@@ -1,0 +1,615 @@
+#include "stepsim/report/report.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/report/compare.hpp"
+#include "stepsim/report/format.hpp"
+#include "stepsim/report/html.hpp"
+#include "stepsim/report/metrics.hpp"
+#include "stepsim/report/svg.hpp"
+#include "stepsim/report/tables.hpp"
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::report {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string header_line(const ReportOptions& o) { return "stepsim " + o.version; }
+
+std::string opt(const std::optional<double>& v, int decimals, double scale = 1.0, const std::string& none = "-") {
+  return v ? fixed(*v * scale, decimals) : none;
+}
+
+std::string opt_gib(const std::optional<std::int64_t>& bytes, const std::string& none = "-") {
+  return bytes ? gib(*bytes, 2) : none;
+}
+
+// Text around a set of tables in the chosen format.
+std::string wrap_tables(const std::string& header, const std::vector<Table>& tables, ReportFormat f) {
+  std::ostringstream os;
+  switch (f) {
+    case ReportFormat::Markdown:
+      os << header << "\n";
+      for (const auto& t : tables) os << "\n" << to_markdown(t);
+      break;
+    case ReportFormat::Latex:
+      os << "% " << header << "\n% \\usepackage{booktabs}\n";
+      for (const auto& t : tables) os << "\n" << to_latex(t);
+      break;
+    case ReportFormat::Csv:
+      os << "# " << header << "\n" << to_csv(tables.front());
+      break;
+    default:
+      break;
+  }
+  return os.str();
+}
+
+// ---- sweep results -------------------------------------------------------------------------
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string series_name(const SweepRow& r) { return r.model + " on " + (r.cluster.empty() ? r.gpu : r.cluster); }
+
+struct SweepCounts {
+  std::size_t total = 0, ok = 0, simulated = 0, oom_pruned = 0, oom_simulated = 0, errors = 0;
+};
+
+SweepCounts count(const SweepResultSet& s) {
+  SweepCounts c;
+  c.total = s.rows.size();
+  for (const auto& r : s.rows) {
+    if (r.simulated()) ++c.simulated;
+    if (r.status == "error")
+      ++c.errors;
+    else if (r.status == "oom" || r.oom)
+      ++(r.simulated() ? c.oom_simulated : c.oom_pruned);
+    else
+      ++c.ok;
+  }
+  return c;
+}
+
+std::string join_distinct(const std::vector<std::string>& v) {
+  std::vector<std::string> d;
+  for (const auto& s : v)
+    if (!s.empty() && std::find(d.begin(), d.end(), s) == d.end()) d.push_back(s);
+  std::string out;
+  for (std::size_t i = 0; i < d.size(); ++i) out += (i ? ", " : "") + d[i];
+  return out.empty() ? "-" : out;
+}
+
+std::string sweep_description(const SweepResultSet& s) {
+  const auto c = count(s);
+  std::vector<std::string> models, clusters;
+  std::int64_t g_lo = 0, g_hi = 0;
+  for (const auto& r : s.rows) {
+    models.push_back(r.model);
+    clusters.push_back(r.cluster.empty() ? r.gpu : r.cluster);
+    if (r.gpus > 0) {
+      g_lo = g_lo == 0 ? r.gpus : std::min(g_lo, r.gpus);
+      g_hi = std::max(g_hi, r.gpus);
+    }
+  }
+  std::ostringstream os;
+  os << "sweep " << s.source << ": " << c.total << " candidates, " << c.ok << " runnable, "
+     << c.oom_pruned + c.oom_simulated << " out of memory (" << c.oom_pruned << " pruned by the memory estimate, "
+     << c.oom_simulated << " in simulation), " << c.errors << " errors; model " << join_distinct(models) << "; cluster "
+     << join_distinct(clusters) << "; " << (g_lo == g_hi ? std::to_string(g_lo) : std::to_string(g_lo) + "-" + std::to_string(g_hi))
+     << " GPUs";
+  return os.str();
+}
+
+Table counts_table(const SweepResultSet& s) {
+  const auto c = count(s);
+  Table t;
+  t.caption = "Candidates by outcome";
+  t.columns = {"outcome", "candidates"};
+  t.right_aligned = {false, true};
+  t.rows = {{"runnable (simulated, fits)", std::to_string(c.ok)},
+            {"out of memory: pruned by the memory estimate", std::to_string(c.oom_pruned)},
+            {"out of memory: in simulation", std::to_string(c.oom_simulated)},
+            {"error", std::to_string(c.errors)},
+            {"total", std::to_string(c.total)}};
+  return t;
+}
+
+std::string status_text(const SweepRow& r) {
+  if (r.status == "oom" || r.oom) return r.simulated() ? "OOM (simulated)" : "OOM (estimate)";
+  return r.status;
+}
+
+// The ranked table for reading (Markdown, LaTeX, HTML): top rows, human units.
+Table ranked_table(const SweepResultSet& s, std::size_t top) {
+  const auto order = ranked_rows(s);
+  std::set<std::string> models, clusters;
+  for (const auto& r : s.rows) {
+    models.insert(r.model);
+    clusters.insert(r.cluster.empty() ? r.gpu : r.cluster);
+  }
+  // The step metrics of the registry (not the GPU's memory); time to train, GPU-hours and cost
+  // only when some row has them.
+  std::vector<const Metric*> shown;
+  for (const auto& m : step_metrics()) {
+    if (m.json_key == "gpu_memory_bytes") continue;
+    const bool always = m.of_report(StepReport{}).has_value();
+    if (always || std::any_of(s.rows.begin(), s.rows.end(), [&m](const SweepRow& r) { return m.of_row(r).has_value(); }))
+      shown.push_back(&m);
+  }
+  const bool show_model = models.size() > 1, show_cluster = clusters.size() > 1;
+  Table t;
+  const std::size_t n = top == 0 ? order.size() : std::min(top, order.size());
+  t.caption = n < order.size() ? "Top " + std::to_string(n) + " of " + std::to_string(order.size()) + " candidates by tokens/s"
+                               : "All " + std::to_string(order.size()) + " candidates by tokens/s";
+  auto col = [&](const std::string& name, bool right) {
+    t.columns.push_back(name);
+    t.right_aligned.push_back(right);
+  };
+  col("rank", true);
+  if (show_model) col("model", false);
+  if (show_cluster) col("cluster", false);
+  col("GPUs", true), col("TP", true), col("CP", true), col("PP", true), col("DP", true), col("VPP", true);
+  col("mb", true), col("schedule", false), col("recompute", false), col("status", false);
+  for (const auto* m : shown) col(m->short_name, true);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& r = s.rows[order[k]];
+    std::vector<std::string> row;
+    row.push_back(std::to_string(k + 1));
+    if (show_model) row.push_back(r.model);
+    if (show_cluster) row.push_back(r.cluster.empty() ? r.gpu : r.cluster);
+    for (auto v : {r.gpus, r.tp, r.cp, r.pp, r.dp, r.vpp, r.micro_batch}) row.push_back(std::to_string(v));
+    row.push_back(r.schedule);
+    row.push_back(r.recompute);
+    row.push_back(status_text(r));
+    for (const auto* m : shown) {
+      // A row pruned by the memory estimate shows the estimate's peak.
+      auto v = m->of_row(r);
+      if (!v && m->json_key == "peak_memory_bytes" && r.stepsim_peak_bytes) v = static_cast<double>(*r.stepsim_peak_bytes);
+      row.push_back(v ? value_text(*m, *v, m->row_decimals) : "-");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// Every row, machine units (CSV).
+Table full_table(const SweepResultSet& s) {
+  Table t;
+  t.caption = "All candidates";
+  t.columns = {"rank", "index", "key", "status", "reason", "model", "cluster", "gpu", "gpus", "tp", "cp", "pp", "dp", "vpp",
+               "micro_batch", "global_batch", "seq_len", "schedule", "recompute", "engine", "step_time_s", "tokens_per_s",
+               "tflops_per_gpu", "mfu", "bubble_fraction", "exposed_comm_fraction", "peak_memory_gib", "paper_total_gib",
+               "stepsim_peak_gib", "gpu_memory_gib", "oom", "time_to_train_s", "gpu_hours", "cost_usd"};
+  t.right_aligned.assign(t.columns.size(), false);
+  const auto order = ranked_rows(s);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const auto& r = s.rows[order[k]];
+    t.rows.push_back({std::to_string(k + 1), std::to_string(r.index), r.key, r.status, r.reason, r.model, r.cluster, r.gpu,
+                      std::to_string(r.gpus), std::to_string(r.tp), std::to_string(r.cp), std::to_string(r.pp),
+                      std::to_string(r.dp), std::to_string(r.vpp), std::to_string(r.micro_batch),
+                      std::to_string(r.global_batch), std::to_string(r.seq_len), r.schedule, r.recompute, r.engine,
+                      opt(r.step_time_s, 6, 1, ""), opt(r.tokens_per_s, 1, 1, ""), opt(r.tflops_per_gpu, 3, 1, ""),
+                      opt(r.mfu, 6, 1, ""), opt(r.bubble_fraction, 6, 1, ""), opt(r.exposed_comm_fraction, 6, 1, ""),
+                      opt_gib(r.peak_memory_bytes, ""), opt_gib(r.paper_total_bytes, ""), opt_gib(r.stepsim_peak_bytes, ""),
+                      opt_gib(r.gpu_memory_bytes, ""), r.simulated() ? (r.oom ? "true" : "false") : "",
+                      opt(r.time_to_train_s, 1, 1, ""), opt(r.gpu_hours, 1, 1, ""), opt(r.cost_usd, 0, 1, "")});
+  }
+  return t;
+}
+
+Json sweep_row_json(const SweepRow& r, std::size_t rank) {
+  Json j;
+  j["rank"] = rank;
+  j["index"] = r.index;
+  j["key"] = r.key;
+  j["status"] = r.status;
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  j["model"] = r.model;
+  j["cluster"] = r.cluster;
+  j["gpu"] = r.gpu;
+  j["gpus"] = r.gpus;
+  j["tp"] = r.tp, j["cp"] = r.cp, j["pp"] = r.pp, j["dp"] = r.dp, j["vpp"] = r.vpp;
+  j["micro_batch"] = r.micro_batch, j["global_batch"] = r.global_batch, j["seq_len"] = r.seq_len;
+  j["schedule"] = r.schedule, j["recompute"] = r.recompute;
+  // Figures are written as floating-point numbers (bytes too).
+  auto put = [&](const char* k, const auto& v) {
+    if (v) j[k] = static_cast<double>(*v);
+  };
+  put("paper_total_bytes", r.paper_total_bytes);
+  put("stepsim_peak_bytes", r.stepsim_peak_bytes);
+  put("gpu_memory_bytes", r.gpu_memory_bytes);
+  if (r.simulated()) {
+    j["engine"] = r.engine;
+    put("step_time_s", r.step_time_s);
+    put("tokens_per_s", r.tokens_per_s);
+    put("tflops_per_gpu", r.tflops_per_gpu);
+    put("mfu", r.mfu);
+    put("bubble_fraction", r.bubble_fraction);
+    put("exposed_comm_fraction", r.exposed_comm_fraction);
+    put("peak_memory_bytes", r.peak_memory_bytes);
+    j["oom"] = r.oom;
+    put("time_to_train_s", r.time_to_train_s);
+    put("gpu_hours", r.gpu_hours);
+    put("cost_usd", r.cost_usd);
+  }
+  return j;
+}
+
+// Best value of `metric` per GPU count, one series per model/cluster.
+XYChart throughput_chart(const SweepResultSet& s, const std::string& title, const std::string& y_label,
+                         std::optional<double> SweepRow::*metric) {
+  std::map<std::string, std::map<std::int64_t, double>> best;
+  std::int64_t g_lo = 0, g_hi = 0;
+  for (const auto& r : s.rows) {
+    if (!r.runnable() || !(r.*metric)) continue;
+    auto& m = best[series_name(r)];
+    const auto it = m.find(r.gpus);
+    if (it == m.end() || *(r.*metric) > it->second) m[r.gpus] = *(r.*metric);
+    g_lo = g_lo == 0 ? r.gpus : std::min(g_lo, r.gpus);
+    g_hi = std::max(g_hi, r.gpus);
+  }
+  XYChart c;
+  c.title = title;
+  c.x_label = "GPUs";
+  c.y_label = y_label;
+  c.log_x = g_lo > 0 && g_hi >= 2 * g_lo;
+  std::set<std::int64_t> counts;
+  for (const auto& [name, m] : best) {
+    for (const auto& [g, v] : m) counts.insert(g);
+    XYSeries sr;
+    sr.name = name;
+    sr.lines = true;
+    for (const auto& [g, v] : m) sr.points.push_back({static_cast<double>(g), v, ""});
+    c.series.push_back(std::move(sr));
+  }
+  for (auto g : counts) c.x_ticks.push_back(static_cast<double>(g));
+  return c;
+}
+
+// Time against resources, Pareto front (lower-left) highlighted per model/cluster.
+XYChart pareto_chart(const SweepResultSet& s) {
+  bool all_train = true, all_cost = true;
+  std::size_t n = 0;
+  for (const auto& r : s.rows) {
+    if (!r.runnable()) continue;
+    ++n;
+    all_train = all_train && r.time_to_train_s && r.gpu_hours;
+    all_cost = all_cost && r.cost_usd;
+  }
+  if (n == 0) all_train = all_cost = false;
+  XYChart c;
+  if (all_train) {
+    c.title = "Time to train vs " + std::string(all_cost ? "cost" : "GPU-hours") + " (Pareto front highlighted)";
+    c.x_label = all_cost ? "cost (USD)" : "GPU-hours to train";
+    c.y_label = "time to train (h)";
+  } else {
+    c.title = "Step time vs GPU time per step (Pareto front highlighted)";
+    c.x_label = "GPU-hours per step";
+    c.y_label = "step time (s)";
+  }
+  std::map<std::string, std::vector<XYPoint>> groups;
+  for (const auto& r : s.rows) {
+    if (!r.runnable()) continue;
+    XYPoint p;
+    if (all_train) {
+      p.x = all_cost ? *r.cost_usd : *r.gpu_hours;
+      p.y = *r.time_to_train_s / 3600.0;
+    } else {
+      p.x = *r.step_time_s * static_cast<double>(r.gpus) / 3600.0;
+      p.y = *r.step_time_s;
+    }
+    p.label = std::to_string(r.gpus) + " GPUs " + layout_label(layout_of(r), true);
+    groups[series_name(r)].push_back(p);
+  }
+  double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
+  for (auto& [name, pts] : groups) {
+    XYSeries sr;
+    sr.name = name;
+    std::stable_sort(pts.begin(), pts.end(), [](const XYPoint& a, const XYPoint& b) {
+      return a.x < b.x || (a.x == b.x && a.y < b.y);
+    });
+    sr.points = pts;
+    double best_y = 1e300;
+    for (const auto& p : pts) {
+      x_lo = std::min(x_lo, p.x), x_hi = std::max(x_hi, p.x), y_lo = std::min(y_lo, p.y), y_hi = std::max(y_hi, p.y);
+      if (p.y < best_y) {
+        sr.highlight.push_back(p);
+        best_y = p.y;
+      }
+    }
+    for (auto& p : sr.points) p.label.clear();
+    c.series.push_back(std::move(sr));
+  }
+  c.log_x = x_lo > 0 && x_hi > 10 * x_lo;
+  c.log_y = y_lo > 0 && y_hi > 10 * y_lo;
+  return c;
+}
+
+std::vector<ReportFile> sweep_svgs(const SweepResultSet& s) {
+  std::vector<ReportFile> out;
+  out.push_back({"throughput.svg", svg_document(xy_svg(throughput_chart(s, "Best throughput vs GPU count", "tokens/s",
+                                                                        &SweepRow::tokens_per_s)))});
+  out.push_back({"tflops_per_gpu.svg",
+                 svg_document(xy_svg(throughput_chart(s, "Best model TFLOP/s per GPU vs GPU count", "TFLOP/s per GPU",
+                                                      &SweepRow::tflops_per_gpu)))});
+  out.push_back({"pareto.svg", svg_document(xy_svg(pareto_chart(s)))});
+  return out;
+}
+
+// Inline form of a standalone SVG file (without its XML declaration).
+std::string inline_svg(const ReportFile& f) {
+  const auto pos = f.text.find("<svg");
+  return pos == std::string::npos ? f.text : f.text.substr(pos);
+}
+
+// ---- scenario runs --------------------------------------------------------------------------
+
+Table metrics_table(const std::vector<ScenarioRun>& runs) {
+  std::vector<CompareColumn> columns;
+  for (const auto& r : runs) columns.push_back({r.label, r.scenario, r.simulation.report});
+  return comparison_table(columns, CompareStyle::Report);
+}
+
+Table stages_table(const std::vector<ScenarioRun>& runs) {
+  Table t;
+  t.caption = "Per pipeline stage: compute, exposed communication, idle time and peak memory";
+  if (runs.size() > 1) {
+    t.columns.push_back("run");
+    t.right_aligned.push_back(false);
+  }
+  for (const char* c : {"stage", "compute (s)", "exposed comm (s)", "idle (s)", "peak (GiB)", "peak at (s)"}) {
+    t.columns.push_back(c);
+    t.right_aligned.push_back(true);
+  }
+  for (const auto& r : runs)
+    for (const auto& st : r.simulation.report.stages) {
+      std::vector<std::string> row;
+      if (runs.size() > 1) row.push_back(r.label);
+      row.insert(row.end(), {std::to_string(st.stage), fixed(st.compute_s, 4), fixed(st.exposed_comm_s, 4), fixed(st.idle_s, 4),
+                             gib(st.peak_memory_bytes, 2), fixed(st.peak_memory_time_s, 4)});
+      t.rows.push_back(std::move(row));
+    }
+  return t;
+}
+
+// CSV keeps one table: the metrics, then the stage figures as further rows.
+Table csv_table(const std::vector<ScenarioRun>& runs) {
+  Table t = metrics_table(runs);
+  std::size_t max_stages = 0;
+  for (const auto& r : runs) max_stages = std::max(max_stages, r.simulation.report.stages.size());
+  for (std::size_t i = 0; i < max_stages; ++i) {
+    const std::string p = "stage " + std::to_string(i) + " ";
+    auto row = [&](const std::string& name, auto&& value) {
+      std::vector<std::string> cells{p + name};
+      for (const auto& r : runs) {
+        const auto& st = r.simulation.report.stages;
+        cells.push_back(i < st.size() ? value(st[i]) : std::string());
+      }
+      t.rows.push_back(std::move(cells));
+    };
+    row("compute (s)", [](const StageReport& s) { return fixed(s.compute_s, 4); });
+    row("exposed comm (s)", [](const StageReport& s) { return fixed(s.exposed_comm_s, 4); });
+    row("idle (s)", [](const StageReport& s) { return fixed(s.idle_s, 4); });
+    row("peak memory (GiB)", [](const StageReport& s) { return gib(s.peak_memory_bytes, 2); });
+  }
+  return t;
+}
+
+std::string runs_header(const std::vector<ScenarioRun>& runs, const ReportOptions& o) {
+  std::string h = header_line(o) + ": ";
+  if (runs.size() == 1) return h + runs.front().simulation.report.summary;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    h += (i ? "; " : "") + runs[i].label + " = " + runs[i].simulation.report.summary;
+  return h;
+}
+
+}  // namespace
+
+ReportFormat parse_report_format(const std::string& name) {
+  if (name == "md" || name == "markdown") return ReportFormat::Markdown;
+  if (name == "csv") return ReportFormat::Csv;
+  if (name == "latex" || name == "tex") return ReportFormat::Latex;
+  if (name == "html") return ReportFormat::Html;
+  if (name == "json") return ReportFormat::Json;
+  throw ScenarioError("--format", "unknown format '" + name + "' (md, csv, latex, html or json)");
+}
+
+bool looks_like_sweep_results(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    return !j.is_discarded() && j.is_object() && j.contains("status");
+  }
+  return false;
+}
+
+SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin) {
+  SweepResultSet out;
+  out.source = base_name(origin);
+  for (const auto& line : row_lines(text)) {
+    try {
+      out.rows.push_back(
+          parse_row(line.text, origin + ":" + std::to_string(line.number), static_cast<std::int64_t>(out.rows.size())));
+    } catch (const ScenarioError&) {
+      // A last line without its newline that is not a row: a write cut short (a killed sweep).
+      if (line.terminated || out.rows.empty()) throw;
+      out.truncated_line = static_cast<std::size_t>(line.number);
+    }
+  }
+  if (out.rows.empty()) throw ScenarioError(origin, "no results rows (empty file)");
+  // Rows in candidate order whatever order the file has (a sweep appends them as they finish).
+  std::stable_sort(out.rows.begin(), out.rows.end(), [](const SweepRow& a, const SweepRow& b) {
+    return a.index != b.index ? a.index < b.index : a.key < b.key;
+  });
+  // A candidate re-simulated with SimGrid has a second row with the same index: it replaces the first.
+  std::vector<SweepRow> kept;
+  std::map<std::int64_t, std::size_t> by_index;
+  for (auto& r : out.rows) {
+    const auto it = by_index.find(r.index);
+    if (it == by_index.end()) {
+      by_index[r.index] = kept.size();
+      kept.push_back(std::move(r));
+    } else if (r.simulated() && r.engine == "simgrid") {
+      kept[it->second] = std::move(r);
+    }
+  }
+  out.rows = std::move(kept);
+  return out;
+}
+
+std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep) {
+  std::vector<std::size_t> order(sweep.rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto group = [](const SweepRow& r) {
+    if (r.runnable()) return 0;
+    if (r.status == "ok") return 1;
+    if (r.status == "oom" || r.oom) return 2;
+    return 3;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto& ra = sweep.rows[a];
+    const auto& rb = sweep.rows[b];
+    const int ga = group(ra), gb = group(rb);
+    if (ga != gb) return ga < gb;
+    if (ga == 0) {
+      const double ta = ra.tokens_per_s.value_or(0), tb = rb.tokens_per_s.value_or(0);
+      if (ta != tb) return ta > tb;
+    }
+    return ra.index < rb.index;
+  });
+  return order;
+}
+
+ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& options) {
+  ReportOutput out;
+  out.svgs = sweep_svgs(sweep);
+  const std::string description = sweep_description(sweep);
+  const std::string header = header_line(options) + ": " + description;
+  switch (options.format) {
+    case ReportFormat::Markdown:
+    case ReportFormat::Latex: {
+      auto top = ranked_table(sweep, options.top);
+      auto counts = counts_table(sweep);
+      if (options.format == ReportFormat::Latex) top.caption += " (" + header + ")";
+      out.text = wrap_tables(header, {top, counts}, options.format);
+      break;
+    }
+    case ReportFormat::Csv:
+      out.text = wrap_tables(header, {full_table(sweep)}, options.format);
+      break;
+    case ReportFormat::Json: {
+      Json j;
+      j["stepsim_version"] = options.version;
+      j["kind"] = "sweep";
+      j["source"] = sweep.source;
+      j["description"] = description;
+      const auto c = count(sweep);
+      j["counts"] = {{"total", c.total}, {"runnable", c.ok}, {"oom_pruned", c.oom_pruned},
+                     {"oom_simulated", c.oom_simulated}, {"error", c.errors}};
+      Json rows = Json::array();
+      const auto order = ranked_rows(sweep);
+      for (std::size_t k = 0; k < order.size(); ++k) rows.push_back(sweep_row_json(sweep.rows[order[k]], k + 1));
+      j["rows"] = rows;
+      out.text = j.dump(2) + "\n";
+      break;
+    }
+    case ReportFormat::Html: {
+      std::vector<HtmlSection> sections;
+      sections.push_back({"Candidates", "", {to_html(counts_table(sweep)), to_html(ranked_table(sweep, options.top))}, false});
+      sections.push_back({"Throughput vs GPU count",
+                          "Best runnable layout per GPU count, one series per model and cluster.",
+                          {inline_svg(out.svgs[0]), inline_svg(out.svgs[1])}, false});
+      sections.push_back({"Time vs cost", "Every runnable layout; the Pareto front (nothing both faster and cheaper) is outlined.",
+                          {inline_svg(out.svgs[2])}, false});
+      out.text = html_document("stepsim sweep report", description, sections, header_line(options));
+      break;
+    }
+  }
+  return out;
+}
+
+ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportOptions& options) {
+  if (runs.empty()) throw InternalError("scenario_report: no runs");
+  ReportOutput out;
+  const bool compare = runs.size() > 1;
+  const int width = compare ? 560 : 960;
+  double axis_s = 0;
+  for (const auto& r : runs) axis_s = std::max(axis_s, r.simulation.trace.makespan_s);
+  const std::string suffixes = "abcdefghijklmnopqrstuvwxyz";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const std::string sfx = compare ? std::string("_") + suffixes[i % suffixes.size()] : "";
+    const std::string who = compare ? r.label + ": " : "";
+    const auto mp = memory_plot(r.simulation.step.graph, r.simulation.timeline, r.simulation.report.step_time_s,
+                                who + "Memory per GPU over the step, per pipeline stage");
+    out.svgs.push_back({"memory" + sfx + ".svg", svg_document(memory_svg(mp, width))});
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const std::string sfx = compare ? std::string("_") + suffixes[i % suffixes.size()] : "";
+    const std::string title = (compare ? r.label + ": " : std::string()) + scenarios::to_string(r.scenario.parallel.schedule) +
+                              " pipeline, step " + fixed(r.simulation.report.step_time_s, 3) + " s";
+    const auto gp = gantt_plot(r.simulation.step.graph, r.simulation.trace, title);
+    out.svgs.push_back({"gantt" + sfx + ".svg", svg_document(gantt_svg(gp, width, axis_s))});
+  }
+  const std::string header = runs_header(runs, options);
+  switch (options.format) {
+    case ReportFormat::Markdown:
+    case ReportFormat::Latex: {
+      auto m = metrics_table(runs);
+      if (options.format == ReportFormat::Latex) m.caption += " (" + header + ")";
+      out.text = wrap_tables(header, {m, stages_table(runs)}, options.format);
+      break;
+    }
+    case ReportFormat::Csv:
+      out.text = wrap_tables(header, {csv_table(runs)}, options.format);
+      break;
+    case ReportFormat::Json: {
+      Json j;
+      j["stepsim_version"] = options.version;
+      j["kind"] = compare ? "comparison" : "scenario";
+      Json arr = Json::array();
+      for (const auto& r : runs) arr.push_back({{"label", r.label}, {"report", Json::parse(report_json(r.simulation.report))}});
+      j["runs"] = arr;
+      out.text = j.dump(2) + "\n";
+      break;
+    }
+    case ReportFormat::Html: {
+      std::vector<HtmlSection> sections;
+      sections.push_back({"Summary", "", {to_html(metrics_table(runs)), to_html(stages_table(runs))}, false});
+      HtmlSection mem{"Memory over time",
+                      "Memory of one GPU of each pipeline stage over the step (static memory plus activations and buffers); "
+                      "the dashed line is the GPU's capacity, a red circle marks the first point out of memory.",
+                      {}, compare};
+      HtmlSection gantt{"Pipeline schedule",
+                        "One row per stage: compute coloured by phase on top (grey where the GPU idles), communication "
+                        "below (TP/CP/PP upper half, DP lower half)." +
+                            std::string(compare ? " Both charts share one time axis." : ""),
+                        {}, compare};
+      for (const auto& f : out.svgs) (f.name.rfind("memory", 0) == 0 ? mem : gantt).blocks.push_back(inline_svg(f));
+      sections.push_back(std::move(mem));
+      sections.push_back(std::move(gantt));
+      std::string subtitle;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        subtitle += (i ? "; " : "") + (compare ? runs[i].label + " = " : std::string()) + runs[i].simulation.report.summary;
+      out.text = html_document(compare ? "stepsim comparison report" : "stepsim scenario report", subtitle, sections,
+                               header_line(options));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace stepsim::report

@@ -1,0 +1,267 @@
+#include "stepsim/report/step_report.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/report/format.hpp"
+#include "stepsim/report/memory_report.hpp"
+#include "stepsim/report/metrics.hpp"
+
+namespace stepsim::report {
+
+namespace {
+
+using Interval = std::pair<double, double>;
+
+// Merges intervals into disjoint sorted ones.
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
+  }
+  return out;
+}
+
+double length(const std::vector<Interval>& v) {
+  double s = 0;
+  for (const auto& iv : v) s += iv.second - iv.first;
+  return s;
+}
+
+// Length of `a` not covered by `b` (both merged).
+double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double total = 0;
+  std::size_t j = 0;
+  for (const auto& iv : a) {
+    double cur = iv.first;
+    while (j < b.size() && b[j].second <= cur) ++j;
+    std::size_t k = j;
+    while (k < b.size() && b[k].first < iv.second) {
+      if (b[k].first > cur) total += b[k].first - cur;
+      cur = std::max(cur, b[k].second);
+      if (cur >= iv.second) break;
+      ++k;
+    }
+    if (cur < iv.second) total += iv.second - cur;
+  }
+  return total;
+}
+
+}  // namespace
+
+StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
+                       const memory::Timeline& timeline) {
+  const auto& g = step.graph;
+  StepReport r;
+  r.scenario = s.name;
+  r.summary = scenario_summary(s);
+  r.engine = sim::to_string(trace.engine);
+  r.efficiency_kind = scenarios::to_string(s.cluster.gpu.efficiency.kind);
+  r.efficiency_source = s.cluster.gpu.efficiency.source;
+  r.gpus = s.world_size();
+  r.ops = static_cast<std::int64_t>(g.ops.size());
+  r.step_time_s = trace.makespan_s;
+  r.tokens_per_step = static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.seq_len);
+  r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;
+  r.model_flops = step.work.model_flops;
+  if (r.step_time_s > 0) {
+    r.tflops_per_gpu = r.model_flops / (r.step_time_s * static_cast<double>(r.gpus)) / 1e12;
+    r.mfu = r.tflops_per_gpu * 1e12 / s.cluster.gpu.peak_bf16_flops;
+  }
+  r.gpu_memory_bytes = static_cast<std::int64_t>(s.cluster.gpu.memory_bytes);
+
+  std::vector<std::vector<Interval>> compute(g.devices.size()), comm(g.devices.size());
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    const Interval iv{trace.ops[i].start_s, trace.ops[i].end_s};
+    if (op.kind == sim::OpKind::Compute)
+      compute[static_cast<std::size_t>(op.device)].push_back(iv);
+    else if (op.kind != sim::OpKind::Delay)
+      comm[static_cast<std::size_t>(op.device)].push_back(iv);
+  }
+  double idle_sum = 0, exposed_sum = 0;
+  for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
+    StageReport st;
+    st.stage = g.devices[dv].stage;
+    const auto cm = merged(compute[dv]);
+    const auto co = merged(comm[dv]);
+    st.compute_s = length(cm);
+    st.exposed_comm_s = uncovered(co, cm);
+    st.idle_s = std::max(0.0, r.step_time_s - st.compute_s - st.exposed_comm_s);
+    const auto& mt = timeline.devices[dv];
+    st.peak_memory_bytes = mt.peak_bytes;
+    st.peak_memory_time_s = mt.peak_time_s;
+    if (st.peak_memory_bytes > r.peak_memory_bytes) {
+      r.peak_memory_bytes = st.peak_memory_bytes;
+      r.peak_stage = st.stage;
+    }
+    idle_sum += st.idle_s;
+    exposed_sum += st.exposed_comm_s;
+    r.stages.push_back(st);
+  }
+  if (r.step_time_s > 0 && !g.devices.empty()) {
+    r.bubble_fraction = idle_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
+    r.exposed_comm_fraction = exposed_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
+  }
+  if (timeline.oom) {
+    r.oom = true;
+    OomReport o;
+    const auto& dev = g.devices[static_cast<std::size_t>(timeline.oom->device)];
+    o.stage = dev.stage;
+    o.gpu = dev.gpu;
+    o.ranks = dev.multiplicity;
+    o.time_s = timeline.oom->time_s;
+    o.op = timeline.oom->op >= 0 ? g.describe(timeline.oom->op) : "static memory";
+    o.bytes_over = timeline.oom->bytes_over;
+    r.oom_point = o;
+  } else {
+    // Static memory alone can exceed the GPU before any op runs.
+    for (const auto& dev : g.devices)
+      if (dev.static_bytes > dev.capacity_bytes) {
+        r.oom = true;
+        r.oom_point = OomReport{dev.stage, dev.gpu, dev.multiplicity, 0.0, "static memory (weights, gradients, optimizer, buffers)",
+                                dev.static_bytes - dev.capacity_bytes};
+        break;
+      }
+  }
+  if (s.training.train_tokens && r.tokens_per_s > 0) {
+    r.train_tokens = *s.training.train_tokens;
+    r.time_to_train_s = *s.training.train_tokens / r.tokens_per_s;
+    r.gpu_hours = *r.time_to_train_s * static_cast<double>(r.gpus) / 3600.0;
+    if (s.cost.usd_per_gpu_hour) r.cost_usd = *r.gpu_hours * *s.cost.usd_per_gpu_hour;
+  }
+  return r;
+}
+
+std::string report_table(const StepReport& r) {
+  std::ostringstream os;
+  os << r.summary << "\n";
+  os << "engine " << r.engine << ", " << r.ops << " ops\n";
+  os << "efficiency " << r.efficiency_kind << ": " << r.efficiency_source << "\n\n";
+  auto row = [&](const std::string& k, const std::string& v) { os << pad("  " + k, -34) << v << "\n"; };
+  // The step metrics of the registry up to the memory, which has a line of its own.
+  for (const auto& m : step_metrics()) {
+    if (m.json_key == "peak_memory_bytes") break;
+    row(m.json_key == "bubble_fraction" ? m.name + " (idle / step time)" : m.name,
+        value_with_unit(m, *m.of_report(r), m.decimals));
+  }
+  row("peak memory", gib(r.peak_memory_bytes, 2) + " GiB of " + gib(r.gpu_memory_bytes, 2) + " (stage " +
+                         std::to_string(r.peak_stage) + ")");
+  if (r.oom && r.oom_point) {
+    const auto& o = *r.oom_point;
+    const std::string ranks = o.ranks > 1 ? "rank " + std::to_string(o.gpu) + " and the other " + std::to_string(o.ranks - 1) +
+                                                " ranks of the stage, all alike"
+                                          : "rank " + std::to_string(o.gpu);
+    row("OUT OF MEMORY", "stage " + std::to_string(o.stage) + " (" + ranks + ") at " + fixed(o.time_s, 4) +
+                             " s, " + o.op + ", " + gib(o.bytes_over, 2) + " GiB over; the step is not runnable");
+  } else {
+    row("out of memory", "no");
+  }
+  if (r.time_to_train_s) {
+    row("time to train " + fixed(*r.train_tokens / 1e9, 1) + " B tokens", human_duration(*r.time_to_train_s) + ", " +
+                                                                           fixed(*r.gpu_hours, 0) + " GPU-hours" +
+                                                                           (r.cost_usd ? ", $" + fixed(*r.cost_usd, 0) : ""));
+  }
+  os << "\n" << pad("stage", 7) << pad("compute s", 12) << pad("exposed comm s", 16) << pad("idle s", 10)
+     << pad("peak GiB", 11) << "\n";
+  for (const auto& st : r.stages)
+    os << pad(std::to_string(st.stage), 7) << " " << pad(fixed(st.compute_s, 4), 11) << " " << pad(fixed(st.exposed_comm_s, 4), 15)
+       << " " << pad(fixed(st.idle_s, 4), 9) << " " << pad(gib(st.peak_memory_bytes, 2), 10) << "\n";
+  os << "\nFLOPs: Megatron's num_floating_point_operations (model FLOPs, no recomputation, causal attention s/(2h));"
+        " MFU against the dense BF16 peak.\n";
+  return os.str();
+}
+
+std::string report_json(const StepReport& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = r.scenario;
+  j["summary"] = r.summary;
+  j["engine"] = r.engine;
+  j["efficiency"] = {{"kind", r.efficiency_kind}, {"source", r.efficiency_source}};
+  j["gpus"] = r.gpus;
+  j["ops"] = r.ops;
+  j["step_time_s"] = r.step_time_s;
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["model_flops"] = r.model_flops;
+  j["flops_formula"] = "megatron num_floating_point_operations (causal s/(2h))";
+  j["tflops_per_gpu"] = r.tflops_per_gpu;
+  j["mfu"] = r.mfu;
+  j["bubble_fraction"] = r.bubble_fraction;
+  j["exposed_comm_fraction"] = r.exposed_comm_fraction;
+  j["peak_memory_bytes"] = r.peak_memory_bytes;
+  j["gpu_memory_bytes"] = r.gpu_memory_bytes;
+  j["peak_stage"] = r.peak_stage;
+  j["oom"] = r.oom;
+  if (r.oom_point) {
+    const auto& o = *r.oom_point;
+    j["oom_point"] = {{"stage", o.stage}, {"gpu", o.gpu}, {"ranks", o.ranks}, {"time_s", o.time_s}, {"op", o.op},
+                      {"bytes_over", o.bytes_over}};
+  } else {
+    j["oom_point"] = nullptr;
+  }
+  auto& st = j["stages"];
+  st = nlohmann::ordered_json::array();
+  for (const auto& s : r.stages) {
+    nlohmann::ordered_json o;
+    o["stage"] = s.stage;
+    o["peak_memory_bytes"] = s.peak_memory_bytes;
+    o["peak_memory_time_s"] = s.peak_memory_time_s;
+    o["compute_s"] = s.compute_s;
+    o["exposed_comm_s"] = s.exposed_comm_s;
+    o["idle_s"] = s.idle_s;
+    st.push_back(o);
+  }
+  if (r.time_to_train_s) {
+    j["train_tokens"] = *r.train_tokens;
+    j["time_to_train_s"] = *r.time_to_train_s;
+    j["gpu_hours"] = *r.gpu_hours;
+  }
+  if (r.cost_usd) j["cost_usd"] = *r.cost_usd;
+  return j.dump(2) + "\n";
+}
+
+std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& g, const sim::Trace& trace,
+                         const memory::Timeline& timeline) {
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
+    const auto& dev = g.devices[dv];
+    events.push_back({{"ph", "M"}, {"pid", dv}, {"name", "process_name"},
+                      {"args", {{"name", "stage " + std::to_string(dev.stage) + " (rank " + std::to_string(dev.gpu) + ", x" +
+                                             std::to_string(dev.multiplicity) + ")"}}}});
+    for (int k = 0; k < sim::kNumStreams; ++k)
+      events.push_back({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
+  }
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    if (op.kind == sim::OpKind::Delay) continue;
+    const double ts = trace.ops[i].start_s * 1e6, dur = (trace.ops[i].end_s - trace.ops[i].start_s) * 1e6;
+    nlohmann::ordered_json e{{"ph", "X"}, {"pid", op.device}, {"tid", static_cast<int>(op.stream)}, {"name", op.label},
+                             {"ts", ts}, {"dur", dur}};
+    nlohmann::ordered_json args;
+    if (op.micro_batch >= 0) args["micro_batch"] = op.micro_batch;
+    if (op.chunk >= 0) args["chunk"] = op.chunk;
+    if (op.layer >= 0) args["layer"] = op.layer;
+    if (op.flops > 0) args["flops"] = op.flops;
+    if (op.bytes > 0) args["bytes"] = op.bytes;
+    if (!args.empty()) e["args"] = args;
+    events.push_back(e);
+  }
+  for (std::size_t dv = 0; dv < timeline.devices.size(); ++dv)
+    for (const auto& pt : timeline.devices[dv].points)
+      events.push_back({{"ph", "C"}, {"pid", dv}, {"name", "memory GiB"}, {"ts", pt.time_s * 1e6},
+                        {"args", {{"GiB", static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0)}}}});
+  nlohmann::ordered_json j;
+  j["traceEvents"] = events;
+  j["displayTimeUnit"] = "ms";
+  j["otherData"] = {{"scenario", s.name}, {"generator", "stepsim"}};
+  return j.dump() + "\n";
+}
+
+}  // namespace stepsim::report

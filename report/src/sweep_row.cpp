@@ -1,0 +1,207 @@
+// Sweep rows: the JSON line and its parsing.
+
+#include "stepsim/report/sweep_row.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::report {
+
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+template <typename T>
+OrderedJson opt(const std::optional<T>& v) {
+  return v ? OrderedJson(*v) : OrderedJson(nullptr);
+}
+
+// The fields of one results row. Null or absent values keep their defaults; a value of the wrong
+// type or out of range is a ScenarioError naming "<origin>.<key>".
+class RowReader {
+ public:
+  RowReader(const Json& j, std::string origin) : j_(j), origin_(std::move(origin)) {}
+
+  std::string str(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) return std::string();
+    if (!v->is_string()) fail(key, std::string("must be a string, got ") + type_name(*v));
+    return v->get<std::string>();
+  }
+
+  // A finite number >= 0.
+  std::optional<double> number(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) fail(key, std::string("must be a number, got ") + type_name(*v));
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < 0) fail(key, "must be a finite number >= 0, got " + v->dump());
+    return x;
+  }
+
+  // An integer >= lo (a float with an integral value counts).
+  std::optional<std::int64_t> integer(const char* key, std::int64_t lo) const {
+    const Json* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    std::int64_t x = 0;
+    if (v->is_number_unsigned()) {
+      if (v->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        fail(key, "is out of range: " + v->dump());
+      x = static_cast<std::int64_t>(v->get<std::uint64_t>());
+    } else if (v->is_number_integer()) {
+      x = v->get<std::int64_t>();
+    } else if (v->is_number_float() && std::isfinite(v->get<double>()) && std::floor(v->get<double>()) == v->get<double>() &&
+               std::fabs(v->get<double>()) < 9e15) {
+      x = static_cast<std::int64_t>(v->get<double>());
+    } else {
+      fail(key, std::string("must be an integer, got ") + (v->is_number() ? v->dump() : type_name(*v)));
+    }
+    if (x < lo) fail(key, "must be at least " + std::to_string(lo) + ", got " + std::to_string(x));
+    return x;
+  }
+
+  bool flag(const char* key) const {
+    const Json* v = find(key);
+    if (v == nullptr) return false;
+    if (!v->is_boolean()) fail(key, std::string("must be true, false or null, got ") + type_name(*v));
+    return v->get<bool>();
+  }
+
+ private:
+  const Json* find(const char* key) const {
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  [[noreturn]] void fail(const char* key, const std::string& reason) const { throw ScenarioError(origin_ + "." + key, reason); }
+  static const char* type_name(const Json& j) {
+    if (j.is_object()) return "an object";
+    if (j.is_array()) return "an array";
+    if (j.is_string()) return "a string";
+    if (j.is_boolean()) return "a boolean";
+    if (j.is_number()) return "a number";
+    return "a value";
+  }
+
+  const Json& j_;
+  std::string origin_;
+};
+
+}  // namespace
+
+std::string row_line(const SweepRow& r, const std::string& scenario_json) {
+  OrderedJson j;
+  j["index"] = r.index;
+  j["key"] = r.key;
+  j["status"] = r.status;
+  j["reason"] = r.reason.empty() ? OrderedJson(nullptr) : OrderedJson(r.reason);
+  j["scenario"] = OrderedJson::parse(scenario_json);
+  j["summary"] = r.summary;
+  j["model"] = r.model;
+  j["cluster"] = r.cluster;
+  j["gpu"] = r.gpu;
+  j["gpus"] = r.gpus;
+  j["tp"] = r.tp;
+  j["cp"] = r.cp;
+  j["pp"] = r.pp;
+  j["dp"] = r.dp;
+  j["vpp"] = r.vpp;
+  j["micro_batch"] = r.micro_batch;
+  j["global_batch"] = r.global_batch;
+  j["seq_len"] = r.seq_len;
+  j["schedule"] = r.schedule;
+  j["recompute"] = r.recompute;
+  j["paper_total_bytes"] = opt(r.paper_total_bytes);
+  j["stepsim_peak_bytes"] = opt(r.stepsim_peak_bytes);
+  j["gpu_memory_bytes"] = opt(r.gpu_memory_bytes);
+  j["engine"] = r.engine.empty() ? OrderedJson(nullptr) : OrderedJson(r.engine);
+  j["step_time_s"] = opt(r.step_time_s);
+  j["tokens_per_s"] = opt(r.tokens_per_s);
+  j["tflops_per_gpu"] = opt(r.tflops_per_gpu);
+  j["mfu"] = opt(r.mfu);
+  j["bubble_fraction"] = opt(r.bubble_fraction);
+  j["exposed_comm_fraction"] = opt(r.exposed_comm_fraction);
+  j["peak_memory_bytes"] = opt(r.peak_memory_bytes);
+  j["oom"] = r.simulated() ? OrderedJson(r.oom) : OrderedJson(nullptr);
+  j["time_to_train_s"] = opt(r.time_to_train_s);
+  j["gpu_hours"] = opt(r.gpu_hours);
+  j["cost_usd"] = opt(r.cost_usd);
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+SweepRow parse_row(const std::string& line, const std::string& origin, std::int64_t missing_index) {
+  Json j;
+  try {
+    j = Json::parse(line);
+  } catch (const Json::parse_error& e) {
+    throw ScenarioError(origin, std::string("malformed JSON line: ") + e.what());
+  } catch (const Json::exception& e) {
+    // Valid syntax that nlohmann cannot hold: a number beyond double (1e400).
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    throw ScenarioError(origin, "unreadable JSON line: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+  }
+  if (!j.is_object()) throw ScenarioError(origin, "a results row must be a JSON object");
+  if (!j.contains("status") || !j["status"].is_string())
+    throw ScenarioError(origin, "a results row needs a \"status\" string (ok, oom or error)");
+  SweepRow r;
+  r.status = j["status"].get<std::string>();
+  if (r.status != "ok" && r.status != "oom" && r.status != "error")
+    throw ScenarioError(origin + ".status", "unknown status '" + r.status + "' (ok, oom or error)");
+  const RowReader f(j, origin);
+  r.index = f.integer("index", 0).value_or(missing_index);
+  r.key = f.str("key");
+  r.reason = f.str("reason");
+  r.summary = f.str("summary");
+  r.model = f.str("model");
+  r.cluster = f.str("cluster");
+  r.gpu = f.str("gpu");
+  r.gpus = f.integer("gpus", 1).value_or(0);
+  r.tp = f.integer("tp", 1).value_or(1);
+  r.cp = f.integer("cp", 1).value_or(1);
+  r.pp = f.integer("pp", 1).value_or(1);
+  r.dp = f.integer("dp", 1).value_or(1);
+  r.vpp = f.integer("vpp", 1).value_or(1);
+  r.micro_batch = f.integer("micro_batch", 1).value_or(1);
+  r.global_batch = f.integer("global_batch", 1).value_or(0);
+  r.seq_len = f.integer("seq_len", 1).value_or(0);
+  r.schedule = f.str("schedule");
+  r.recompute = f.str("recompute");
+  r.paper_total_bytes = f.integer("paper_total_bytes", 0);
+  r.stepsim_peak_bytes = f.integer("stepsim_peak_bytes", 0);
+  r.gpu_memory_bytes = f.integer("gpu_memory_bytes", 0);
+  r.engine = f.str("engine");
+  r.step_time_s = f.number("step_time_s");
+  r.tokens_per_s = f.number("tokens_per_s");
+  r.tflops_per_gpu = f.number("tflops_per_gpu");
+  r.mfu = f.number("mfu");
+  r.bubble_fraction = f.number("bubble_fraction");
+  r.exposed_comm_fraction = f.number("exposed_comm_fraction");
+  r.peak_memory_bytes = f.integer("peak_memory_bytes", 0);
+  r.oom = f.flag("oom");
+  r.time_to_train_s = f.number("time_to_train_s");
+  r.gpu_hours = f.number("gpu_hours");
+  r.cost_usd = f.number("cost_usd");
+  r.line = line;
+  return r;
+}
+
+std::vector<RowLine> row_lines(const std::string& text) {
+  std::vector<RowLine> out;
+  std::size_t pos = 0;
+  std::int64_t number = 0;
+  while (pos < text.size()) {
+    ++number;
+    const auto nl = text.find('\n', pos);
+    RowLine line{text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos), number, pos, nl != std::string::npos};
+    pos = line.terminated ? nl + 1 : text.size();
+    if (line.text.find_first_not_of(" \t\r") != std::string::npos) out.push_back(std::move(line));
+  }
+  return out;
+}
+
+}  // namespace stepsim::report

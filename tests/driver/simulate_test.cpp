@@ -1,0 +1,117 @@
+// simulate(): the limits on the step graph's size and on the flows the SimGrid engine replays.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/topology/cluster.hpp"
+
+using namespace stepsim;
+using namespace stepsim::report;
+using namespace stepsim::driver;
+
+namespace {
+
+scenarios::Scenario scenario(const std::vector<std::string>& sets) {
+  std::vector<scenarios::Override> ov;
+  for (const auto& s : sets) ov.push_back(scenarios::parse_override(s));
+  return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
+}
+
+std::string error_of(const scenarios::Scenario& s, const SimulateOptions& o) {
+  try {
+    (void)simulate(s, o);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("estimated ops: pp * vpp * micro-batches * 2 passes * (groups per pass * ops per group + a send)") {
+  const auto def = scenario({});  // pp 4, 256 micro-batches, 80 layers, TP8: compute + TP op per group
+  CHECK(estimated_ops(def, false) == 4.0 * 256 * 2 * (1 * 2 + 1));
+  CHECK(estimated_ops(def, true) == 4.0 * 256 * 2 * (20 * 2 + 1));
+  const auto inter = scenario({"parallel.schedule=interleaved", "parallel.vpp=2"});
+  CHECK(estimated_ops(inter, true) == 4.0 * 2 * 256 * 2 * (10 * 2 + 1));
+  const auto uneven = scenario({"parallel.first_stage_layers=18", "parallel.last_stage_layers=18"});  // 22 on the others
+  CHECK(estimated_ops(uneven, true) == 4.0 * 256 * 2 * (22 * 2 + 1));
+  // CP adds a ring op and a join per group, an overlapped TP collective a join
+  const auto cp = scenario({"parallel.cp=2", "parallel.tp_comm_overlap=true", "parallel.pp=2"});
+  CHECK(estimated_ops(cp, false) == 2.0 * static_cast<double>(cp.micro_batches()) * 2 * (1 * 5 + 1));
+  CHECK_NOTHROW(check_graph_size(def, true));
+}
+
+TEST_CASE("a step graph beyond the op limit is refused before it is built") {
+  SimulateOptions o;
+  o.engine = sim::EngineKind::Analytic;
+  o.per_layer = true;
+  // 2,000 layers and 4,096 micro-batches: 4,096 x 2 x (2,000 x 2 + 1) = 32,776,192 ops.
+  const auto layers = scenario({"model.layers=2000", "training.global_batch=4096", "parallel.pp=1", "parallel.tp=8",
+                                "cluster.nodes=1"});
+  CHECK(error_of(layers, o) ==
+        "training.global_batch: the step graph of 4,096 micro-batches would need 32,776,192 ops (limit 20,000,000); use fewer "
+        "micro-batches or --granularity chunk");
+  o.per_layer = false;
+  const auto batch = scenario({"training.global_batch=16777216"});
+  CHECK(error_of(batch, o).rfind("training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops", 0) == 0);
+}
+
+TEST_CASE("the simgrid engine refuses steps with more flows than it replays in reasonable time") {
+  // Llama-3.1-8B with TP1 PP1 DP1024: 1,023-step rings of 1,024 flows, many buckets.
+  const auto wide = scenario({"model=llama-3.1-8b", "cluster.nodes=128", "parallel.tp=1", "parallel.pp=1",
+                              "training.global_batch=1024", "training.seq_len=4096"});
+  const topology::Cluster cluster(wide.cluster);
+  const costmodel::ComputeModel compute(wide.cluster.gpu);
+  const auto step = sim::build_step(wide, cluster, compute);
+  CHECK(simgrid_flow_count(step.graph) > kMaxSimGridFlows);
+  CHECK_THROWS_WITH_AS(check_simgrid_size(step.graph), doctest::Contains("; use --engine analytic"), ScenarioError);
+  SimulateOptions o;
+  o.engine = sim::EngineKind::SimGrid;
+  CHECK(error_of(wide, o).rfind("--engine: the simgrid engine would replay ", 0) == 0);
+  // Left to choose, simulate() takes the analytic engine instead.
+  CHECK(default_engine(wide) == sim::EngineKind::SimGrid);
+  CHECK(simulate(wide).report.engine == "analytic");
+  // The default scenario is well within the limit, and the count is what its plans say.
+  const auto def = scenario({});
+  const topology::Cluster c2(def.cluster);
+  const costmodel::ComputeModel m2(def.cluster.gpu);
+  const auto small = sim::build_step(def, c2, m2);
+  double flows = 0;
+  for (const auto& op : small.graph.ops)
+    if (op.plan >= 0)
+      for (const auto& round : small.graph.plans[static_cast<std::size_t>(op.plan)].rounds)
+        flows += static_cast<double>(round.flows.size() * static_cast<std::size_t>(round.repeat));
+  CHECK(simgrid_flow_count(small.graph) == flows);
+  CHECK(flows > 0);
+  CHECK(flows < kMaxSimGridFlows);
+}
+
+TEST_CASE("a user-described GPU with the H100 preset's numbers gives the preset's step time") {
+  // The default scenario's cluster (16 x DGX H100) written out, with the GPU as numbers only.
+  const std::string gpu = R"({"memory_gib": 80, "peak_bf16_tflops": 989, "hbm_TBps": 3.35, "nvlink_GBps": 450,
+      "efficiency": {"gemm_max": 0.483372364, "gemm_half_flops": 4.945e+09, "attn_max": 0.35,
+                     "attn_half_flops": 7.912e+09, "hbm_eff": 0.85, "comm_slowdown": 0.05}})";
+  const auto user = scenario({"cluster={\"gpus_per_node\": 8, \"nodes\": 16, \"gpu\": " + gpu +
+                              ", \"inter_node\": {\"nics_per_node\": 8, \"nic_Gbps\": 400, \"topology\": \"rail-fat-tree\"}}"});
+  const auto preset = scenario({});
+  REQUIRE(user.cluster.preset.empty());
+  REQUIRE(user.cluster.gpu.name == "custom");
+  CHECK(user.cluster.gpu.efficiency.source == "cluster.gpu.efficiency");
+  for (const auto engine : {sim::EngineKind::Analytic, sim::EngineKind::SimGrid}) {
+    SimulateOptions o;
+    o.engine = engine;
+    const double preset_s = simulate(preset, o).report.step_time_s;
+    CHECK(preset_s == doctest::Approx(89.1).epsilon(1e-3));
+    CHECK(simulate(user, o).report.step_time_s == preset_s);
+  }
+}
+
+TEST_CASE("the automatic engine: simgrid up to engine.auto_simgrid_max_gpus GPUs") {
+  CHECK(default_engine(scenario({})) == sim::EngineKind::SimGrid);  // 128 GPUs
+  CHECK(default_engine(scenario({"engine.auto_simgrid_max_gpus=64"})) == sim::EngineKind::Analytic);
+}

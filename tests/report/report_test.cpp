@@ -1,0 +1,440 @@
+// Report writers: tables (Markdown, CSV, LaTeX), SVG plots and the HTML report.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/report/html.hpp"
+#include "stepsim/report/metrics.hpp"
+#include "stepsim/report/report.hpp"
+#include "stepsim/report/svg.hpp"
+#include "stepsim/report/tables.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+
+using namespace stepsim;
+using namespace stepsim::report;
+using namespace stepsim::driver;
+
+namespace {
+
+std::string tmpdir() {
+  static const std::string dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("stepsim_report_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d.string();
+  }();
+  return dir;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string f = tmpdir() + "/" + name;
+  std::ofstream(f, std::ios::binary) << text;
+  return f;
+}
+
+bool have_xmllint() { return std::system("command -v xmllint >/dev/null 2>&1") == 0; }
+
+// Runs `xmllint --noout` on `text`; true when the document is well-formed.
+bool well_formed(const std::string& name, const std::string& text) {
+  const auto f = write_file(name, text);
+  return std::system(("xmllint --noout '" + f + "' 2>'" + f + ".err'").c_str()) == 0;
+}
+
+std::size_t count_lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+std::size_t count_of(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// A small sweep: three runnable layouts on two GPU counts, one pruned by memory, one out of
+// memory in simulation, one error, and a SimGrid refinement of candidate 0.
+const char* kSweep =
+    R"({"index":0,"key":"tp=8 pp=4","status":"ok","reason":null,"scenario":{},"summary":"s0","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":128,"tp":8,"cp":1,"pp":4,"dp":4,"vpp":1,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":60000000000,"stepsim_peak_bytes":52000000000,"gpu_memory_bytes":85899345920,"engine":"analytic","step_time_s":60.0,"tokens_per_s":139810.1,"tflops_per_gpu":480.5,"mfu":0.486,"bubble_fraction":0.09,"exposed_comm_fraction":0.15,"peak_memory_bytes":52000000000,"oom":false,"time_to_train_s":107000.0,"gpu_hours":3804.4,"cost_usd":7608.9}
+{"index":1,"key":"tp=8 pp=8","status":"ok","reason":null,"scenario":{},"summary":"s1","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":128,"tp":8,"cp":1,"pp":8,"dp":2,"vpp":1,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":40000000000,"stepsim_peak_bytes":36000000000,"gpu_memory_bytes":85899345920,"engine":"analytic","step_time_s":66.0,"tokens_per_s":127100.2,"tflops_per_gpu":436.8,"mfu":0.441,"bubble_fraction":0.12,"exposed_comm_fraction":0.1,"peak_memory_bytes":36000000000,"oom":false,"time_to_train_s":117700.0,"gpu_hours":4184.9,"cost_usd":8369.8}
+{"index":2,"key":"tp=8 pp=4 dp=2","status":"ok","reason":null,"scenario":{},"summary":"s2","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":64,"tp":8,"cp":1,"pp":4,"dp":2,"vpp":2,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"interleaved","recompute":"selective","paper_total_bytes":60000000000,"stepsim_peak_bytes":55000000000,"gpu_memory_bytes":85899345920,"engine":"analytic","step_time_s":115.0,"tokens_per_s":72944.4,"tflops_per_gpu":501.0,"mfu":0.507,"bubble_fraction":0.05,"exposed_comm_fraction":0.08,"peak_memory_bytes":55000000000,"oom":false,"time_to_train_s":205600.0,"gpu_hours":3655.1,"cost_usd":7310.2}
+{"index":3,"key":"tp=4 pp=2","status":"oom","reason":"stepsim peak 120.0 GiB > 80.0 GiB","scenario":{},"summary":"s3","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":64,"tp":4,"cp":1,"pp":2,"dp":8,"vpp":1,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":150000000000,"stepsim_peak_bytes":128000000000,"gpu_memory_bytes":85899345920,"engine":null,"step_time_s":null,"tokens_per_s":null,"tflops_per_gpu":null,"mfu":null,"bubble_fraction":null,"exposed_comm_fraction":null,"peak_memory_bytes":null,"oom":null,"time_to_train_s":null,"gpu_hours":null,"cost_usd":null}
+{"index":4,"key":"tp=8 pp=2","status":"ok","reason":null,"scenario":{},"summary":"s4","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":64,"tp":8,"cp":1,"pp":2,"dp":4,"vpp":1,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":70000000000,"stepsim_peak_bytes":79000000000,"gpu_memory_bytes":85899345920,"engine":"analytic","step_time_s":120.0,"tokens_per_s":69905.1,"tflops_per_gpu":480.0,"mfu":0.485,"bubble_fraction":0.05,"exposed_comm_fraction":0.1,"peak_memory_bytes":90000000000,"oom":true,"time_to_train_s":214500.0,"gpu_hours":3813.3,"cost_usd":7626.7}
+{"index":5,"key":"tp=8 cp=2 pp=4","status":"error","reason":"cp_comm: unsupported","scenario":{},"summary":"s5","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":128,"tp":8,"cp":2,"pp":4,"dp":2,"vpp":1,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":null,"stepsim_peak_bytes":null,"gpu_memory_bytes":null,"engine":null,"step_time_s":null}
+{"index":0,"key":"tp=8 pp=4 engine=simgrid","status":"ok","reason":null,"scenario":{},"summary":"s0","model":"llama-3.1-70b","cluster":"dgx-h100","gpu":"h100-sxm-80gb","gpus":128,"tp":8,"cp":1,"pp":4,"dp":4,"vpp":1,"micro_batch":1,"global_batch":1024,"seq_len":8192,"schedule":"1f1b","recompute":"none","paper_total_bytes":60000000000,"stepsim_peak_bytes":52000000000,"gpu_memory_bytes":85899345920,"engine":"simgrid","step_time_s":62.0,"tokens_per_s":135300.1,"tflops_per_gpu":465.0,"mfu":0.47,"bubble_fraction":0.09,"exposed_comm_fraction":0.16,"peak_memory_bytes":52000000000,"oom":false,"time_to_train_s":110800.0,"gpu_hours":3939.6,"cost_usd":7879.2}
+)";
+
+ReportOptions opts(ReportFormat f) {
+  ReportOptions o;
+  o.version = "0.1.0";
+  o.format = f;
+  return o;
+}
+
+std::vector<ScenarioRun> tsubame_run(const std::vector<scenarios::Override>& ov = {}) {
+  auto s = scenarios::load_scenario_file(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/examples/llama31-8b-tsubame.json", ov);
+  SimulateOptions so;
+  so.engine = sim::EngineKind::Analytic;
+  auto simulation = simulate(s, so);
+  std::vector<ScenarioRun> runs;
+  runs.push_back(ScenarioRun{s.name, s, std::move(simulation)});
+  return runs;
+}
+
+std::vector<ScenarioRun> schedule_pair() {
+  std::vector<ScenarioRun> runs;
+  SimulateOptions so;
+  so.engine = sim::EngineKind::Analytic;
+  const std::vector<std::vector<scenarios::Override>> sets = {
+      {}, {{"parallel.schedule", "interleaved"}, {"parallel.vpp", "2"}}};
+  const char* labels[] = {"A (1f1b)", "B (interleaved, vpp 2)"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto s = scenarios::load_scenario_text(scenarios::default_scenario_text(), sets[i], "<default scenario>");
+    auto simulation = simulate(s, so);
+    runs.push_back(ScenarioRun{labels[i], s, std::move(simulation)});
+  }
+  return runs;
+}
+
+Table sample_table() {
+  Table t;
+  t.caption = "Layouts_with 100% fits & more";
+  t.columns = {"layout", "tokens/s", "note"};
+  t.right_aligned = {false, true, false};
+  t.rows = {{"TP8 PP4", "133207", "a, \"quoted\" | piped"}, {"TP4 PP8", "99", "$x_1$ #2 {y}"}};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("LaTeX tables have booktabs rules and escape special characters") {
+  const auto tex = to_latex(sample_table());
+  CHECK(count_of(tex, "\\toprule") == 1);
+  CHECK(count_of(tex, "\\midrule") == 1);
+  CHECK(count_of(tex, "\\bottomrule") == 1);
+  CHECK(tex.find("\\begin{tabular}{lrl}") != std::string::npos);
+  CHECK(tex.find("\\caption{Layouts\\_with 100\\% fits \\& more}") != std::string::npos);
+  CHECK(tex.find("\\$x\\_1\\$ \\#2 \\{y\\}") != std::string::npos);
+  CHECK(tex.find("TP8 PP4 & 133207 & a, \"quoted\" \\textbar{} piped \\\\") != std::string::npos);
+  CHECK(latex_escape("a\\b~c^d") == "a\\textbackslash{}b\\textasciitilde{}c\\textasciicircum{}d");
+}
+
+TEST_CASE("CSV has a header line and one line per row, quoting where needed") {
+  const auto csv = to_csv(sample_table());
+  CHECK(count_lines(csv) == 3);
+  CHECK(csv.rfind("layout,tokens/s,note\n", 0) == 0);
+  CHECK(csv.find("TP8 PP4,133207,\"a, \"\"quoted\"\" | piped\"\n") != std::string::npos);
+  CHECK(csv_field("plain") == "plain");
+  CHECK(csv_field("x\ny") == "\"x\ny\"");
+}
+
+TEST_CASE("Markdown tables: caption, header, alignment row, one line per row, equal pipes") {
+  const auto md = to_markdown(sample_table());
+  CHECK(md.rfind("**Layouts_with 100% fits & more**\n\n", 0) == 0);
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream in(md);
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] == '|') lines.push_back(line);
+  REQUIRE(lines.size() == 4);
+  // Escaped pipes inside cells do not count as separators.
+  auto separators = [](const std::string& l) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < l.size(); ++i)
+      if (l[i] == '|' && (i == 0 || l[i - 1] != '\\')) ++n;
+    return n;
+  };
+  for (const auto& l : lines) CHECK(separators(l) == 4);
+  CHECK(lines[1] == "| ------- | -------: | -------------------- |");
+  for (const auto& l : lines) CHECK(l.size() == lines[0].size());
+  CHECK(lines[2].find("a, \"quoted\" \\| piped") != std::string::npos);
+}
+
+TEST_CASE("xml_escape escapes markup characters") {
+  CHECK(xml_escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+}
+
+TEST_CASE("axis ticks are nice numbers, short numbers are compact") {
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i] != doctest::Approx(b[i])) return false;
+    return true;
+  };
+  CHECK(same(axis_ticks(0, 62.97, false), {0, 20, 40, 60}));
+  CHECK(same(axis_ticks(0, 1.3, false), {0, 0.5, 1.0}));
+  CHECK(same(axis_ticks(3, 9, false), {3, 4, 5, 6, 7, 8, 9}));
+  CHECK(axis_ticks(10, 10000, true) == std::vector<double>{10, 100, 1000, 10000});
+  CHECK(axis_ticks(10, 100, true) == std::vector<double>{10, 20, 50, 100});
+  CHECK(short_number(133207) == "133.21k");
+  CHECK(short_number(2500000) == "2.5M");
+  CHECK(short_number(64) == "64");
+  CHECK(short_number(0.25) == "0.25");
+  CHECK(short_number(0) == "0");
+}
+
+TEST_CASE("sweep results: detection, parsing, refined rows, ranking") {
+  CHECK(looks_like_sweep_results(kSweep));
+  CHECK_FALSE(looks_like_sweep_results(scenarios::default_scenario_text()));
+  CHECK_FALSE(looks_like_sweep_results(R"({"name": "x", "model": "llama-3.1-8b"})"));
+  const auto s = parse_sweep_results(kSweep, "/some/dir/results.jsonl");
+  CHECK(s.source == "results.jsonl");
+  REQUIRE(s.rows.size() == 6);
+  CHECK(s.rows[0].engine == "simgrid");  // the refinement replaced the analytic row
+  CHECK(s.rows[0].step_time_s == doctest::Approx(62.0));
+  CHECK_FALSE(s.rows[3].simulated());
+  CHECK(s.rows[4].oom);
+  const auto order = ranked_rows(s);
+  // Runnable by tokens/s, then simulated but out of memory (4), pruned (3), error (5).
+  CHECK(order == std::vector<std::size_t>{0, 1, 2, 4, 3, 5});
+  auto swapped = s;
+  std::swap(swapped.rows[0].tokens_per_s, swapped.rows[2].tokens_per_s);
+  CHECK(ranked_rows(swapped) == std::vector<std::size_t>{2, 1, 0, 4, 3, 5});
+}
+
+TEST_CASE("sweep results: bad lines name the file and line") {
+  try {
+    parse_sweep_results("{\"status\":\"ok\",\"index\":0}\n{\"status\": \n", "r.jsonl");
+    FAIL("no exception");
+  } catch (const ScenarioError& e) {
+    CHECK(std::string(e.what()).rfind("r.jsonl:2: malformed JSON line", 0) == 0);
+  }
+  try {
+    parse_sweep_results("{\"status\":\"maybe\"}\n", "r.jsonl");
+    FAIL("no exception");
+  } catch (const ScenarioError& e) {
+    CHECK(std::string(e.what()) == "r.jsonl:1.status: unknown status 'maybe' (ok, oom or error)");
+  }
+  CHECK_THROWS_AS(parse_sweep_results("\n\n", "empty.jsonl"), ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_report_format("yaml"), "--format: unknown format 'yaml' (md, csv, latex, html or json)",
+                       ScenarioError);
+}
+
+TEST_CASE("sweep results: the order of the lines does not change the report") {
+  std::vector<std::string> lines;
+  std::istringstream in(kSweep);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string reversed;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) reversed += *it + "\n";
+  const auto a = parse_sweep_results(kSweep, "results.jsonl");
+  const auto b = parse_sweep_results(reversed, "results.jsonl");
+  REQUIRE(b.rows.size() == 6);
+  CHECK(b.rows[0].engine == "simgrid");  // the refinement still replaces the analytic row
+  for (const auto f : {ReportFormat::Markdown, ReportFormat::Csv, ReportFormat::Latex, ReportFormat::Json, ReportFormat::Html}) {
+    const auto ra = sweep_report(a, opts(f));
+    const auto rb = sweep_report(b, opts(f));
+    CHECK(ra.text == rb.text);
+    REQUIRE(ra.svgs.size() == rb.svgs.size());
+    for (std::size_t i = 0; i < ra.svgs.size(); ++i) CHECK(ra.svgs[i].text == rb.svgs[i].text);
+  }
+}
+
+TEST_CASE("sweep results: wrong types are errors; a cut-off last line is ignored and noted") {
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"index\":\"x\"}\n", "r.jsonl"),
+                       "r.jsonl:1.index: must be an integer, got a string", ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"step_time_s\":\"abc\"}\n", "r.jsonl"),
+                       "r.jsonl:1.step_time_s: must be a number, got a string", ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"gpus\":-5}\n", "r.jsonl"), "r.jsonl:1.gpus: must be at least 1, got -5",
+                       ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"mfu\":1e400}\n", "r.jsonl"),
+                       "r.jsonl:1: unreadable JSON line: number overflow parsing '1e400'", ScenarioError);
+  const std::string text = kSweep;
+  const auto cut = parse_sweep_results(text.substr(0, text.size() - 40), "r.jsonl");  // the refined row cut off
+  CHECK(cut.truncated_line == 7);
+  REQUIRE(cut.rows.size() == 6);
+  CHECK(cut.rows[0].engine == "analytic");
+  CHECK(parse_sweep_results(kSweep, "r.jsonl").truncated_line == 0);
+  // A cut-off line is only forgiven at the end and after a row.
+  CHECK_THROWS_AS(parse_sweep_results("{\"status\":", "r.jsonl"), ScenarioError);
+}
+
+TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
+  const auto s = parse_sweep_results(kSweep, "results.jsonl");
+  const auto md = sweep_report(s, opts(ReportFormat::Markdown)).text;
+  CHECK(md.rfind("stepsim 0.1.0: sweep results.jsonl: 6 candidates, 3 runnable, 2 out of memory (1 pruned by the memory "
+                 "estimate, 1 in simulation), 1 errors; model llama-3.1-70b; cluster dgx-h100; 64-128 GPUs\n",
+                 0) == 0);
+  CHECK(md.find("**All 6 candidates by tokens/s**") != std::string::npos);
+  CHECK(md.find("| out of memory: pruned by the memory estimate |          1 |") != std::string::npos);
+  CHECK(md.find("| OOM (estimate)") != std::string::npos);
+  CHECK(md.find(" 135300 |") != std::string::npos);
+  CHECK(md == sweep_report(s, opts(ReportFormat::Markdown)).text);
+
+  auto top2 = opts(ReportFormat::Markdown);
+  top2.top = 2;
+  const auto md2 = sweep_report(s, top2).text;
+  CHECK(md2.find("**Top 2 of 6 candidates by tokens/s**") != std::string::npos);
+  CHECK(md2.find("72944") == std::string::npos);
+
+  const auto csv = sweep_report(s, opts(ReportFormat::Csv)).text;
+  CHECK(csv.rfind("# stepsim 0.1.0: sweep results.jsonl", 0) == 0);
+  CHECK(count_lines(csv) == 1 + 1 + 6);
+  CHECK(csv.find("\nrank,index,key,status,reason,model,") != std::string::npos);
+  CHECK(csv.find("\n1,0,tp=8 pp=4 engine=simgrid,ok,,llama-3.1-70b,dgx-h100,h100-sxm-80gb,128,8,1,4,4,1,1,1024,8192,1f1b,"
+                 "none,simgrid,62.000000,135300.1,465.000,") != std::string::npos);
+
+  const auto tex = sweep_report(s, opts(ReportFormat::Latex)).text;
+  CHECK(count_of(tex, "\\toprule") == 2);
+  CHECK(count_of(tex, "\\bottomrule") == 2);
+  CHECK(tex.find("MFU \\%") != std::string::npos);
+  CHECK(tex.find("\\caption{All 6 candidates by tokens/s (stepsim 0.1.0: sweep results.jsonl") != std::string::npos);
+
+  const auto json = sweep_report(s, opts(ReportFormat::Json)).text;
+  CHECK(json.find("\"stepsim_version\": \"0.1.0\"") != std::string::npos);
+  CHECK(json.find("\"oom_pruned\": 1") != std::string::npos);
+  CHECK(json == sweep_report(s, opts(ReportFormat::Json)).text);
+}
+
+TEST_CASE("sweep plots: throughput per GPU count and the Pareto front") {
+  const auto s = parse_sweep_results(kSweep, "results.jsonl");
+  const auto out = sweep_report(s, opts(ReportFormat::Html));
+  REQUIRE(out.svgs.size() == 3);
+  CHECK(out.svgs[0].name == "throughput.svg");
+  CHECK(out.svgs[1].name == "tflops_per_gpu.svg");
+  CHECK(out.svgs[2].name == "pareto.svg");
+  const auto& thr = out.svgs[0].text;
+  CHECK(thr.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(count_of(thr, "<polyline") == 1);  // one series: llama-3.1-70b on dgx-h100
+  CHECK(count_of(thr, "<circle") == 2 + 1);  // GPU counts 64 and 128, plus the legend marker
+  CHECK(thr.find("llama-3.1-70b on dgx-h100") != std::string::npos);
+  const auto& par = out.svgs[2].text;
+  CHECK(par.find("Time to train vs cost") != std::string::npos);
+  // Runnable rows: (7879, 30.8 h), (8370, 32.7 h), (7310, 57.1 h): the front is 7310 and 7879.
+  CHECK(count_of(par, "stroke=\"#000000\" stroke-width=\"1.5\"/>") == 2 + 1);  // front points + legend
+  CHECK(par.find("64 GPUs TP8 CP1 PP4 DP2 VPP2, interleaved, mb 1, recompute selective") != std::string::npos);
+  CHECK(par.find("128 GPUs TP8 CP1 PP4 DP4, ") != std::string::npos);
+  CHECK(par.find("128 GPUs TP8 CP1 PP8 DP2") == std::string::npos);
+  CHECK(out.text.find("<h2>Throughput vs GPU count</h2>") != std::string::npos);
+  CHECK(out.text.find("<h2>Time vs cost</h2>") != std::string::npos);
+  CHECK(count_of(out.text, "<svg ") == 3);
+  CHECK(out.text.find("<script") == std::string::npos);
+  CHECK(out.text.find("http://") == out.text.find("http://www.w3.org"));
+}
+
+TEST_CASE("scenario report: summary table, memory plot, Gantt chart, deterministic") {
+  const auto runs = tsubame_run();
+  const auto md = scenario_report(runs, opts(ReportFormat::Markdown)).text;
+  CHECK(md.rfind("stepsim 0.1.0: llama31-8b-tsubame: llama-3.1-8b on 1 x 4 h100-sxm-94gb", 0) == 0);
+  CHECK(md.find("| step time (s)") != std::string::npos);
+  CHECK(md.find("| out of memory             |") != std::string::npos);
+  CHECK(md == scenario_report(tsubame_run(), opts(ReportFormat::Markdown)).text);
+  const auto csv = scenario_report(runs, opts(ReportFormat::Csv)).text;
+  const std::size_t stages = runs[0].simulation.report.stages.size();
+  CHECK(csv.find("\nmetric,llama31-8b-tsubame\n") != std::string::npos);
+  CHECK(count_lines(csv) == 1 + 1 + 14 + 4 * stages);
+  const auto json = scenario_report(runs, opts(ReportFormat::Json)).text;
+  CHECK(json.find("\"kind\": \"scenario\"") != std::string::npos);
+  CHECK(json.find("\"step_time_s\"") != std::string::npos);
+
+  const auto out = scenario_report(runs, opts(ReportFormat::Html));
+  REQUIRE(out.svgs.size() == 2);
+  CHECK(out.svgs[0].name == "memory.svg");
+  CHECK(out.svgs[1].name == "gantt.svg");
+  CHECK(out.svgs[0].text.find("GPU memory 94.0 GiB") != std::string::npos);
+  CHECK(out.svgs[0].text.find("OOM:") == std::string::npos);
+  CHECK(out.svgs[1].text.find(">stage 0</text>") != std::string::npos);
+  CHECK(out.svgs[1].text.find("fill=\"#4c9be8\"") != std::string::npos);  // forward
+  CHECK(out.svgs[1].text.find("fill=\"#f28e2b\"") != std::string::npos);  // backward
+  CHECK(out.text.find("<h2>Memory over time</h2>") != std::string::npos);
+  CHECK(out.text.find("<h2>Pipeline schedule</h2>") != std::string::npos);
+  CHECK(out.text == scenario_report(tsubame_run(), opts(ReportFormat::Html)).text);
+}
+
+TEST_CASE("memory plot marks the OOM point") {
+  const auto runs = tsubame_run({{"training.micro_batch", "4"}});
+  REQUIRE(runs[0].simulation.report.oom);
+  const auto plot = memory_plot(runs[0].simulation.step.graph, runs[0].simulation.timeline,
+                                runs[0].simulation.report.step_time_s, "t");
+  REQUIRE(plot.oom.has_value());
+  CHECK(plot.oom->series == 0);
+  CHECK(plot.oom->bytes > plot.capacity_bytes);
+  const auto svg = memory_svg(plot);
+  CHECK(svg.find("OOM: stage 0 at ") != std::string::npos);
+  CHECK(svg.find("<circle") != std::string::npos);
+}
+
+TEST_CASE("Gantt chart rows and merged bars") {
+  GanttPlot p;
+  p.title = "t <&>";
+  p.makespan_s = 10;
+  p.rows = {{"stage 0",
+             {{0, 1, GanttCategory::Forward}, {1, 2, GanttCategory::Forward}, {3, 4, GanttCategory::Backward},
+              {0.5, 3, GanttCategory::Comm}, {2.5, 5, GanttCategory::Comm}, {9, 10, GanttCategory::Optimizer}}},
+            {"stage 1", {{4, 6, GanttCategory::DpComm}}}};
+  const auto svg = gantt_svg(p, 960);
+  CHECK(svg.find("t &lt;&amp;&gt;") != std::string::npos);
+  // Touching forward bars merge into one; overlapping comm bars merge into one.
+  CHECK(count_of(svg, "fill=\"#4c9be8\"/>") == 1 + 1);  // bar + legend
+  CHECK(count_of(svg, "fill=\"#e15759\"/>") == 1 + 1);
+  CHECK(count_of(svg, "fill=\"#76b7b2\"/>") == 1 + 1);
+  CHECK(count_of(svg, ">stage 1</text>") == 1);
+  // A shared time axis twice as long halves the width of every bar.
+  CHECK(gantt_svg(p, 960, 20) != svg);
+}
+
+TEST_CASE("comparison report: two columns and two Gantt charts on one time axis") {
+  const auto runs = schedule_pair();
+  const auto md = scenario_report(runs, opts(ReportFormat::Markdown)).text;
+  CHECK(md.find("| metric                    |") != std::string::npos);
+  CHECK(md.find("A (1f1b)") != std::string::npos);
+  CHECK(md.find("B (interleaved, vpp 2)") != std::string::npos);
+  CHECK(md.find("| schedule                  |") != std::string::npos);
+  const auto out = scenario_report(runs, opts(ReportFormat::Html));
+  std::vector<std::string> names;
+  for (const auto& f : out.svgs) names.push_back(f.name);
+  CHECK(names == std::vector<std::string>{"memory_a.svg", "memory_b.svg", "gantt_a.svg", "gantt_b.svg"});
+  CHECK(count_of(out.text, "<div class=\"row\">") == 2);
+  CHECK(out.svgs[2].text.find("A (1f1b): 1f1b pipeline") != std::string::npos);
+  CHECK(out.svgs[3].text.find("B (interleaved, vpp 2): interleaved pipeline") != std::string::npos);
+}
+
+TEST_CASE("every SVG and the HTML reports are well-formed XML (xmllint)") {
+  if (!have_xmllint()) {
+    MESSAGE("skipped: xmllint not installed");
+    return;
+  }
+  const auto sweep = sweep_report(parse_sweep_results(kSweep, "results.jsonl"), opts(ReportFormat::Html));
+  const auto scenario = scenario_report(tsubame_run({{"training.micro_batch", "4"}}), opts(ReportFormat::Html));
+  const auto pair = scenario_report(schedule_pair(), opts(ReportFormat::Html));
+  int n = 0;
+  for (const auto* o : {&sweep, &scenario, &pair}) {
+    CHECK_MESSAGE(well_formed("report" + std::to_string(n) + ".html", o->text), "report " << n);
+    for (const auto& f : o->svgs) CHECK_MESSAGE(well_formed(std::to_string(n) + "_" + f.name, f.text), f.name);
+    ++n;
+  }
+  // An empty sweep chart still renders.
+  XYChart empty;
+  empty.title = "none";
+  empty.log_x = empty.log_y = true;
+  CHECK(well_formed("empty.svg", svg_document(xy_svg(empty))));
+  CHECK(well_formed("doc.html", html_document("a & b", "<c>", {{"h", "n", {"<p>x</p>"}, true}}, "f")));
+}
+
+TEST_CASE("one layout label for scenarios and sweep rows; the metric registry formats every metric") {
+  const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text(),
+                                               {{"parallel.schedule", "interleaved"}, {"parallel.vpp", "2"}}, "<default>");
+  const auto l = layout_of(s);
+  CHECK(layout_label(l) == "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp) + " PP" + std::to_string(l.pp) + " DP" +
+                               std::to_string(l.dp) + " VPP2");
+  CHECK(layout_label(l, true) == layout_label(l) + ", interleaved, mb " + std::to_string(l.micro_batch) +
+                                     (l.recompute == "none" ? "" : ", recompute " + l.recompute));
+  SweepRow r;
+  r.tp = 8, r.pp = 4, r.dp = 2, r.schedule = "1f1b", r.micro_batch = 2, r.recompute = "none";
+  CHECK(layout_label(layout_of(r), true) == "TP8 CP1 PP4 DP2, 1f1b, mb 2");
+
+  std::set<std::string> keys;
+  for (const auto& m : step_metrics()) {
+    CHECK(keys.insert(m.json_key).second);
+    CHECK(&metric(m.json_key) == &m);
+  }
+  CHECK(value_with_unit(metric("step_time_s"), 1.23456, 4) == "1.2346 s");
+  CHECK(value_with_unit(metric("mfu"), 0.396, 1) == "39.6 %");
+  CHECK(value_with_unit(metric("peak_memory_bytes"), 64.0 * 1024 * 1024 * 1024, 2) == "64.00 GiB");
+  CHECK(value_with_unit(metric("cost_usd"), 85591.2, 0) == "$85591");
+  CHECK(heading(metric("bubble_fraction")) == "bubble (%)");
+  CHECK_THROWS_AS((void)metric("nope"), InternalError);
+}
