@@ -7,6 +7,7 @@
 
 #include "stepsim/report/format.hpp"
 #include "stepsim/report/tables.hpp"
+#include "stepsim/scenarios/names.hpp"
 
 namespace stepsim::report {
 
@@ -145,16 +146,10 @@ std::string memory_path(const MemorySeries& s, const Scale& sx, const Scale& sy,
 }  // namespace
 
 std::string to_string(GanttCategory c) {
-  switch (c) {
-    case GanttCategory::Forward: return "forward";
-    case GanttCategory::Backward: return "backward";
-    case GanttCategory::Recompute: return "recompute";
-    case GanttCategory::Optimizer: return "optimizer";
-    case GanttCategory::Other: return "other compute";
-    case GanttCategory::Comm: return "TP/CP/PP communication";
-    case GanttCategory::DpComm: return "DP communication";
-  }
-  return "?";
+  static constexpr scenarios::NameTable<GanttCategory, 7> kNames{{
+      {"forward", GanttCategory::Forward}, {"backward", GanttCategory::Backward}, {"recompute", GanttCategory::Recompute}, {"optimizer", GanttCategory::Optimizer},
+      {"other compute", GanttCategory::Other}, {"TP/CP/PP communication", GanttCategory::Comm}, {"DP communication", GanttCategory::DpComm}}};
+  return scenarios::name_of(kNames, c);
 }
 
 std::string short_number(double v) {

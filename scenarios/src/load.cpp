@@ -126,6 +126,14 @@ class Reader {
   }
 
   // A choice whose default is the option the table names.
+  // The same with the options of an enumeration's name table.
+  template <typename E, std::size_t N>
+  E choice_param(const std::string& key, const NameTable<E, N>& names) {
+    std::vector<std::pair<std::string, E>> options;
+    for (const auto& n : names) options.emplace_back(std::string(n.name), n.value);
+    return choice_param(key, options);
+  }
+
   template <typename E>
   E choice_param(const std::string& key, const std::vector<std::pair<std::string, E>>& options) {
     const Param& p = param(key);
@@ -267,8 +275,8 @@ ModelSpec read_model(const Json& raw, const std::string& path) {
   m.kv_heads = r.int_param("kv_heads", m.heads);
   m.vocab = r.int_param("vocab");
   m.tied_embeddings = r.bool_param("tied_embeddings");
-  m.mlp = r.choice_param<MlpKind>("mlp", {{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}});
-  m.norm = r.choice_param<NormKind>("norm", {{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}});
+  m.mlp = r.choice_param("mlp", kMlpNames);
+  m.norm = r.choice_param("norm", kNormNames);
   m.bias = r.bool_param("bias");
   r.finish({"source", "description"});
   if (m.hidden % m.heads != 0) throw ScenarioError(path + ".heads", "must divide hidden (" + std::to_string(m.hidden) + ")");
@@ -293,8 +301,7 @@ Efficiency read_efficiency(const Json& j, const std::string& path, const Efficie
   param("attn_half_flops", e.attn_half_flops);
   param("hbm_eff", e.hbm_eff);
   param("comm_slowdown", e.comm_slowdown);
-  e.kind = r.choice_param<EfficiencyKind>(
-      "kind", {{"fitted", EfficiencyKind::Fitted}, {"derived", EfficiencyKind::Derived}, {"default", EfficiencyKind::Default}});
+  e.kind = r.choice_param("kind", kEfficiencyKindNames);
   e.fit = r.has("source") ? r.string("source", std::nullopt) : std::string();
   e.source = complete ? source : source + " over " + base.source;
   r.finish({"description"});
@@ -394,9 +401,7 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
     inter.nics_per_node = re.int_param("nics_per_node", inter.nics_per_node);
     inter.nic_Bps = re.num_param("nic_Gbps", inter.nic_Bps * 8.0 / 1e9) * 1e9 / 8.0;
     inter.latency_s = re.num_param("latency_us", inter.latency_s * 1e6) * 1e-6;
-    inter.topology = re.choice_param<FabricTopology>("topology", {{"rail-fat-tree", FabricTopology::RailFatTree},
-                                                                  {"fat-tree", FabricTopology::FatTree},
-                                                                  {"single-switch", FabricTopology::SingleSwitch}});
+    inter.topology = re.choice_param("topology", kFabricTopologyNames);
     inter.oversubscription = re.num_param("oversubscription");
     if (inter.oversubscription < 1.0) throw ScenarioError(path + ".inter_node.oversubscription", "must be at least 1");
     re.finish();
@@ -412,9 +417,9 @@ TrainingSpec read_training(const Json& j, const std::string& path) {
   t.seq_len = r.int_param("seq_len");
   t.global_batch = r.int_param("global_batch");
   t.micro_batch = r.int_param("micro_batch");
-  t.recompute = r.choice_param<Recompute>("recompute", {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
+  t.recompute = r.choice_param("recompute", kRecomputeNames);
   t.grads_in_fp32 = r.choice_param<bool>("grad_dtype", {{"fp32", true}, {"bf16", false}});
-  t.attention = r.choice_param<Attention>("attention", {{"flash", Attention::Flash}, {"unfused", Attention::Unfused}});
+  t.attention = r.choice_param("attention", kAttentionNames);
   if (r.has("train_tokens")) t.train_tokens = r.num_param("train_tokens");
   r.finish();
   return t;
@@ -431,7 +436,7 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   p.vpp = r.int_param("vpp");
   if (r.has("first_stage_layers")) p.first_stage_layers = r.int_param("first_stage_layers");
   if (r.has("last_stage_layers")) p.last_stage_layers = r.int_param("last_stage_layers");
-  p.schedule = r.choice_param<Schedule>("schedule", {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}});
+  p.schedule = r.choice_param("schedule", kScheduleNames);
   p.sequence_parallel = r.bool_param("sequence_parallel");
   p.distributed_optimizer = r.bool_param("distributed_optimizer");
   p.overlap_grad_reduce = r.bool_param("overlap_grad_reduce");
@@ -478,7 +483,7 @@ CommSpec read_comm(const Json* j, const std::string& path) {
   CommSpec c;
   if (j == nullptr) return c;
   Reader r(*j, path, "comm");
-  c.algorithm = r.choice_param<CollectiveAlgorithm>("algorithm", {{"ring", CollectiveAlgorithm::Ring}});
+  c.algorithm = r.choice_param("algorithm", kCollectiveAlgorithmNames);
   c.nvlink_efficiency = r.num_param("nvlink_efficiency");
   c.network_efficiency = r.num_param("network_efficiency");
   c.collective_setup_s = r.num_param("collective_setup_us") * 1e-6;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/names.hpp"
 
 namespace stepsim::scenarios {
 
@@ -25,16 +26,10 @@ const Param& parameter(std::string_view key) {
 }
 
 std::string to_string(ParamType t) {
-  switch (t) {
-    case ParamType::Integer: return "integer";
-    case ParamType::Number: return "number";
-    case ParamType::Boolean: return "bool";
-    case ParamType::String: return "string";
-    case ParamType::Choice: return "choice";
-    case ParamType::Preset: return "preset";
-    case ParamType::Object: return "object";
-  }
-  return "?";
+  static constexpr NameTable<ParamType, 7> kNames{{
+      {"integer", ParamType::Integer}, {"number", ParamType::Number}, {"bool", ParamType::Boolean}, {"string", ParamType::String},
+      {"choice", ParamType::Choice}, {"preset", ParamType::Preset}, {"object", ParamType::Object}}};
+  return name_of(kNames, t);
 }
 
 std::string default_text(const Param& p) {

@@ -17,26 +17,6 @@ std::int64_t stage_layers(const Scenario& s, std::int64_t stage) {
   return stages > 0 ? rest / stages : 0;
 }
 
-std::string to_string(Schedule s) {
-  switch (s) {
-    case Schedule::GPipe: return "gpipe";
-    case Schedule::OneFOneB: return "1f1b";
-    case Schedule::Interleaved: return "interleaved";
-  }
-  return "?";
-}
-
-std::string to_string(Recompute r) {
-  switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
-  }
-  return "?";
-}
-
-std::string to_string(Attention a) { return a == Attention::Flash ? "flash" : "unfused"; }
-
 Efficiency default_efficiency(const GpuSpec& gpu) {
   const bool a100_class = gpu.peak_bf16_flops < 600e12;
   Efficiency e;
@@ -53,26 +33,6 @@ Efficiency default_efficiency(const GpuSpec& gpu) {
   e.source = a100_class ? "built-in A100 curve (dense BF16 peak below 600 TFLOP/s)"
                         : "built-in H100 curve (dense BF16 peak of 600 TFLOP/s or more)";
   return e;
-}
-
-std::string to_string(CollectiveAlgorithm a) { return a == CollectiveAlgorithm::Ring ? "ring" : "?"; }
-
-std::string to_string(EfficiencyKind k) {
-  switch (k) {
-    case EfficiencyKind::Fitted: return "fitted";
-    case EfficiencyKind::Derived: return "derived";
-    case EfficiencyKind::Default: return "default";
-  }
-  return "?";
-}
-
-std::string to_string(FabricTopology t) {
-  switch (t) {
-    case FabricTopology::RailFatTree: return "rail-fat-tree";
-    case FabricTopology::FatTree: return "fat-tree";
-    case FabricTopology::SingleSwitch: return "single-switch";
-  }
-  return "?";
 }
 
 std::vector<int> rank_order_dims(const std::string& order) {

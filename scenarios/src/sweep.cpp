@@ -34,10 +34,17 @@ const std::set<std::string>& integer_axes() {
   return s;
 }
 
+template <typename E, std::size_t N>
+std::vector<std::string> names(const NameTable<E, N>& table) {
+  std::vector<std::string> out;
+  for (const auto& n : table) out.emplace_back(n.name);
+  return out;
+}
+
 const std::map<std::string, std::vector<std::string>>& choice_axes() {
   static const std::map<std::string, std::vector<std::string>> m{
-      {"parallel.schedule", {"1f1b", "gpipe", "interleaved"}},
-      {"training.recompute", {"none", "selective", "full"}},
+      {"parallel.schedule", names(kScheduleNames)},
+      {"training.recompute", names(kRecomputeNames)},
   };
   return m;
 }

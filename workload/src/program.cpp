@@ -1,5 +1,7 @@
 #include "stepsim/workload/program.hpp"
 
+#include "stepsim/scenarios/names.hpp"
+
 namespace stepsim::workload {
 
 using scenarios::Recompute;
@@ -36,16 +38,10 @@ double layer_working_set_bytes(const Scenario& s, const Shape& x) {
 }  // namespace
 
 std::string to_string(GroupKind g) {
-  switch (g) {
-    case GroupKind::Tensor: return "tp";
-    case GroupKind::Context: return "cp";
-    case GroupKind::DataContext: return "dp";
-    case GroupKind::ContextRing: return "cp-ring";
-    case GroupKind::EmbeddingTie: return "embedding";
-    case GroupKind::Pipeline: return "pp";
-    case GroupKind::World: return "world";
-  }
-  return "?";
+  static constexpr scenarios::NameTable<GroupKind, 7> kNames{{
+      {"tp", GroupKind::Tensor}, {"cp", GroupKind::Context}, {"dp", GroupKind::DataContext}, {"cp-ring", GroupKind::ContextRing},
+      {"embedding", GroupKind::EmbeddingTie}, {"pp", GroupKind::Pipeline}, {"world", GroupKind::World}}};
+  return scenarios::name_of(kNames, g);
 }
 
 LayerProgram layer_program(const Scenario& s) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/scenarios/names.hpp"
 #include "stepsim/scenarios/params.hpp"
 
 namespace stepsim::scenarios {
@@ -186,11 +187,26 @@ struct Scenario {
 // Transformer layers on pipeline stage `stage` (uneven first/last stages included).
 std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
-std::string to_string(Schedule s);
-std::string to_string(Recompute r);
-std::string to_string(Attention a);
-std::string to_string(FabricTopology t);
-std::string to_string(EfficiencyKind k);
-std::string to_string(CollectiveAlgorithm a);
+// The names of the enumerations, in the order the loader's messages list them.
+inline constexpr NameTable<MlpKind, 2> kMlpNames{{{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}}};
+inline constexpr NameTable<NormKind, 2> kNormNames{{{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}}};
+inline constexpr NameTable<EfficiencyKind, 3> kEfficiencyKindNames{
+    {{"fitted", EfficiencyKind::Fitted}, {"derived", EfficiencyKind::Derived}, {"default", EfficiencyKind::Default}}};
+inline constexpr NameTable<FabricTopology, 3> kFabricTopologyNames{{{"rail-fat-tree", FabricTopology::RailFatTree},
+                                                                     {"fat-tree", FabricTopology::FatTree},
+                                                                     {"single-switch", FabricTopology::SingleSwitch}}};
+inline constexpr NameTable<Recompute, 3> kRecomputeNames{
+    {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}}};
+inline constexpr NameTable<Attention, 2> kAttentionNames{{{"flash", Attention::Flash}, {"unfused", Attention::Unfused}}};
+inline constexpr NameTable<Schedule, 3> kScheduleNames{
+    {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}}};
+inline constexpr NameTable<CollectiveAlgorithm, 1> kCollectiveAlgorithmNames{{{"ring", CollectiveAlgorithm::Ring}}};
+
+[[nodiscard]] inline std::string to_string(Schedule s) { return name_of(kScheduleNames, s); }
+[[nodiscard]] inline std::string to_string(Recompute r) { return name_of(kRecomputeNames, r); }
+[[nodiscard]] inline std::string to_string(Attention a) { return name_of(kAttentionNames, a); }
+[[nodiscard]] inline std::string to_string(FabricTopology t) { return name_of(kFabricTopologyNames, t); }
+[[nodiscard]] inline std::string to_string(EfficiencyKind k) { return name_of(kEfficiencyKindNames, k); }
+[[nodiscard]] inline std::string to_string(CollectiveAlgorithm a) { return name_of(kCollectiveAlgorithmNames, a); }
 
 }  // namespace stepsim::scenarios
