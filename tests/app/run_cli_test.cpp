@@ -163,3 +163,19 @@ TEST_CASE("stepsim run --set cluster.gpu.hbm_TBps keeps the cluster preset's oth
   const auto j = run("run --engine analytic --format json --set cluster.gpu.hbm_TBps=3");
   CHECK(j.status == 0);
 }
+
+TEST_CASE("stepsim run --out: devices and symlinks are written through, never replaced") {
+  const auto r = run("run --engine analytic --format json --out /dev/null");
+  CHECK(r.status == 0);
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  const auto dir = empty_dir("out-link");
+  const std::string real = dir + "/real.json", link = dir + "/link.json";
+  write_file("out-link/real.json", "old");
+  std::filesystem::create_symlink(real, link);
+  REQUIRE(run("run --engine analytic --format json --out " + link).status == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(slurp(real).find("\"step_time_s\"") != std::string::npos);
+  const auto to_stdout = run("run --engine analytic --format json --out -");
+  CHECK(to_stdout.status == 0);
+  CHECK(to_stdout.out.find("\"step_time_s\"") != std::string::npos);
+}

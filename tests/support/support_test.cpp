@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "stepsim/support/atomic_file.hpp"
@@ -84,5 +86,54 @@ TEST_CASE("write_files_atomically: every file or none") {
   std::size_t files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
   CHECK(files == 2);  // no temporary file left behind
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("write_files_atomically: through symlinks and special files, never replacing them") {
+  const auto dir = tmp_dir("special");
+  const std::string real = dir + "/real.txt", link = dir + "/link.txt";
+  {
+    std::ofstream(real) << "old";
+  }
+  std::filesystem::create_symlink(real, link);
+  CHECK_FALSE(su::write_files_atomically({{link, "through the link"}}).has_value());
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(slurp(real) == "through the link");
+
+  // A character device is written in place, not replaced by a regular file.
+  CHECK_FALSE(su::write_files_atomically({{"/dev/null", "discarded"}, {dir + "/b.txt", "kept"}}).has_value());
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  CHECK(slurp(dir + "/b.txt") == "kept");
+
+  // A FIFO gets the text through the pipe.
+  const std::string fifo = dir + "/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string got;
+  const pid_t reader = ::fork();
+  REQUIRE(reader >= 0);
+  if (reader == 0) {
+    std::ofstream(dir + "/from-fifo.txt") << slurp(fifo);
+    ::_exit(0);
+  }
+  CHECK_FALSE(su::write_files_atomically({{fifo, "piped"}}).has_value());
+  int status = 0;
+  ::waitpid(reader, &status, 0);
+  CHECK(slurp(dir + "/from-fifo.txt") == "piped");
+  CHECK(std::filesystem::is_fifo(fifo));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("write_files_atomically: temporaries of processes that no longer run are removed") {
+  const auto dir = tmp_dir("stale");
+  const std::string out = dir + "/out.txt";
+  // A pid that cannot run: above the kernel's limit (4,194,304).
+  const std::string stale = out + ".tmp999999999";
+  std::ofstream(stale) << "left by a killed run";
+  const std::string own = out + ".tmp" + std::to_string(::getppid());  // a live process: kept
+  std::ofstream(own) << "in use";
+  CHECK_FALSE(su::write_files_atomically({{out, "fresh"}}).has_value());
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(own));
+  CHECK(slurp(out) == "fresh");
   std::filesystem::remove_all(dir);
 }

@@ -1,7 +1,11 @@
 #pragma once
 // Writing files all or none: every file is first written to a temporary file next to it
 // ("<file>.tmp<pid>"), and only when all of them are written are they renamed onto their
-// targets, so a reader never sees a partial file.
+// targets, so a reader never sees a partial file. A symlink is written through (the temporary
+// goes next to the file it points to, and the link stays); a target that exists and is neither a
+// regular file nor a directory (/dev/null, a FIFO, /dev/stdout) is written in place, after every
+// temporary is ready. Temporaries of the same target left by processes that no longer run
+// (killed while writing) are removed.
 
 #include <optional>
 #include <string>
