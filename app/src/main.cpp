@@ -16,6 +16,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(stepsim::app::kVersion));
   stepsim::app::register_commands(app);
+  // An unknown first word is named, not answered with CLI11's "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "stepsim: error: unknown command '" << argv[1] << "' (expected one of " << known << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -59,7 +59,9 @@ void register_sweep_command(CLI::App& app) {
   cmd->add_flag("--resume", a->resume, "continue the results file in --out: skip candidates already there");
   cmd->add_option("--shard", a->shard, "run only candidates with index % N == I (I/N), into results.shard-I-of-N.jsonl");
   cmd->add_option("--out", a->out, "output directory (default: sweep-out)");
-  cmd->add_option("--refine", a->refine, "re-simulate the best K (by tokens/s) with the SimGrid engine")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--refine", a->refine, "re-simulate the best K (by tokens/s) with the SimGrid engine")->check(CLI::Validator(
+          [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos ? std::string() : "must be a whole number >= 0, got " + v; },
+          "K >= 0"));
   cmd->add_option("--prune", a->prune, "memory prune: stepsim (timeline peak <= GPU memory) or paper-80 (paper estimate <= 80 %)")
       ->check(CLI::IsMember({"stepsim", "paper-80"}));
   cmd->add_flag("-q,--quiet", a->quiet, "no progress or informational lines on stderr");

@@ -760,7 +760,22 @@ std::string read_input_file(const std::string& file, const std::string& what) {
   return text;
 }
 
+namespace {
+
+// Whether `text` is valid UTF-8 (every string of a scenario ends up in JSON outputs).
+bool valid_utf8(const std::string& text) {
+  try {
+    (void)Json(text).dump();
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
 Override parse_override(const std::string& text) {
+  if (!valid_utf8(text)) throw ScenarioError("--set", "is not valid UTF-8");
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw ScenarioError("--set", "expected key=value, got \"" + text + "\"");
   return Override{text.substr(0, eq), text.substr(eq + 1)};
@@ -796,6 +811,7 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
 }
 
 Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides) {
+  if (!valid_utf8(file)) throw ScenarioError("scenario file", "the file name is not valid UTF-8");
   return load_scenario_text(read_input_file(file, "scenario file"), overrides, file);
 }
 

@@ -50,7 +50,7 @@ TEST_CASE("bad input: exit status 2, one line naming the field, no output file")
       {"memory " + kExample + " --set parallel.dp=4", "parallel.dp"},
       {"memory /nonexistent.json", "cannot open"},
       {"memory " + kExample + " --format yaml", "format"},
-      {"nosuchcommand", "subcommand"},
+      {"nosuchcommand", "unknown command 'nosuchcommand'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
@@ -73,4 +73,14 @@ TEST_CASE("stepsim calibrate: --records that matches no record exits 2 naming th
   CHECK(r.err.rfind("stepsim: error: --records: \"zzzz\" matches no record of the validation sets ", 0) == 0);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("an unknown command and a negative --refine are named in one line, exit 2") {
+  const auto unknown = run("frobnicate");
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err.rfind("stepsim: error: unknown command 'frobnicate' (expected one of memory, run,", 0) == 0);
+  CHECK(std::count(unknown.err.begin(), unknown.err.end(), '\n') == 1);
+  const auto refine = run("sweep " + std::string(STEPSIM_SOURCE_DIR) + "/tests/golden/sweep-small.json --refine -1");
+  CHECK(refine.status == 2);
+  CHECK(refine.err == "stepsim: error: --refine: must be a whole number >= 0, got -1\n");
 }

@@ -457,3 +457,9 @@ TEST_CASE("parallel.rank_order is checked when the scenario loads, not when it r
   CHECK(err({"parallel.rank_order=tp-cp-dp"}) == "parallel.rank_order: 'tp-cp-dp' lacks pp");
   CHECK(scenarios::load_scenario_text(kBase, {{"parallel.rank_order", "tp-dp-cp-pp"}}).parallel.rank_order == "tp-dp-cp-pp");
 }
+
+TEST_CASE("invalid UTF-8 in a --set line or a file name is an input error, not an internal one") {
+  CHECK(err({"name=\xff"}) == "--set: is not valid UTF-8");
+  CHECK_THROWS_WITH_AS((void)scenarios::load_scenario_file("bad\xfe.json"), "scenario file: the file name is not valid UTF-8",
+                       ScenarioError);
+}
