@@ -92,7 +92,7 @@ struct ClusterSpec {
   InterNodeSpec inter_node;
   bool ideal_network = false;     // communication takes no time (schedule checks)
 
-  std::int64_t world_size() const { return gpus_per_node * nodes; }
+  [[nodiscard]] std::int64_t world_size() const { return gpus_per_node * nodes; }
   [[nodiscard]] std::int64_t nvlink_domain_size() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
 };
 
@@ -178,19 +178,19 @@ struct Scenario {
   CommSpec comm;
   EngineSpec engine;
 
-  std::int64_t world_size() const { return cluster.world_size(); }
+  [[nodiscard]] std::int64_t world_size() const { return cluster.world_size(); }
   // Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
-  std::int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallel.dp); }
+  [[nodiscard]] std::int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallel.dp); }
 };
 
 // Transformer layers on pipeline stage `stage` (uneven first/last stages included).
-std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
+[[nodiscard]] std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
-std::string to_string(Schedule s);
-std::string to_string(Recompute r);
-std::string to_string(Attention a);
-std::string to_string(FabricTopology t);
-std::string to_string(EfficiencyKind k);
-std::string to_string(CollectiveAlgorithm a);
+[[nodiscard]] std::string to_string(Schedule s);
+[[nodiscard]] std::string to_string(Recompute r);
+[[nodiscard]] std::string to_string(Attention a);
+[[nodiscard]] std::string to_string(FabricTopology t);
+[[nodiscard]] std::string to_string(EfficiencyKind k);
+[[nodiscard]] std::string to_string(CollectiveAlgorithm a);
 
 }  // namespace stepsim::scenarios
