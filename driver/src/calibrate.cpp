@@ -47,7 +47,7 @@ double get_efficiency_parameter(const costmodel::Efficiency& e, const std::strin
   if (name == "attn_half_flops") return e.attn_half_flops;
   if (name == "hbm_eff") return e.hbm_eff;
   if (name == "comm_slowdown") return e.comm_slowdown;
-  efficiency_parameter_bounds(name);  // throws
+  (void)efficiency_parameter_bounds(name);  // throws
   return 0;
 }
 
@@ -58,7 +58,7 @@ void set_efficiency_parameter(costmodel::Efficiency& e, const std::string& name,
   else if (name == "attn_half_flops") e.attn_half_flops = value;
   else if (name == "hbm_eff") e.hbm_eff = value;
   else if (name == "comm_slowdown") e.comm_slowdown = value;
-  else efficiency_parameter_bounds(name);  // throws
+  else (void)efficiency_parameter_bounds(name);  // throws
 }
 
 FitOptions calibrate_fit_options() {
@@ -85,7 +85,7 @@ costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std
 
 CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, const CalibrateOptions& options) {
   const auto gpu = scenarios::gpu_preset(options.gpu, "--gpu");
-  for (const auto& p : options.params) efficiency_parameter_bounds(p);  // names checked first
+  for (const auto& p : options.params) (void)efficiency_parameter_bounds(p);  // names checked first
   std::vector<ValidationRecord> used;
   CalibrateResult r;
   for (const auto& rec : records) {

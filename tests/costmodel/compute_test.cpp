@@ -312,7 +312,7 @@ TEST_CASE("FLOP formulas by name") {
   using stepsim::costmodel::flops_formula_from_string;
   CHECK(flops_formula_from_string("narayanan-eq3") == FlopsFormula::NarayananEq3);
   CHECK(stepsim::costmodel::to_string(FlopsFormula::MegatronPre011) == "megatron-pre-0.11");
-  CHECK_THROWS_WITH_AS(flops_formula_from_string("6nd"),
+  CHECK_THROWS_WITH_AS((void)flops_formula_from_string("6nd"),
                        "flops_formula: unknown formula '6nd' (expected megatron-causal, megatron-pre-0.11 or narayanan-eq3)",
                        stepsim::ScenarioError);
   // Narayanan Eq. 3 for the 1T model of Table 1: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)).

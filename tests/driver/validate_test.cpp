@@ -143,7 +143,7 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
 TEST_CASE("calibrate: bounds are physical and bad names are named") {
   CHECK(stepsim::driver::efficiency_parameter_bounds("gemm_max") == std::pair<double, double>{0.2, 0.95});
   CHECK(stepsim::driver::efficiency_parameter_bounds("attn_half_flops").first > 0);
-  CHECK_THROWS_WITH_AS(stepsim::driver::efficiency_parameter_bounds("gemm_min"), doctest::Contains("--params"),
+  CHECK_THROWS_WITH_AS((void)stepsim::driver::efficiency_parameter_bounds("gemm_min"), doctest::Contains("--params"),
                        stepsim::ScenarioError);
   stepsim::driver::CalibrateOptions co;
   co.gpu = "b200-180gb";

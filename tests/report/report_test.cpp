@@ -198,19 +198,19 @@ TEST_CASE("sweep results: detection, parsing, refined rows, ranking") {
 
 TEST_CASE("sweep results: bad lines name the file and line") {
   try {
-    parse_sweep_results("{\"status\":\"ok\",\"index\":0}\n{\"status\": \n", "r.jsonl");
+    (void)parse_sweep_results("{\"status\":\"ok\",\"index\":0}\n{\"status\": \n", "r.jsonl");
     FAIL("no exception");
   } catch (const ScenarioError& e) {
     CHECK(std::string(e.what()).rfind("r.jsonl:2: malformed JSON line", 0) == 0);
   }
   try {
-    parse_sweep_results("{\"status\":\"maybe\"}\n", "r.jsonl");
+    (void)parse_sweep_results("{\"status\":\"maybe\"}\n", "r.jsonl");
     FAIL("no exception");
   } catch (const ScenarioError& e) {
     CHECK(std::string(e.what()) == "r.jsonl:1.status: unknown status 'maybe' (ok, oom or error)");
   }
   CHECK_THROWS_AS(parse_sweep_results("\n\n", "empty.jsonl"), ScenarioError);
-  CHECK_THROWS_WITH_AS(parse_report_format("yaml"), "--format: unknown format 'yaml' (md, csv, latex, html or json)",
+  CHECK_THROWS_WITH_AS((void)parse_report_format("yaml"), "--format: unknown format 'yaml' (md, csv, latex, html or json)",
                        ScenarioError);
 }
 

@@ -30,7 +30,7 @@ std::string error_of(const std::string& text, const std::vector<std::string>& se
   try {
     std::vector<Override> ov;
     for (const auto& s : sets) ov.push_back(scenarios::parse_override(s));
-    scenarios::load_scenario_text(text, ov, "scenario.json");
+    (void)scenarios::load_scenario_text(text, ov, "scenario.json");
   } catch (const ScenarioError& e) {
     return e.what();
   }
@@ -219,7 +219,7 @@ TEST_CASE("bad input: one clear error naming the field") {
 
 TEST_CASE("a missing file is a scenario error naming the file") {
   try {
-    scenarios::load_scenario_file("/nonexistent/scenario.json");
+    (void)scenarios::load_scenario_file("/nonexistent/scenario.json");
     FAIL("no error");
   } catch (const ScenarioError& e) {
     CHECK(e.path() == "/nonexistent/scenario.json");

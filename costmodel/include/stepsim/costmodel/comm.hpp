@@ -60,7 +60,7 @@ struct CommPlan {
 };
 
 // Rounds a plan runs, repeats counted.
-std::int64_t round_count(const CommPlan& plan);
+[[nodiscard]] std::int64_t round_count(const CommPlan& plan);
 
 // Knobs of the communication model: the scenario's "comm" fields (protocol efficiencies, start-up
 // latencies, algorithm), declared with their defaults and sources in scenarios/params.hpp.
@@ -96,35 +96,35 @@ class RingAlgorithm final : public CollectiveAlgorithm {
 // run at the same time (symmetric ranks), included so that the link load they cause is replayed.
 // For SendRecv each instance is a pair {src, dst}. All instances must have the same size
 // (InternalError otherwise).
-CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
+[[nodiscard]] CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
                          const std::vector<std::vector<std::int64_t>>& instances, double bytes,
                          const CommSettings& settings);
 // Same with CommSettings{} (the defaults of the scenario's "comm" fields).
-CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
+[[nodiscard]] CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
                          const std::vector<std::vector<std::int64_t>>& instances, double bytes);
 
 // Time of a plan when no two flows share a link: setup_s + sum over rounds of the slowest flow,
 // a flow taking route latency + bytes / route bottleneck bandwidth. O(flows).
-double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan);
+[[nodiscard]] double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan);
 
 // Time of a plan when its own flows share links but nothing else runs: in every round a flow gets
 // the smallest share bw / (flows of the round on that link) along its route (the max-min share
 // when the competing flows are alike, as the symmetric instances of one collective are).
 // Equals isolated_time_s when no two flows of a round share a link.
-double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan);
+[[nodiscard]] double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan);
 
 // Ring steps of a collective over n members: 2(n-1) for AllReduce, n-1 for ReduceScatter,
 // AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; docs/training-step.md 8).
-std::int64_t ring_steps(Collective kind, std::int64_t n);
+[[nodiscard]] std::int64_t ring_steps(Collective kind, std::int64_t n);
 
 // Closed-form alpha-beta ring time: steps * (latency_s + (S/n) / bw_Bps); SendRecv:
 // latency_s + S / bw_Bps. No setup latency and no efficiency: pass the effective bandwidth.
 // Equals S * bus_bandwidth_factor / bw_Bps + steps * latency_s.
-double ring_time_s(Collective kind, std::int64_t n, double bytes, double bw_Bps, double latency_s);
+[[nodiscard]] double ring_time_s(Collective kind, std::int64_t n, double bytes, double bw_Bps, double latency_s);
 
 // nccl-tests bus bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor, with
 // 2(n-1)/n for AllReduce, (n-1)/n for ReduceScatter, AllGather and AllToAll, 1 for SendRecv,
 // 0 for None.
-double bus_bandwidth_factor(Collective kind, std::int64_t n);
+[[nodiscard]] double bus_bandwidth_factor(Collective kind, std::int64_t n);
 
 }  // namespace stepsim::costmodel

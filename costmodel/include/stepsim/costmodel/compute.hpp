@@ -46,7 +46,7 @@ class ComputeModel {
 // causal attention term s/(2h); docs/training-step.md section 9), with the padded vocabulary as Megatron
 // uses it (args.padded_vocab_size):
 // F = 12 B s L h^2 [ (1 + k/a + s/(2h)) (q/h) + (f/h) g + v/(2 L h) ], g = 3/2 for SwiGLU, else 1.
-double megatron_model_flops(const scenarios::Scenario& s);
+[[nodiscard]] double megatron_model_flops(const scenarios::Scenario& s);
 
 // The FLOP counts the published runs report throughput with.
 enum class FlopsFormula {
@@ -57,8 +57,8 @@ enum class FlopsFormula {
   NarayananEq3,    // "narayanan-eq3": 96 B s L h^2 (1 + s/(6h) + V/(16 L h)), hardware FLOPs with
                    // full recomputation (Narayanan et al. SC'21 Eq. 3), V the model's vocabulary
 };
-FlopsFormula flops_formula_from_string(const std::string& name);  // throws ScenarioError("flops_formula", ...)
-std::string to_string(FlopsFormula f);
-double model_flops(const scenarios::Scenario& s, FlopsFormula f);
+[[nodiscard]] FlopsFormula flops_formula_from_string(const std::string& name);  // throws ScenarioError("flops_formula", ...)
+[[nodiscard]] std::string to_string(FlopsFormula f);
+[[nodiscard]] double model_flops(const scenarios::Scenario& s, FlopsFormula f);
 
 }  // namespace stepsim::costmodel

@@ -19,15 +19,15 @@ namespace stepsim::driver {
 
 // Names of the fittable parameters, in Efficiency's order: gemm_max, gemm_half_flops, attn_max,
 // attn_half_flops, hbm_eff, comm_slowdown.
-std::vector<std::string> efficiency_parameter_names();
+[[nodiscard]] std::vector<std::string> efficiency_parameter_names();
 // Physical bounds of a parameter: efficiencies in [0.2, 0.95], half-saturation sizes in
 // [1e6, 1e12] FLOPs, comm_slowdown in [0, 0.5]. Throws ScenarioError("--params", ...) for an unknown name.
-std::pair<double, double> efficiency_parameter_bounds(const std::string& name);
-double get_efficiency_parameter(const costmodel::Efficiency& e, const std::string& name);
+[[nodiscard]] std::pair<double, double> efficiency_parameter_bounds(const std::string& name);
+[[nodiscard]] double get_efficiency_parameter(const costmodel::Efficiency& e, const std::string& name);
 void set_efficiency_parameter(costmodel::Efficiency& e, const std::string& name, double value);
 
 // The fixed fit settings of stepsim calibrate.
-FitOptions calibrate_fit_options();
+[[nodiscard]] FitOptions calibrate_fit_options();
 
 struct CalibrateOptions {
   std::string gpu;                                // GPU preset name whose parameters are fitted
@@ -52,13 +52,13 @@ struct CalibrateResult {
 };
 
 // The start point of CalibrateOptions for `gpu` (see base_gpu).
-costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std::string& base_gpu);
+[[nodiscard]] costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std::string& base_gpu);
 
 // Fits on the given records (only those whose scenario runs on options.gpu are used; throws
 // ScenarioError("--gpu", ...) when none is left and parameters are to be fitted).
-CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, const CalibrateOptions& options);
+[[nodiscard]] CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, const CalibrateOptions& options);
 // Fits on the records of options.set_names selected by options.record_filters; a filter that
 // matches no record is a ScenarioError("--records", ...).
-CalibrateResult calibrate(const CalibrateOptions& options);
+[[nodiscard]] CalibrateResult calibrate(const CalibrateOptions& options);
 
 }  // namespace stepsim::driver

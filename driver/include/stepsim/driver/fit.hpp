@@ -36,7 +36,7 @@ struct FitResult {
 
 // Throws stepsim::InternalError when the sizes of x0, lower and upper differ, lower > upper, or
 // the residual function returns an empty or non-finite vector at the start.
-FitResult fit_least_squares(std::function<Eigen::VectorXd(const Eigen::VectorXd&)> residuals,
+[[nodiscard]] FitResult fit_least_squares(std::function<Eigen::VectorXd(const Eigen::VectorXd&)> residuals,
                             Eigen::VectorXd x0, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
                             FitOptions options = {});
 

@@ -53,14 +53,14 @@ struct SimulateOptions {
 // The SimGrid platform keeps a route table that grows as the square of the GPU count.
 inline constexpr std::int64_t kMaxSimGridGpus = 4096;
 
-sim::EngineKind default_engine(const scenarios::Scenario& s);
+[[nodiscard]] sim::EngineKind default_engine(const scenarios::Scenario& s);
 
 // Most ops simulate() builds into a step graph (about 300 bytes each with edges and trace: 6 GB).
 inline constexpr double kMaxOps = 2e7;
 // Ops of the step graph of `s`, estimated before building it: pp * vpp * micro-batches * 2 passes
 // * op groups per pass (1, or the layers of the largest chunk with per_layer) * 4 (compute, TP/SP
 // collectives, CP ring, PP send per group, with margin).
-double estimated_ops(const scenarios::Scenario& s, bool per_layer);
+[[nodiscard]] double estimated_ops(const scenarios::Scenario& s, bool per_layer);
 // Throws ScenarioError("training.global_batch", "... would need N ops (limit 20,000,000) ...")
 // when estimated_ops(s, per_layer) exceeds kMaxOps.
 void check_graph_size(const scenarios::Scenario& s, bool per_layer);
@@ -70,13 +70,13 @@ void check_graph_size(const scenarios::Scenario& s, bool per_layer);
 inline constexpr double kMaxSimGridFlows = 2e7;
 // Flows the SimGrid engine replays for `graph`: over its communication ops, the flows of each
 // round of the op's plan times the round's repeat count.
-double simgrid_flow_count(const sim::StepGraph& graph);
+[[nodiscard]] double simgrid_flow_count(const sim::StepGraph& graph);
 // Throws ScenarioError("--engine", "... use --engine analytic") when simgrid_flow_count(graph)
 // exceeds kMaxSimGridFlows.
 void check_simgrid_size(const sim::StepGraph& graph);
 // Throws ScenarioError("--engine", ...) when the cluster has more than kMaxSimGridGpus GPUs.
 void check_simgrid_gpus(const scenarios::Scenario& s);
 
-Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options = {});
+[[nodiscard]] Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options = {});
 
 }  // namespace stepsim::driver

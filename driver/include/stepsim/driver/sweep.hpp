@@ -28,8 +28,8 @@ enum class PruneRule {
   Stepsim,  // stepsim_estimate peak <= GPU memory
 };
 // "paper-80" | "stepsim"; throws ScenarioError("--prune", ...) otherwise.
-PruneRule parse_prune_rule(const std::string& text);
-std::string to_string(PruneRule rule);
+[[nodiscard]] PruneRule parse_prune_rule(const std::string& text);
+[[nodiscard]] std::string to_string(PruneRule rule);
 
 struct MemoryVerdict {
   std::int64_t paper_total_bytes = 0;
@@ -38,11 +38,11 @@ struct MemoryVerdict {
   bool fits = false;
   std::string reason;  // why it does not fit (empty when it fits)
 };
-MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule);
+[[nodiscard]] MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule);
 
 // Evaluates one candidate: memory verdict, then (when it fits) simulate() with `engine` and `cache`.
 // Simulation failures become "error" rows. `refined` marks a SimGrid re-simulation row.
-SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine,
+[[nodiscard]] SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine,
                             SimulationCache& cache, bool refined = false);
 
 struct RowFile {
@@ -55,7 +55,7 @@ struct RowFile {
 // Reads a results file (scenarios::read_input_file: a regular file of at most 64 MiB); its rows
 // need an index and a key. A bad line is a ScenarioError naming file and line, except a last line
 // without its newline, which is a cut-off write (truncated_tail).
-RowFile read_rows(const std::string& file);
+[[nodiscard]] RowFile read_rows(const std::string& file);
 
 struct SweepOptions {
   int jobs = 1;                       // worker processes
@@ -79,29 +79,29 @@ struct SweepOutcome {
 };
 
 // "results.jsonl" or "results.shard-I-of-N.jsonl" (and "summary.md" / "summary.shard-I-of-N.md").
-std::string results_file_name(const SweepOptions& o);
-std::string summary_file_name(const SweepOptions& o);
+[[nodiscard]] std::string results_file_name(const SweepOptions& o);
+[[nodiscard]] std::string summary_file_name(const SweepOptions& o);
 
 // Runs the sweep. Call it from a single-threaded process (it forks). Throws ScenarioError for a
 // bad sweep, an existing results file without `resume`, or an unwritable directory.
 SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& options);
 
 // The candidate's key of a row: a refined row's key without " engine=simgrid".
-std::string base_key(const std::string& key);
+[[nodiscard]] std::string base_key(const std::string& key);
 // Ranking order: more tokens/s first, ties broken on the key.
-bool faster(const SweepRow& a, const SweepRow& b);
+[[nodiscard]] bool faster(const SweepRow& a, const SweepRow& b);
 
 // The ranking: per cluster and GPU count the best layouts (tokens/s, fits in memory), the fastest
 // that fits, and with a cost and a token budget the cheapest. Refined (SimGrid) figures replace
 // analytic ones for the same candidate. Deterministic: ties break on the key.
 // `header_lines` are printed first (the sweep name, the enumeration summary).
-std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vector<std::string>& header_lines,
+[[nodiscard]] std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vector<std::string>& header_lines,
                              std::int64_t per_cluster = 3);
 
 // Rows of several results files (or directories holding results*.jsonl), sorted by index then
 // key, one per key (the first file wins on a conflict). A truncated last line of a file is ignored
 // and noted in `warnings` ("<file>:<line>: ..."). Throws ScenarioError when a file holds text but
 // no row, or when the inputs hold no row at all.
-std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs, std::vector<std::string>* warnings = nullptr);
+[[nodiscard]] std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace stepsim::driver

@@ -29,8 +29,8 @@ using report::ValidationReport;
 using report::ValidationSetResult;
 
 // Simulates one record (loading its scenario with `options.overrides`) and compares it.
-ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options);
+[[nodiscard]] ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options);
 // Every record of the requested sets; throws ScenarioError("validate", ...) for an unknown set.
-ValidationReport validate(const ValidateOptions& options);
+[[nodiscard]] ValidationReport validate(const ValidateOptions& options);
 
 }  // namespace stepsim::driver

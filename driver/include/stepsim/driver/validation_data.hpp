@@ -27,12 +27,12 @@ struct ValidationRecord {
 
 // Names of the embedded validation sets, sorted: fujii-2024-slice, korthikanti-2022-table5,
 // narayanan-sc21-table1.
-std::vector<std::string> validation_set_names();
+[[nodiscard]] std::vector<std::string> validation_set_names();
 // The embedded JSON text of a set; throws ScenarioError("validate", ...) for an unknown name.
-std::string validation_set_text(const std::string& name);
+[[nodiscard]] std::string validation_set_text(const std::string& name);
 // Parses a set's text; throws ScenarioError naming the set, record and key on malformed input.
-std::vector<ValidationRecord> parse_validation_set(const std::string& text, const std::string& set_name);
+[[nodiscard]] std::vector<ValidationRecord> parse_validation_set(const std::string& text, const std::string& set_name);
 // parse_validation_set(validation_set_text(name), name).
-std::vector<ValidationRecord> validation_records(const std::string& set_name);
+[[nodiscard]] std::vector<ValidationRecord> validation_records(const std::string& set_name);
 
 }  // namespace stepsim::driver

@@ -37,7 +37,7 @@ struct PaperEstimate {
   bool under_usable_fraction = false;     // total <= usable_fraction * gpu memory
 };
 
-PaperEstimate paper_estimate(const scenarios::Scenario& s);
+[[nodiscard]] PaperEstimate paper_estimate(const scenarios::Scenario& s);
 
 // One row of stepsim's breakdown.
 struct Term {
@@ -61,7 +61,7 @@ struct StepsimEstimate {
   bool fits = false;                  // peak <= GPU memory
 };
 
-StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);
+[[nodiscard]] StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);
 
 // Building blocks shared with the memory timeline of the step engine (so the timeline peak equals
 // the closed form exactly).
@@ -70,17 +70,17 @@ StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);
 // (params.hpp, shape.hpp, program.hpp); these turn them into whole bytes.
 
 // Bytes one forward pass of (stage, chunk) allocates and its backward frees.
-std::int64_t chunk_activation_bytes(const scenarios::Scenario& s, std::int64_t stage, std::int64_t chunk);
+[[nodiscard]] std::int64_t chunk_activation_bytes(const scenarios::Scenario& s, std::int64_t stage, std::int64_t chunk);
 // Transient bytes of the output layer and loss on the last stage (fp32 logits; paper's term).
-std::int64_t output_transient_bytes(const scenarios::Scenario& s);
+[[nodiscard]] std::int64_t output_transient_bytes(const scenarios::Scenario& s);
 // Transient bytes of a backward pass beyond the stored activations (full recomputation: one layer).
-std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
+[[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
 // Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.
-std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
+[[nodiscard]] std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
 // Memory held for the whole step on a rank of `stage` (weights, grads, optimizer, buffers).
-std::int64_t static_bytes(const scenarios::Scenario& s, std::int64_t stage);
+[[nodiscard]] std::int64_t static_bytes(const scenarios::Scenario& s, std::int64_t stage);
 // Fragmentation on top of dynamic memory: dynamic * fragmentation_fraction.
-std::int64_t fragmentation_bytes(const scenarios::Scenario& s, std::int64_t dynamic_bytes);
+[[nodiscard]] std::int64_t fragmentation_bytes(const scenarios::Scenario& s, std::int64_t dynamic_bytes);
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 

@@ -43,7 +43,7 @@ struct Timeline {
 
 // Events at the same time on one device: releases apply before allocations (a backward that ends
 // when the next forward starts frees first). Deterministic for equal inputs.
-Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
+[[nodiscard]] Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
                         const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction);
 
 }  // namespace stepsim::memory

@@ -20,7 +20,7 @@ struct CompareColumn {
 
 // Difference of `value` against `reference` in percent: 100 (value - reference) / reference
 // (0 when both are 0; null in JSON and "n/a" in tables when only the reference is 0).
-double percent_difference(double value, double reference);
+[[nodiscard]] double percent_difference(double value, double reference);
 
 enum class CompareStyle {
   Compare,  // `stepsim compare`: values with their units and the difference against the first column
@@ -28,13 +28,13 @@ enum class CompareStyle {
 };
 // The comparison: one row per metric of the registry (rows that no column has are left out),
 // one column per scenario, with the layout, GPUs, engine and out-of-memory rows.
-Table comparison_table(const std::vector<CompareColumn>& columns, CompareStyle style);
+[[nodiscard]] Table comparison_table(const std::vector<CompareColumn>& columns, CompareStyle style);
 
 // Plain-text table (metrics as rows, scenarios as columns).
-std::string compare_table(const std::vector<CompareColumn>& columns);
+[[nodiscard]] std::string compare_table(const std::vector<CompareColumn>& columns);
 // The same as a Markdown table.
-std::string compare_markdown(const std::vector<CompareColumn>& columns);
+[[nodiscard]] std::string compare_markdown(const std::vector<CompareColumn>& columns);
 // {"columns": [{"label", "summary", metrics..., "stages": [...], "delta_percent": {...}}]}
-std::string compare_json(const std::vector<CompareColumn>& columns);
+[[nodiscard]] std::string compare_json(const std::vector<CompareColumn>& columns);
 
 }  // namespace stepsim::report

@@ -14,7 +14,7 @@ struct HtmlSection {
   bool side_by_side = false;           // lay the blocks out in a row (wrapping when narrow)
 };
 
-std::string html_document(const std::string& title, const std::string& subtitle,
+[[nodiscard]] std::string html_document(const std::string& title, const std::string& subtitle,
                           const std::vector<HtmlSection>& sections, const std::string& footer);
 
 }  // namespace stepsim::report

@@ -9,11 +9,11 @@
 namespace stepsim::report {
 
 // One line naming the scenario: model, cluster, layout, batch and schedule.
-std::string scenario_summary(const scenarios::Scenario& s);
+[[nodiscard]] std::string scenario_summary(const scenarios::Scenario& s);
 
-std::string memory_table(const scenarios::Scenario& s, const memory::PaperEstimate& paper,
+[[nodiscard]] std::string memory_table(const scenarios::Scenario& s, const memory::PaperEstimate& paper,
                          const memory::StepsimEstimate& est);
-std::string memory_json(const scenarios::Scenario& s, const memory::PaperEstimate& paper,
+[[nodiscard]] std::string memory_json(const scenarios::Scenario& s, const memory::PaperEstimate& paper,
                         const memory::StepsimEstimate& est);
 
 }  // namespace stepsim::report

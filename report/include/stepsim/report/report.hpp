@@ -15,7 +15,7 @@ namespace stepsim::report {
 
 enum class ReportFormat { Markdown, Csv, Latex, Html, Json };
 // "md", "csv", "latex", "html", "json"; throws ScenarioError("--format", ...) otherwise.
-ReportFormat parse_report_format(const std::string& name);
+[[nodiscard]] ReportFormat parse_report_format(const std::string& name);
 
 struct ReportOptions {
   std::string version;        // stepsim version printed in every header
@@ -41,19 +41,19 @@ struct SweepResultSet {
 
 // True when the first non-empty line is a JSON object with a "status" key (a results row);
 // a scenario file is one JSON object without it.
-bool looks_like_sweep_results(const std::string& text);
+[[nodiscard]] bool looks_like_sweep_results(const std::string& text);
 // Parses JSON lines with parse_row (null values count as absent, a row without an index gets its
 // position; a value of the wrong type is an error); throws ScenarioError("<origin>:<line>", ...)
 // on a malformed line, except a last line without newline after at least one row, which is a
 // cut-off write: ignored and noted in truncated_line. Rows are sorted by index, then key, so the
 // order of the lines does not matter. A second row with the same index and engine "simgrid" (a
 // refined candidate) replaces the first.
-SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin);
+[[nodiscard]] SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin);
 // Row order of every sweep table: runnable rows by tokens/s (highest first), then the other
 // simulated rows, rows out of memory, errors; ties by index.
-std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep);
+[[nodiscard]] std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep);
 
-ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& options);
+[[nodiscard]] ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& options);
 
 // A simulated scenario; two of them make a side-by-side comparison.
 struct ScenarioRun {
@@ -62,6 +62,6 @@ struct ScenarioRun {
   Simulation simulation;
 };
 
-ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportOptions& options);
+[[nodiscard]] ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportOptions& options);
 
 }  // namespace stepsim::report

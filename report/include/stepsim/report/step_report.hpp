@@ -69,15 +69,15 @@ struct Simulation {
   StepReport report;
 };
 
-StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
+[[nodiscard]] StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
                        const memory::Timeline& timeline);
 
-std::string report_table(const StepReport& r);
-std::string report_json(const StepReport& r);
+[[nodiscard]] std::string report_table(const StepReport& r);
+[[nodiscard]] std::string report_json(const StepReport& r);
 
 // Chrome trace-event JSON (opens in Perfetto): one process per stage, one thread per stream,
 // a memory counter per stage.
-std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& graph, const sim::Trace& trace,
+[[nodiscard]] std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& graph, const sim::Trace& trace,
                          const memory::Timeline& timeline);
 
 }  // namespace stepsim::report

@@ -37,14 +37,14 @@ struct MemoryPlot {
   std::optional<MemoryMark> oom;
 };
 
-MemoryPlot memory_plot(const sim::StepGraph& graph, const memory::Timeline& timeline, double step_time_s,
+[[nodiscard]] MemoryPlot memory_plot(const sim::StepGraph& graph, const memory::Timeline& timeline, double step_time_s,
                        const std::string& title);
-std::string memory_svg(const MemoryPlot& plot, int width_px = 960);
+[[nodiscard]] std::string memory_svg(const MemoryPlot& plot, int width_px = 960);
 
 // Pipeline Gantt chart: per stage a compute lane (coloured by phase; idle shows as the grey
 // background) and a communication lane (TP/CP/PP on top, DP gradient and parameter traffic below).
 enum class GanttCategory : std::uint8_t { Forward, Backward, Recompute, Optimizer, Other, Comm, DpComm };
-std::string to_string(GanttCategory c);
+[[nodiscard]] std::string to_string(GanttCategory c);
 
 struct GanttBar {
   double start_s = 0;
@@ -63,10 +63,10 @@ struct GanttPlot {
   std::vector<GanttRow> rows;
 };
 
-GanttPlot gantt_plot(const sim::StepGraph& graph, const sim::Trace& trace, const std::string& title);
+[[nodiscard]] GanttPlot gantt_plot(const sim::StepGraph& graph, const sim::Trace& trace, const std::string& title);
 // time_axis_s: end of the time axis (0: the plot's own makespan); charts shown side by side pass
 // the same value so that their bars compare.
-std::string gantt_svg(const GanttPlot& plot, int width_px = 960, double time_axis_s = 0);
+[[nodiscard]] std::string gantt_svg(const GanttPlot& plot, int width_px = 960, double time_axis_s = 0);
 
 // Generic x/y chart.
 struct XYPoint {
@@ -92,15 +92,15 @@ struct XYChart {
   std::vector<double> x_ticks;                 // tick values of the x axis (empty: automatic)
 };
 
-std::string xy_svg(const XYChart& chart, int width_px = 760, int height_px = 440);
+[[nodiscard]] std::string xy_svg(const XYChart& chart, int width_px = 760, int height_px = 440);
 
 // Standalone SVG file text: XML declaration + the element + a final newline.
-std::string svg_document(const std::string& svg_element);
+[[nodiscard]] std::string svg_document(const std::string& svg_element);
 
 // Tick values for an axis: "nice" steps (1, 2, 5 x 10^k) for linear axes, decades (and 2, 5
 // within them when the range is short) for logarithmic ones.
-std::vector<double> axis_ticks(double lo, double hi, bool log_scale);
+[[nodiscard]] std::vector<double> axis_ticks(double lo, double hi, bool log_scale);
 // Compact tick label: 1.5k, 2M, 0.25, 3G.
-std::string short_number(double value);
+[[nodiscard]] std::string short_number(double value);
 
 }  // namespace stepsim::report

@@ -46,9 +46,9 @@ struct SweepRow {
   std::optional<double> time_to_train_s, gpu_hours, cost_usd;
   std::string line;                   // the JSON line, without the newline
 
-  bool simulated() const { return step_time_s.has_value(); }
+  [[nodiscard]] bool simulated() const { return step_time_s.has_value(); }
   // Simulated, fits in memory, no error: the rows that rank and plot.
-  bool runnable() const { return status == "ok" && simulated() && !oom; }
+  [[nodiscard]] bool runnable() const { return status == "ok" && simulated() && !oom; }
 };
 
 // The JSON line of `r` (keys in the order above, no newline); `scenario_json` is the candidate's
@@ -57,7 +57,7 @@ struct SweepRow {
 
 // Parses one line. Throws ScenarioError(origin, ...) when it is not a row: not JSON, not an object,
 // or no "status" string of ok, oom or error. A row without an index gets `missing_index`.
-SweepRow parse_row(const std::string& line, const std::string& origin = "<row>", std::int64_t missing_index = 0);
+[[nodiscard]] SweepRow parse_row(const std::string& line, const std::string& origin = "<row>", std::int64_t missing_index = 0);
 
 // The non-blank lines of a results text, in order.
 struct RowLine {

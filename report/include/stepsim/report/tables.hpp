@@ -16,22 +16,22 @@ struct Table {
 };
 
 // LaTeX text escape: \ & % $ # _ { } ~ ^ and the ASCII characters LaTeX treats specially.
-std::string latex_escape(const std::string& text);
+[[nodiscard]] std::string latex_escape(const std::string& text);
 // CSV field: quoted (with doubled quotes) when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& text);
+[[nodiscard]] std::string csv_field(const std::string& text);
 // XML/HTML text and attribute escape: & < > " '.
-std::string xml_escape(const std::string& text);
+[[nodiscard]] std::string xml_escape(const std::string& text);
 
 // Padded: cells filled to the column width; Compact: one space around each cell.
 enum class MarkdownStyle { Padded, Compact };
 // "**caption**" line and a blank line (when there is a caption), then a pipe table with
 // alignment markers.
-std::string to_markdown(const Table& t, MarkdownStyle style = MarkdownStyle::Padded);
+[[nodiscard]] std::string to_markdown(const Table& t, MarkdownStyle style = MarkdownStyle::Padded);
 // Header line, then one line per row (no caption: callers put it in a comment line).
-std::string to_csv(const Table& t);
+[[nodiscard]] std::string to_csv(const Table& t);
 // A table environment with \caption, tabular with booktabs rules.
-std::string to_latex(const Table& t);
+[[nodiscard]] std::string to_latex(const Table& t);
 // <table> with <caption>, <thead> and <tbody> (XHTML-compatible).
-std::string to_html(const Table& t);
+[[nodiscard]] std::string to_html(const Table& t);
 
 }  // namespace stepsim::report

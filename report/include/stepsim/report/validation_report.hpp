@@ -34,13 +34,13 @@ struct ValidationReport {
 };
 
 // Mean absolute error of a list of cases (0 for none).
-double mean_absolute_error(const std::vector<ValidationCase>& cases);
+[[nodiscard]] double mean_absolute_error(const std::vector<ValidationCase>& cases);
 
 // Writers (deterministic, fixed decimals). JSON keys: engine, overrides, sets[{name, mape,
 // records[{name, gpu, measured_step_time_s, predicted_step_time_s, measured_tflops_per_gpu,
 // predicted_tflops_per_gpu, flops_formula, error}]}]; unmeasured quantities are null.
-std::string validation_table(const ValidationReport& r);
-std::string validation_markdown(const ValidationReport& r);
-std::string validation_json(const ValidationReport& r);
+[[nodiscard]] std::string validation_table(const ValidationReport& r);
+[[nodiscard]] std::string validation_markdown(const ValidationReport& r);
+[[nodiscard]] std::string validation_json(const ValidationReport& r);
 
 }  // namespace stepsim::report

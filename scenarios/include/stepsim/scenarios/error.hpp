@@ -17,7 +17,7 @@ class ScenarioError : public Error {
  public:
   ScenarioError(std::string path, const std::string& reason)
       : Error(path + ": " + reason), path_(std::move(path)) {}
-  const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
   std::string path_;

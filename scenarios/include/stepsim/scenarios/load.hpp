@@ -19,10 +19,10 @@ struct Override {
 };
 
 // Parses "a.b=c"; throws ScenarioError("--set", ...) when there is no '='.
-Override parse_override(const std::string& text);
+[[nodiscard]] Override parse_override(const std::string& text);
 
 // Loads from JSON text. `origin` names the source in messages (a file name or "<default>").
-Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides = {},
+[[nodiscard]] Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides = {},
                             const std::string& origin = "<scenario>");
 
 // Largest input file stepsim reads (scenario, sweep, results): 64 MiB.
@@ -31,23 +31,23 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = 64ull * 1024 * 1024;
 // Reads a user's input file whole. Throws ScenarioError(file, ...) when it does not exist or
 // cannot be read, is a directory, is not a regular file (a device, a FIFO), or is larger than
 // kMaxInputFileBytes. `what` names the kind of file in messages ("scenario file").
-std::string read_input_file(const std::string& file, const std::string& what = "file");
+[[nodiscard]] std::string read_input_file(const std::string& file, const std::string& what = "file");
 
 // Loads a file; throws ScenarioError(path, "cannot open ...") when it cannot be read (see
 // read_input_file).
-Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides = {});
+[[nodiscard]] Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides = {});
 
 // The built-in default scenario (Llama-3.1-70B on 16 x DGX H100).
-std::string default_scenario_text();
+[[nodiscard]] std::string default_scenario_text();
 
 // Preset lookup (names as in scenarios/presets/). Throw ScenarioError(path, "unknown preset ...").
-ModelSpec model_preset(const std::string& name, const std::string& path = "model");
-GpuSpec gpu_preset(const std::string& name, const std::string& path = "cluster.gpu");
-std::vector<std::string> model_preset_names();
-std::vector<std::string> gpu_preset_names();
-std::vector<std::string> cluster_preset_names();
+[[nodiscard]] ModelSpec model_preset(const std::string& name, const std::string& path = "model");
+[[nodiscard]] GpuSpec gpu_preset(const std::string& name, const std::string& path = "cluster.gpu");
+[[nodiscard]] std::vector<std::string> model_preset_names();
+[[nodiscard]] std::vector<std::string> gpu_preset_names();
+[[nodiscard]] std::vector<std::string> cluster_preset_names();
 // GPU presets with an efficiency file (scenarios/presets/efficiency/<gpu>.json); gpu_preset(name)
 // carries it as its efficiency.
-std::vector<std::string> efficiency_preset_names();
+[[nodiscard]] std::vector<std::string> efficiency_preset_names();
 
 }  // namespace stepsim::scenarios

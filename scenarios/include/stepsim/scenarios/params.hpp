@@ -115,14 +115,14 @@ inline constexpr Param kParams[] = {
 [[nodiscard]] const Param& parameter(std::string_view key);
 
 // The declaration of `key`, at compile time (a key the table lacks does not compile).
-consteval const Param& declared_param(std::string_view key) {
+[[nodiscard]] consteval const Param& declared_param(std::string_view key) {
   for (const Param& p : param_table::kParams)
     if (p.key == key) return p;
   throw "no such parameter";
 }
 
 // The default of `key` in JSON units, at compile time (for the spec structs' member defaults).
-consteval double param_default(std::string_view key) { return declared_param(key).value.value(); }
+[[nodiscard]] consteval double param_default(std::string_view key) { return declared_param(key).value.value(); }
 
 [[nodiscard]] std::string to_string(ParamType t);
 // The default as a reader sees it: "required", "0.5", "true", "1f1b", ...

@@ -93,7 +93,7 @@ struct ClusterSpec {
   InterNodeSpec inter_node;
   bool ideal_network = false;     // communication takes no time (schedule checks)
 
-  std::int64_t world_size() const { return gpus_per_node * nodes; }
+  [[nodiscard]] std::int64_t world_size() const { return gpus_per_node * nodes; }
   [[nodiscard]] std::int64_t nvlink_domain_size() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
 };
 
@@ -179,13 +179,13 @@ struct Scenario {
   CommSpec comm;
   EngineSpec engine;
 
-  std::int64_t world_size() const { return cluster.world_size(); }
+  [[nodiscard]] std::int64_t world_size() const { return cluster.world_size(); }
   // Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
-  std::int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallel.dp); }
+  [[nodiscard]] std::int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallel.dp); }
 };
 
 // Transformer layers on pipeline stage `stage` (uneven first/last stages included).
-std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
+[[nodiscard]] std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
 // The names of the enumerations, in the order the loader's messages list them.
 inline constexpr NameTable<MlpKind, 2> kMlpNames{{{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}}};

@@ -60,8 +60,8 @@ struct SweepSpec {
 };
 
 // Parses a sweep file's text; throws ScenarioError naming the JSON path ("axes.parallel.tp[2]").
-SweepSpec parse_sweep_text(const std::string& json_text, const std::string& origin = "<sweep>");
-SweepSpec load_sweep_file(const std::string& file);
+[[nodiscard]] SweepSpec parse_sweep_text(const std::string& json_text, const std::string& origin = "<sweep>");
+[[nodiscard]] SweepSpec load_sweep_file(const std::string& file);
 
 struct Candidate {
   std::int64_t index = 0;                   // position among the valid candidates
@@ -80,9 +80,9 @@ struct Enumeration {
 
 // Every candidate of the sweep, in candidate order. Throws ScenarioError when a value is
 // malformed, or when no candidate is valid (naming the first reason).
-Enumeration enumerate(const SweepSpec& spec);
+[[nodiscard]] Enumeration enumerate(const SweepSpec& spec);
 
 // "generated 1200, 300 excluded by constraints, 52 invalid (parallel.tp 40, training.global_batch 12), 848 candidates"
-std::string enumeration_summary(const Enumeration& e);
+[[nodiscard]] std::string enumeration_summary(const Enumeration& e);
 
 }  // namespace stepsim::scenarios

@@ -20,7 +20,7 @@
 namespace stepsim::sim {
 
 enum class EngineKind { Analytic, SimGrid };
-std::string to_string(EngineKind e);
+[[nodiscard]] std::string to_string(EngineKind e);
 
 // Name of a stream as traces and reports show it: "compute", "tp comm", "cp comm", "pp comm",
 // "dp comm".
@@ -38,7 +38,7 @@ struct Trace {
 };
 
 // Validates the graph first (a cycle, a missing device or plan: InternalError in the caller).
-Trace run_analytic(const StepGraph& graph);
+[[nodiscard]] Trace run_analytic(const StepGraph& graph);
 
 // Runs SimGrid in a forked child process (SimGrid's engine cannot be re-created in one process)
 // and returns its trace. Throws InternalError when the child fails. Call it from a
@@ -48,8 +48,8 @@ Trace run_analytic(const StepGraph& graph);
 // GPUs of the cluster, and all flows together may touch at most 4096 GPUs (InternalError
 // otherwise, before forking). An op of zero duration, or with an empty plan and no setup, ends
 // at its start time.
-Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster);
+[[nodiscard]] Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster);
 
-Trace run(EngineKind engine, const StepGraph& graph, const topology::Cluster& cluster);
+[[nodiscard]] Trace run(EngineKind engine, const StepGraph& graph, const topology::Cluster& cluster);
 
 }  // namespace stepsim::sim

@@ -96,25 +96,25 @@ class StepGraph {
   // `before` must finish before `after` starts.
   void add_edge(std::int32_t before, std::int32_t after);
 
-  const std::vector<std::int32_t>& successors(std::int32_t op) const { return succ_[static_cast<std::size_t>(op)]; }
-  const std::vector<std::int32_t>& predecessors(std::int32_t op) const { return pred_[static_cast<std::size_t>(op)]; }
-  std::size_t num_edges() const { return num_edges_; }
+  [[nodiscard]] const std::vector<std::int32_t>& successors(std::int32_t op) const { return succ_[static_cast<std::size_t>(op)]; }
+  [[nodiscard]] const std::vector<std::int32_t>& predecessors(std::int32_t op) const { return pred_[static_cast<std::size_t>(op)]; }
+  [[nodiscard]] std::size_t num_edges() const { return num_edges_; }
 
   // Throws InternalError on a cycle (naming an op on it), an op on a device that does not exist,
   // a communication op without a plan, or an edge to a missing op.
   void validate() const;
   // Ops in a topological order (Boost.Graph); throws InternalError on a cycle.
-  std::vector<std::int32_t> topological_order() const;
+  [[nodiscard]] std::vector<std::int32_t> topological_order() const;
   // "fwd, micro-batch 5, chunk 0, stage 0 (device 0)" style description for messages.
-  std::string describe(std::int32_t op) const;
+  [[nodiscard]] std::string describe(std::int32_t op) const;
 
   // Every check of validate() except the cycle search: linear in ops and edges, no traversal.
   // Also rejects a negative or non-finite duration_s, setup_s or flow size.
   void validate_ops() const;
   // The ops of one dependency cycle in edge order (empty when the graph is acyclic).
-  std::vector<std::int32_t> find_cycle() const;
+  [[nodiscard]] std::vector<std::int32_t> find_cycle() const;
   // Error message naming the ops of a cycle found by find_cycle().
-  std::string describe_cycle(const std::vector<std::int32_t>& cycle) const;
+  [[nodiscard]] std::string describe_cycle(const std::vector<std::int32_t>& cycle) const;
 
  private:
   std::vector<std::vector<std::int32_t>> succ_;

@@ -10,9 +10,9 @@
 
 namespace stepsim::sim {
 
-std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace& trace);
+[[nodiscard]] std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace& trace);
 
 // The timeline of every device (static memory, capacity and fragmentation from the graph and `f`).
-memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction);
+[[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction);
 
 }  // namespace stepsim::sim

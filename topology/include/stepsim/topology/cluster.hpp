@@ -122,18 +122,18 @@ class Placement {
   // parallelism is 1 for a dense decoder. Throws ScenarioError("parallel.rank_order", ...) for
   // unknown, missing or repeated tokens, and ScenarioError("parallel.<dim>", ...) for sizes < 1.
   Placement(const scenarios::ParallelSpec& parallel, const std::string& order);
-  std::int64_t world_size() const;
-  std::int64_t rank(const Coord& c) const;   // global rank == GPU index (rank r runs on GPU r)
-  Coord coord(std::int64_t rank) const;
+  [[nodiscard]] std::int64_t world_size() const;
+  [[nodiscard]] std::int64_t rank(const Coord& c) const;   // global rank == GPU index (rank r runs on GPU r)
+  [[nodiscard]] Coord coord(std::int64_t rank) const;
   // Members of the group of `rank` along one dimension, ordered by that dimension's index.
-  std::vector<std::int64_t> tp_group(std::int64_t rank) const;
-  std::vector<std::int64_t> cp_group(std::int64_t rank) const;
-  std::vector<std::int64_t> dp_group(std::int64_t rank) const;
-  std::vector<std::int64_t> dp_cp_group(std::int64_t rank) const;   // gradient reduction group, ascending rank
-  std::vector<std::int64_t> pp_group(std::int64_t rank) const;
+  [[nodiscard]] std::vector<std::int64_t> tp_group(std::int64_t rank) const;
+  [[nodiscard]] std::vector<std::int64_t> cp_group(std::int64_t rank) const;
+  [[nodiscard]] std::vector<std::int64_t> dp_group(std::int64_t rank) const;
+  [[nodiscard]] std::vector<std::int64_t> dp_cp_group(std::int64_t rank) const;   // gradient reduction group, ascending rank
+  [[nodiscard]] std::vector<std::int64_t> pp_group(std::int64_t rank) const;
 
  private:
-  std::vector<std::int64_t> group_along(std::int64_t rank, int dim) const;
+  [[nodiscard]] std::vector<std::int64_t> group_along(std::int64_t rank, int dim) const;
 
   scenarios::ParallelSpec par_;
   std::vector<int> order_;   // dimension ids fastest first: 0 tp, 1 cp, 2 dp, 3 pp
