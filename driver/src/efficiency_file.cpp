@@ -1,18 +1,14 @@
 #include "stepsim/driver/efficiency_file.hpp"
 
-#include <cstdio>
-
 #include <nlohmann/json.hpp>
+
+#include "stepsim/report/format.hpp"
 
 namespace stepsim::driver {
 
 namespace {
 
-std::string format_number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string format_number(double v) { return report::significant(v, 9); }
 
 }  // namespace
 

@@ -5,6 +5,12 @@
 
 namespace stepsim::report {
 
+std::string significant(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, value);
+  return buf;
+}
+
 std::string fixed(double value, int decimals) {
   if (value == 0) value = 0;  // no "-0.000"
   char buf[64];

@@ -8,6 +8,8 @@ namespace stepsim::report {
 
 // printf-style "%.*f".
 [[nodiscard]] std::string fixed(double value, int decimals);
+// `value` to `digits` significant digits, shortest form (printf %g).
+[[nodiscard]] std::string significant(double value, int digits);
 // Bytes as GiB with `decimals` decimals.
 [[nodiscard]] std::string gib(std::int64_t bytes, int decimals = 3);
 // Right-aligned (positive width) or left-aligned (negative width) padding.
