@@ -18,6 +18,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -205,6 +206,16 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) throw ScenarioError(options.out_dir, "cannot create the output directory: " + ec.message());
+  // One writer per output directory: a second sweep (or --resume) into it is refused while the
+  // first runs. The lock is on the directory itself, released when this process ends.
+  const int dir_fd = ::open(options.out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) throw ScenarioError(options.out_dir, std::string("cannot open the output directory: ") + std::strerror(errno));
+  struct DirLock {
+    int fd;
+    ~DirLock() { ::close(fd); }
+  } dir_lock{dir_fd};
+  if (::flock(dir_fd, LOCK_EX | LOCK_NB) != 0)
+    throw ScenarioError(options.out_dir, "another stepsim sweep is writing into this directory; wait for it or use another --out");
   out.results_file = (std::filesystem::path(options.out_dir) / results_file_name(options)).string();
   out.summary_file = (std::filesystem::path(options.out_dir) / summary_file_name(options)).string();
   out.candidates = static_cast<std::int64_t>(mine.size());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -234,4 +235,18 @@ TEST_CASE("stepsim sweep: results.jsonl is byte-identical whatever -j") {
   CHECK(rows == cli::slurp(three + "/results.jsonl"));
   CHECK(rows.rfind("{\"index\":0,", 0) == 0);
   CHECK(cli::files_starting(three, "") == std::vector<std::string>{"results.jsonl", "summary.md"});
+}
+
+TEST_CASE("stepsim sweep: a second writer into the same --out is refused while the first runs") {
+  const auto dir = cli::empty_dir("sweep-locked");
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);  // stands for a sweep that is running
+  const auto sweep = std::string(STEPSIM_SOURCE_DIR) + "/tests/golden/sweep-small.json";
+  const auto r = cli::run("sweep " + sweep + " -j 1 -q --out " + dir);
+  CHECK(r.status == 2);
+  CHECK(r.err == "stepsim: error: " + dir + ": another stepsim sweep is writing into this directory; wait for it or use another --out\n");
+  CHECK(cli::files_starting(dir, "results").empty());
+  ::close(fd);
+  CHECK(cli::run("sweep " + sweep + " -j 1 -q --out " + dir).status == 0);
 }
