@@ -64,11 +64,17 @@ PaperEstimate paper_estimate(const Scenario& s) {
 
 // The stored activations of the chunk's layers; the first chunk of stage 0 adds the token ids
 // (int64, 8sb/c; Megatron's theoretical_memory_usage has 8sbp for p micro-batches).
-std::int64_t chunk_activation_bytes(const Scenario& s, std::int64_t stage, std::int64_t chunk) {
-  return to_bytes(workload::chunk_activation_bytes(workload::step_program(s), s, stage, chunk));
+std::int64_t chunk_activation_bytes(const workload::StepProgram& program, const Scenario& s, std::int64_t stage, std::int64_t chunk) {
+  return to_bytes(workload::chunk_activation_bytes(program, s, stage, chunk));
 }
 
-std::int64_t output_transient_bytes(const Scenario& s) { return to_bytes(workload::step_program(s).output_transient_bytes); }
+std::int64_t chunk_activation_bytes(const Scenario& s, std::int64_t stage, std::int64_t chunk) {
+  return memory::chunk_activation_bytes(workload::step_program(s), s, stage, chunk);
+}
+
+std::int64_t output_transient_bytes(const workload::StepProgram& program) { return to_bytes(program.output_transient_bytes); }
+
+std::int64_t output_transient_bytes(const Scenario& s) { return output_transient_bytes(workload::step_program(s)); }
 
 std::int64_t backward_transient_bytes(const Scenario& s) {
   return to_bytes(workload::layer_program(s).backward_transient_bytes);
@@ -123,10 +129,8 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
   out.gpu_memory_bytes = to_bytes(s.cluster.gpu.memory_bytes);
   const std::int64_t p = s.parallel.pp;
   const workload::StepProgram program = workload::step_program(s);
-  const auto chunk_bytes = [&](std::int64_t stage, std::int64_t chunk) {
-    return to_bytes(workload::chunk_activation_bytes(program, s, stage, chunk));
-  };
-  const std::int64_t out_bytes = to_bytes(program.output_transient_bytes);
+  const auto chunk_bytes = [&](std::int64_t stage, std::int64_t chunk) { return memory::chunk_activation_bytes(program, s, stage, chunk); };
+  const std::int64_t out_bytes = output_transient_bytes(program);
   const std::int64_t recompute = to_bytes(program.layers.front().backward_transient_bytes);
   for (std::int64_t stage = 0; stage < p; ++stage) {
     StageEstimate se;

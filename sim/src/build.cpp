@@ -160,10 +160,10 @@ class Builder {
         if (c.group == GroupKind::Tensor && c.overlap == workload::Overlap::WithCompute) tp_with_compute_ = true;
     for (std::int64_t i = 0; i < p_; ++i)
       for (std::int64_t j = 0; j < v_; ++j) {
-        chunk_bytes_.push_back(memory::chunk_activation_bytes(s_, i, j));
+        chunk_bytes_.push_back(memory::chunk_activation_bytes(prog_, s_, i, j));
         chunk_first_.push_back(workload::chunk_first_layer(s_, layout_, i, j));
       }
-    output_bytes_ = memory::output_transient_bytes(s_);
+    output_bytes_ = memory::output_transient_bytes(prog_);
     backward_bytes_ = memory::backward_transient_bytes(s_);
   }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "stepsim/scenarios/scenario.hpp"
+#include "stepsim/workload/program.hpp"
 
 namespace stepsim::memory {
 
@@ -71,8 +72,12 @@ struct StepsimEstimate {
 
 // Bytes one forward pass of (stage, chunk) allocates and its backward frees.
 [[nodiscard]] std::int64_t chunk_activation_bytes(const scenarios::Scenario& s, std::int64_t stage, std::int64_t chunk);
+// The same from a step program already built for `s` (the step-graph builder has one).
+[[nodiscard]] std::int64_t chunk_activation_bytes(const workload::StepProgram& program, const scenarios::Scenario& s,
+                                                  std::int64_t stage, std::int64_t chunk);
 // Transient bytes of the output layer and loss on the last stage (fp32 logits; paper's term).
 [[nodiscard]] std::int64_t output_transient_bytes(const scenarios::Scenario& s);
+[[nodiscard]] std::int64_t output_transient_bytes(const workload::StepProgram& program);
 // Transient bytes of a backward pass beyond the stored activations (full recomputation: one layer).
 [[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
 // Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.
