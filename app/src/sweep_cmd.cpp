@@ -51,6 +51,7 @@ void register_sweep_command(CLI::App& app) {
     std::string out = "sweep-out";
     std::int64_t refine = 0;
     std::string prune = "stepsim";
+    std::int64_t max_candidates = driver::kDefaultMaxCandidates;
     bool quiet = false;
   };
   auto a = std::make_shared<Args>();
@@ -64,6 +65,9 @@ void register_sweep_command(CLI::App& app) {
           "K >= 0"));
   cmd->add_option("--prune", a->prune, "memory prune: stepsim (timeline peak <= GPU memory) or paper-80 (paper estimate <= 80 %)")
       ->check(CLI::IsMember({"stepsim", "paper-80"}));
+  cmd->add_option("--max-candidates", a->max_candidates,
+                  "refuse a sweep (or shard) with more candidates than this (default: 1,000,000; the axes may make at most 100 "
+                  "combinations per candidate)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress or informational lines on stderr");
   cmd->callback([a]() {
     if (a->jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(a->jobs));
@@ -75,6 +79,8 @@ void register_sweep_command(CLI::App& app) {
     o.out_dir = a->out;
     o.refine = a->refine;
     o.prune = driver::parse_prune_rule(a->prune);
+    o.max_candidates = a->max_candidates;
+    o.version = kVersion;
     o.quiet = a->quiet;
     o.progress = !a->quiet && ::isatty(STDERR_FILENO) != 0;
     const auto outcome = driver::run_sweep(spec, o);
@@ -93,16 +99,28 @@ void register_merge(CLI::App& app) {
   cmd->add_option("--out", *out, "merged results file (default: stdout)");
   cmd->add_option("--summary", *summary, "also write the ranking (Markdown) to this file");
   cmd->callback([inputs, out, summary]() {
-    std::vector<std::string> warnings;
-    const auto rows = driver::merge_rows(*inputs, &warnings);
-    for (const auto& w : warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
-    std::string text;
-    for (const auto& r : rows) text += r.line + "\n";
-    std::vector<Output> outputs;
-    if (!summary->empty()) outputs.push_back({*summary, driver::ranking_markdown(rows, {"# Merged sweep", ""})});
-    outputs.push_back({*out, text});
-    emit_all(outputs);
-    if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << rows.size() << " rows in " << *out << "\n";
+    // The merged rows stream from the sorted runs to the output; the ranking is built as they pass.
+    driver::Ranking ranking;
+    driver::SortOptions so;
+    so.check_coverage = true;
+    const auto files = driver::results_files(*inputs);
+    const auto on_row = [&ranking](const driver::SweepRow& r) { ranking.add(r); };
+    driver::SortStats stats;
+    if (out->empty() || *out == "-") {
+      stats = driver::sort_rows(files, std::cout, on_row, so);
+      std::cout.flush();
+      for (const auto& w : stats.warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
+      if (!summary->empty()) emit_all({{*summary, ranking.markdown({"# Merged sweep", ""})}});
+    } else {
+      // The rows are committed only after the summary is written: both or neither.
+      driver::StagedFile staged(*out);
+      so.run_dir = staged.dir();
+      stats = driver::sort_rows(files, staged.stream(), on_row, so);
+      for (const auto& w : stats.warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
+      if (!summary->empty()) emit_all({{*summary, ranking.markdown({"# Merged sweep", ""})}});
+      staged.commit();
+    }
+    if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << stats.rows << " rows in " << *out << "\n";
   });
 }
 

@@ -1,5 +1,7 @@
 #include "stepsim/driver/simulate.hpp"
 
+#include "stepsim/report/format.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -24,16 +26,7 @@ sim::EngineKind default_engine(const scenarios::Scenario& s) {
 
 namespace {
 
-// 50000000 -> "50,000,000".
-std::string grouped(double v) {
-  const std::string digits = std::to_string(static_cast<long long>(v));
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
+using report::grouped;
 
 std::string num(double v) {
   char buf[40];

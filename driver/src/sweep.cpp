@@ -2,6 +2,12 @@
 
 #include "stepsim/driver/sweep.hpp"
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/report/format.hpp"
@@ -42,12 +48,46 @@ MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule) {
   return v;
 }
 
-SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine, SimulationCache& cache,
-                            bool refined) {
+std::string sweep_fingerprint(const scenarios::SweepSpec& spec, PruneRule rule, const std::string& version) {
+  nlohmann::json axes = nlohmann::json::array();
+  for (const auto& a : spec.axes) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& v : a.values_json) values.push_back(nlohmann::json::parse(v));
+    axes.push_back({{"name", a.name}, {"auto", a.automatic}, {"values", values}});
+  }
+  const auto& c = spec.constraints;
+  const auto limit = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  const nlohmann::json canonical{{"stepsim", version},
+                                 {"base", nlohmann::json::parse(spec.base_json)},
+                                 {"axes", axes},
+                                 {"constraints",
+                                  {{"tp_cp_within_node", c.tp_cp_within_node},
+                                   {"max_tp", limit(c.max_tp)},
+                                   {"max_cp", limit(c.max_cp)},
+                                   {"max_pp", limit(c.max_pp)},
+                                   {"max_dp", limit(c.max_dp)},
+                                   {"powers_of_two", c.powers_of_two}}},
+                                 {"prune", to_string(rule)}};
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
+  for (const unsigned char ch : canonical.dump()) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+namespace {
+
+// The fields of a row that describe the candidate.
+SweepRow described(const scenarios::Candidate& c, const SweepStamp& stamp) {
   const auto& s = c.scenario;
   SweepRow r;
   r.index = c.index;
-  r.key = refined ? c.key + " engine=" + sim::to_string(engine) : c.key;
+  r.key = c.key;
+  r.sweep = stamp.fingerprint;
+  r.sweep_candidates = stamp.candidates;
   r.summary = report::scenario_summary(s);
   r.model = s.model.name;
   r.cluster = s.cluster.preset.empty() ? "custom" : s.cluster.preset;
@@ -63,7 +103,23 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   r.seq_len = s.training.seq_len;
   r.schedule = scenarios::to_string(s.parallel.schedule);
   r.recompute = scenarios::to_string(s.training.recompute);
+  return r;
+}
 
+}  // namespace
+
+SweepRow failed_row(const scenarios::Candidate& c, const std::string& reason, const SweepStamp& stamp) {
+  SweepRow r = described(c, stamp);
+  r.status = "error";
+  r.reason = reason;
+  r.line = report::row_line(r, c.scenario_json);
+  return r;
+}
+
+SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::EngineKind engine, SimulationCache& cache,
+                            bool refined, const SweepStamp& stamp) {
+  const auto& s = c.scenario;
+  SweepRow r = described(c, stamp);
   const auto v = memory_verdict(s, rule);
   r.paper_total_bytes = v.paper_total_bytes;
   r.stepsim_peak_bytes = v.stepsim_peak_bytes;
@@ -90,6 +146,13 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
       r.time_to_train_s = rep.time_to_train_s;
       r.gpu_hours = rep.gpu_hours;
       r.cost_usd = rep.cost_usd;
+      if (refined) {
+        // The analytic figures that chose the candidate for refinement, beside the refined ones.
+        so.engine = sim::EngineKind::Analytic;
+        const auto analytic = simulate(s, so).report;
+        r.analytic_step_time_s = analytic.step_time_s;
+        r.analytic_tokens_per_s = analytic.tokens_per_s;
+      }
     } catch (const std::exception& e) {
       r.status = "error";
       r.reason = e.what();
@@ -100,25 +163,53 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   return r;
 }
 
-RowFile read_rows(const std::string& file) {
-  const std::string text = scenarios::read_input_file(file, "results file");
-  RowFile out;
-  out.good_bytes = text.size();
-  for (const auto& line : report::row_lines(text)) {
-    const std::string where = file + ":" + std::to_string(line.number);
+RowScan scan_rows(const std::string& file, const std::function<void(SweepRow&&, std::int64_t line)>& visit) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(file, ec);
+  if (st.type() == fs::file_type::not_found) throw ScenarioError(file, "cannot open the results file (no such file)");
+  if (fs::is_directory(st)) throw ScenarioError(file, "is a directory, not a results file");
+  if (!ec && !fs::is_regular_file(st)) throw ScenarioError(file, "is not a regular file (expected a results file)");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file, "cannot open the results file");
+  RowScan out;
+  std::string line;
+  std::int64_t number = 0;
+  std::uint64_t offset = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const bool terminated = !in.eof();
+    const std::uint64_t start = offset;
+    offset += line.size() + (terminated ? 1 : 0);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      if (out.truncated_tail == false) out.good_bytes = offset;
+      continue;
+    }
+    const std::string where = file + ":" + std::to_string(number);
+    SweepRow row;
     try {
-      auto row = report::parse_row(line.text, where, -1);
+      row = report::parse_row(line, where, -1);
       if (row.index < 0 || row.key.empty()) throw ScenarioError(where, "not a sweep row (needs index, key and status)");
-      out.rows.push_back(std::move(row));
-      if (!line.terminated) out.missing_newline = true;
     } catch (const ScenarioError&) {
       // Only a last line without its newline is a write that was cut short.
-      if (line.terminated) throw;
+      if (terminated) throw;
       out.truncated_tail = true;
-      out.truncated_line = line.number;
-      out.good_bytes = line.start;
+      out.truncated_line = number;
+      out.good_bytes = start;
+      break;
     }
+    if (!terminated) out.missing_newline = true;
+    out.good_bytes = offset;
+    ++out.rows;
+    visit(std::move(row), number);
   }
+  if (in.bad()) throw ScenarioError(file, "cannot read the results file");
+  return out;
+}
+
+RowFile read_rows(const std::string& file) {
+  RowFile out;
+  static_cast<RowScan&>(out) = scan_rows(file, [&out](SweepRow&& r, std::int64_t) { out.rows.push_back(std::move(r)); });
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -18,18 +20,7 @@ namespace stepsim::driver {
 
 namespace {
 
-std::string money(double usd) {
-  // Thousands separators keep large costs readable; fixed digits keep it deterministic.
-  std::string digits = report::fixed(usd, 0);
-  std::string out;
-  int n = 0;
-  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-    if (n > 0 && n % 3 == 0 && *it != '-') out.insert(out.begin(), ',');
-    out.insert(out.begin(), *it);
-    ++n;
-  }
-  return "$" + out;
-}
+std::string money(double usd) { return "$" + report::grouped(usd); }
 
 // A ranking table: one row per layout, the figures of the metric registry.
 report::Table ranking_table(bool with_train) {
@@ -62,7 +53,7 @@ void add_row(report::Table& t, const SweepRow& r) {
   t.rows.push_back(std::move(row));
 }
 
-std::string markdown(const report::Table& t) { return report::to_markdown(t, report::MarkdownStyle::Compact); }
+std::string table_markdown(const report::Table& t) { return report::to_markdown(t, report::MarkdownStyle::Compact); }
 
 }  // namespace
 
@@ -79,19 +70,23 @@ bool faster(const SweepRow& a, const SweepRow& b) {
   return a.key < b.key;
 }
 
-std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vector<std::string>& header_lines,
-                             std::int64_t per_cluster) {
-  std::string out;
-  for (const auto& h : header_lines) out += h + "\n";
-
-  // Counts over the analytic (or only) row of each candidate.
+struct Ranking::State {
+  std::int64_t per_cluster = 3;
   std::int64_t ok = 0, oom = 0, error = 0, timeline_oom = 0, refined = 0;
-  std::map<std::string, SweepRow> best_of;  // base key -> row used in rankings (refined wins)
-  for (const auto& r : rows) {
-    const bool is_refined = base_key(r.key) != r.key;
-    if (is_refined) {
-      ++refined;
-    } else if (r.status == "ok") {
+  std::optional<SweepRow> pending;  // the row of the current candidate (a refined row may replace it)
+  std::map<std::tuple<std::string, std::int64_t, std::string>, std::vector<SweepRow>> best;  // fastest per cluster
+  std::map<std::string, SweepRow> fastest;   // per model
+  std::map<std::string, SweepRow> cheapest;  // per model
+  bool with_train = false, any_fits = false;
+
+  static bool same_candidate(const SweepRow& a, const SweepRow& b) {
+    return a.sweep == b.sweep && a.index == b.index && base_key(a.key) == base_key(b.key);
+  }
+
+  static bool is_refined(const SweepRow& r) { return r.engine == "simgrid" || base_key(r.key) != r.key; }
+
+  void count(const SweepRow& r) {
+    if (r.status == "ok") {
       ++ok;
       if (r.oom) ++timeline_oom;
     } else if (r.status == "oom") {
@@ -99,102 +94,105 @@ std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vecto
     } else {
       ++error;
     }
-    if (r.status != "ok") continue;
-    auto it = best_of.find(base_key(r.key));
-    if (it == best_of.end() || is_refined) best_of[base_key(r.key)] = r;
   }
-  out += "Rows: " + std::to_string(ok + oom + error) + " (" + std::to_string(ok) + " simulated, of which " +
-         std::to_string(timeline_oom) + " run out of memory in the timeline; " + std::to_string(oom) +
-         " pruned by the memory estimate; " + std::to_string(error) + " errors); " + std::to_string(refined) +
+
+  // The candidate's row (its refined one when there is one) enters the tables.
+  void rank(const SweepRow& r) {
+    if (r.status != "ok" || r.oom || !r.simulated()) return;
+    any_fits = true;
+    if (r.time_to_train_s) with_train = true;
+    auto& group = best[{r.model, r.gpus, r.cluster}];
+    group.insert(std::upper_bound(group.begin(), group.end(), r, faster), r);
+    if (static_cast<std::int64_t>(group.size()) > per_cluster) group.pop_back();
+    auto f = fastest.find(r.model);
+    if (f == fastest.end() || faster(r, f->second)) fastest.insert_or_assign(r.model, r);
+    if (r.cost_usd) {
+      auto c = cheapest.find(r.model);
+      if (c == cheapest.end() || *r.cost_usd < *c->second.cost_usd || (*r.cost_usd == *c->second.cost_usd && r.key < c->second.key))
+        cheapest.insert_or_assign(r.model, r);
+    }
+  }
+
+  // Counts: one per candidate (ok, oom or error, from its analytic row), and the refined rows.
+  void add(const SweepRow& r) {
+    if (pending && is_refined(r) && same_candidate(*pending, r)) {  // a refined row after its analytic row
+      ++refined;
+      pending = r;
+      return;
+    }
+    if (pending) rank(*pending);
+    if (is_refined(r)) {
+      // The refined row replaced its analytic row, which was simulated and fit (that is why it
+      // was refined).
+      ++refined;
+      ++ok;
+    } else {
+      count(r);
+    }
+    pending = r;
+  }
+};
+
+Ranking::Ranking(std::int64_t per_cluster) : state_(std::make_unique<State>()) { state_->per_cluster = per_cluster; }
+Ranking::~Ranking() = default;
+
+void Ranking::add(const SweepRow& row) { state_->add(row); }
+
+std::string Ranking::markdown(const std::vector<std::string>& header_lines) {
+  auto& st = *state_;
+  if (st.pending) {
+    st.rank(*st.pending);
+    st.pending.reset();
+  }
+  std::string out;
+  for (const auto& h : header_lines) out += h + "\n";
+  out += "Rows: " + std::to_string(st.ok + st.oom + st.error) + " (" + std::to_string(st.ok) + " simulated, of which " +
+         std::to_string(st.timeline_oom) + " run out of memory in the timeline; " + std::to_string(st.oom) +
+         " pruned by the memory estimate; " + std::to_string(st.error) + " errors); " + std::to_string(st.refined) +
          " refined with simgrid.\n\n";
-
-  std::vector<SweepRow> fits;
-  for (const auto& [k, r] : best_of)
-    if (!r.oom) fits.push_back(r);
-  std::sort(fits.begin(), fits.end(), faster);
-  const bool with_train = std::any_of(fits.begin(), fits.end(), [](const SweepRow& r) { return r.time_to_train_s.has_value(); });
-  const bool with_cost = std::any_of(fits.begin(), fits.end(), [](const SweepRow& r) { return r.cost_usd.has_value(); });
-
-  if (fits.empty()) {
+  if (!st.any_fits) {
     out += "No simulated candidate fits in memory.\n";
     return out;
   }
 
-  auto best = ranking_table(with_train);
-  std::map<std::tuple<std::string, std::int64_t, std::string>, std::int64_t> shown;
-  std::vector<SweepRow> per;
-  for (const auto& r : fits) {
-    auto& n = shown[{r.model, r.gpus, r.cluster}];
-    if (n++ < per_cluster) per.push_back(r);
-  }
-  std::stable_sort(per.begin(), per.end(), [](const SweepRow& a, const SweepRow& b) {
-    return std::tie(a.model, a.gpus, a.cluster) < std::tie(b.model, b.gpus, b.cluster);
-  });
-  for (const auto& r : per) add_row(best, r);
-  out += "## Best layouts per cluster\n\n" + markdown(best);
+  auto best = ranking_table(st.with_train);
+  for (const auto& [group, rows] : st.best)
+    for (const auto& r : rows) add_row(best, r);
+  out += "## Best layouts per cluster\n\n" + table_markdown(best);
 
-  auto fastest = ranking_table(with_train);
-  std::set<std::string> models;
-  for (const auto& r : fits)
-    if (models.insert(r.model).second) add_row(fastest, r);
-  out += "\n## Fastest that fits\n\n" + markdown(fastest);
+  const auto by = [](const std::map<std::string, SweepRow>& m, const auto& order) {
+    std::vector<SweepRow> v;
+    for (const auto& [model, r] : m) v.push_back(r);
+    std::sort(v.begin(), v.end(), order);
+    return v;
+  };
+  auto fastest = ranking_table(st.with_train);
+  for (const auto& r : by(st.fastest, faster)) add_row(fastest, r);
+  out += "\n## Fastest that fits\n\n" + table_markdown(fastest);
 
-  if (with_cost) {
-    std::vector<SweepRow> costed;
-    for (const auto& r : fits)
-      if (r.cost_usd) costed.push_back(r);
-    std::sort(costed.begin(), costed.end(), [](const SweepRow& a, const SweepRow& b) {
-      if (*a.cost_usd != *b.cost_usd) return *a.cost_usd < *b.cost_usd;
-      return a.key < b.key;
-    });
+  if (!st.cheapest.empty()) {
     auto cheapest = ranking_table(true);
-    std::set<std::string> cheap_models;
-    for (const auto& r : costed)
-      if (cheap_models.insert(r.model).second) add_row(cheapest, r);
-    out += "\n## Cheapest for the token budget\n\n" + markdown(cheapest);
+    for (const auto& r : by(st.cheapest, [](const SweepRow& a, const SweepRow& b) {
+           if (*a.cost_usd != *b.cost_usd) return *a.cost_usd < *b.cost_usd;
+           return a.key < b.key;
+         }))
+      add_row(cheapest, r);
+    out += "\n## Cheapest for the token budget\n\n" + table_markdown(cheapest);
   }
   return out;
 }
 
-std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs, std::vector<std::string>* warnings) {
-  std::vector<std::string> files;
-  for (const auto& in : inputs) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(in, ec)) {
-      std::vector<std::string> found;
-      for (const auto& entry : std::filesystem::directory_iterator(in, ec)) {
-        const auto name = entry.path().filename().string();
-        if (entry.is_regular_file() && name.rfind("results", 0) == 0 && name.size() > 6 &&
-            name.compare(name.size() - 6, 6, ".jsonl") == 0)
-          found.push_back(entry.path().string());
-      }
-      std::sort(found.begin(), found.end());
-      if (found.empty()) throw ScenarioError(in, "holds no results*.jsonl file");
-      files.insert(files.end(), found.begin(), found.end());
-    } else if (std::filesystem::exists(in, ec)) {
-      files.push_back(in);
-    } else {
-      throw ScenarioError(in, "no such file or directory");
-    }
-  }
-  std::vector<SweepRow> out;
-  std::set<std::string> keys;
-  for (const auto& f : files) {
-    auto rf = read_rows(f);
-    if (rf.truncated_tail) {
-      if (rf.rows.empty()) throw ScenarioError(f, "holds no results row (its only line is not a row)");
-      if (warnings != nullptr)
-        warnings->push_back(f + ":" + std::to_string(rf.truncated_line) +
-                            ": ignored a last line without newline that is not a row (a write cut short)");
-    }
-    for (auto& r : rf.rows)
-      if (keys.insert(r.key).second) out.push_back(std::move(r));
-  }
-  if (out.empty()) throw ScenarioError(inputs.size() == 1 ? inputs.front() : std::string("merge"), "no results rows in the input");
-  std::stable_sort(out.begin(), out.end(), [](const SweepRow& a, const SweepRow& b) {
-    return a.index != b.index ? a.index < b.index : a.key < b.key;
+std::string ranking_markdown(const std::vector<SweepRow>& rows, const std::vector<std::string>& header_lines,
+                             std::int64_t per_cluster) {
+  std::vector<const SweepRow*> sorted;
+  for (const auto& r : rows) sorted.push_back(&r);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const SweepRow* a, const SweepRow* b) {
+    return std::forward_as_tuple(a->sweep, a->index, base_key(a->key), a->engine == "simgrid" || base_key(a->key) != a->key) <
+           std::forward_as_tuple(b->sweep, b->index, base_key(b->key), b->engine == "simgrid" || base_key(b->key) != b->key);
   });
-  return out;
+  Ranking ranking(per_cluster);
+  for (const auto* r : sorted) ranking.add(*r);
+  return ranking.markdown(header_lines);
 }
 
 }  // namespace stepsim::driver

@@ -10,11 +10,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <deque>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <string_view>
+
+#include <climits>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,7 +29,9 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/driver/sweep.hpp"
+#include "stepsim/report/format.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
 #include "stepsim/support/atomic_file.hpp"
 #include "stepsim/support/subprocess.hpp"
 
@@ -80,96 +86,172 @@ class Progress {
   double last_ = 0;
 };
 
-// The "key" of a row line without parsing the whole line (rows start {"index":N,"key":"...").
-std::string row_key(std::string_view line) {
-  const auto k = line.find("\"key\":\"");
-  if (k == std::string_view::npos) return std::string();
-  std::size_t i = k + 7;
-  while (i < line.size() && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
-  if (i >= line.size()) return std::string();
-  try {
-    return nlohmann::json::parse(line.substr(k + 6, i - k - 5)).get<std::string>();
-  } catch (const nlohmann::json::exception&) {
-    return std::string();  // not a key: the candidate counts as missing and is retried
-  }
+// The index of a row line without parsing the whole line (rows start {"index":N,...); -1 when
+// it has none.
+std::int64_t row_index(std::string_view line) {
+  const std::string_view head = "{\"index\":";
+  if (line.substr(0, head.size()) != head) return -1;
+  std::int64_t v = 0;
+  std::size_t i = head.size();
+  if (i >= line.size() || line[i] < '0' || line[i] > '9') return -1;
+  for (; i < line.size() && line[i] >= '0' && line[i] <= '9'; ++i) v = v * 10 + (line[i] - '0');
+  return v;
 }
 
-// Evaluates `todo` in `jobs` worker processes; appends every row line to `out_fd`. Returns the keys
-// written.
-std::set<std::string> run_pool(const std::vector<const scenarios::Candidate*>& todo, PruneRule rule, sim::EngineKind engine,
-                               bool refined, int jobs, int out_fd, const std::string& out_file, Progress& progress,
-                               std::int64_t& done) {
-  std::set<std::string> written;
-  if (todo.empty()) return written;
-  auto* counter = static_cast<std::atomic<std::int64_t>*>(
-      ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  if (counter == MAP_FAILED) throw InternalError(std::string("sweep: mmap failed: ") + std::strerror(errno));
-  new (counter) std::atomic<std::int64_t>(0);
-  const auto total = static_cast<std::int64_t>(todo.size());
-  const int n_workers = static_cast<int>(std::min<std::int64_t>(std::max(jobs, 1), total));
-  std::vector<support::Child> workers;
-  std::vector<std::string> buffers(static_cast<std::size_t>(n_workers));
-  workers.reserve(static_cast<std::size_t>(n_workers));
-  const auto worker_body = [&](int fd) {
-    for (const auto& other : workers) ::close(other.fd());
-    SimulationCache cache;
-    while (true) {
-      const std::int64_t i = counter->fetch_add(1);
-      if (i >= total) break;
-      const auto row = evaluate_candidate(*todo[static_cast<std::size_t>(i)], rule, engine, cache, refined);
-      write_all(fd, row.line + "\n", "<pipe>");
-    }
-    return 0;
+// Worker processes fed one candidate at a time as the enumeration yields them: the parent sends a
+// candidate (one JSON line: index, key, scenario) to a worker with room, and appends the row
+// lines that come back to the results file, each complete line in one write.
+class Pool {
+ public:
+  struct Setup {
+    int jobs = 1;
+    PruneRule rule = PruneRule::Stepsim;
+    sim::EngineKind engine = sim::EngineKind::Analytic;
+    bool refined = false;
+    SweepStamp stamp;
+    std::string origin;       // the sweep file, for loader messages
+    int out_fd = -1;
+    std::string out_file;
   };
-  try {
-    for (int w = 0; w < n_workers; ++w) workers.emplace_back(worker_body, "sweep", true);
-  } catch (const support::SubprocessError& e) {
-    throw InternalError(e.what());
+
+  Pool(Setup setup, Progress& progress, std::function<void(std::int64_t)> on_row)
+      : setup_(std::move(setup)), progress_(progress), on_row_(std::move(on_row)) {}
+
+  // Hands `c` to a worker, first waiting (and writing the rows that arrive) while every worker is busy.
+  void submit(const scenarios::Candidate& c) {
+    nlohmann::json request{{"index", c.index}, {"key", c.key}, {"scenario", nlohmann::json::parse(c.scenario_json)}};
+    const std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    while (true) {
+      for (auto& w : workers_) {
+        if (!w.alive || w.outstanding.size() >= kDepth) continue;
+        w.outstanding.push_back(c.index);
+        if (!w.child.send(line)) break;  // it died: its candidates are noted when its output ends
+        return;
+      }
+      if (live() < std::min<std::size_t>(static_cast<std::size_t>(setup_.jobs), workers_.size() + 1) || live() == 0) {
+        spawn();
+        continue;
+      }
+      pump(200);
+    }
   }
 
-  while (true) {
+  // Waits for the rows of every candidate handed out; returns the candidates whose worker died first.
+  std::vector<std::int64_t> finish() {
+    for (auto& w : workers_)
+      if (w.alive) w.child.close_input();
+    while (live() > 0) pump(200);
+    return std::move(failed_);
+  }
+
+  [[nodiscard]] std::int64_t rows() const { return rows_; }
+
+ private:
+  static constexpr std::size_t kDepth = 2;  // candidates in flight per worker
+  struct Worker {
+    support::Child child;
+    std::string buffer;
+    std::deque<std::int64_t> outstanding;
+    bool alive = true;
+  };
+
+  [[nodiscard]] std::size_t live() const {
+    return static_cast<std::size_t>(std::count_if(workers_.begin(), workers_.end(), [](const Worker& w) { return w.alive; }));
+  }
+
+  void spawn() {
+    if (++spawned_ > static_cast<std::int64_t>(setup_.jobs) + 8)
+      throw InternalError("sweep: worker processes keep failing (" + last_failure_ + ")");
+    const Setup& st = setup_;
+    auto body = [&st, this](int fd) {
+      for (const auto& other : workers_) ::close(other.child.fd());
+      SimulationCache cache;
+      std::string in;
+      char buf[1 << 16];
+      while (true) {
+        const auto nl = in.find('\n');
+        if (nl == std::string::npos) {
+          const ssize_t r = ::read(fd, buf, sizeof buf);
+          if (r < 0 && errno == EINTR) continue;
+          if (r <= 0) break;
+          in.append(buf, static_cast<std::size_t>(r));
+          continue;
+        }
+        const auto request = nlohmann::json::parse(std::string_view(in).substr(0, nl));
+        in.erase(0, nl + 1);
+        scenarios::Candidate c;
+        c.index = request.at("index").get<std::int64_t>();
+        c.key = request.at("key").get<std::string>();
+        c.scenario_json = request.at("scenario").dump();
+        c.scenario = scenarios::load_scenario_text(c.scenario_json, {}, st.origin);
+        const auto row = evaluate_candidate(c, st.rule, st.engine, cache, st.refined, st.stamp);
+        write_all(fd, row.line + "\n", "<socket>");
+      }
+      return 0;
+    };
+    try {
+      workers_.push_back(Worker{support::Child(body, "sweep", true, support::Channel::Duplex), {}, {}, true});
+    } catch (const support::SubprocessError& e) {
+      throw InternalError(e.what());
+    }
+  }
+
+  void pump(int timeout_ms) {
     std::vector<pollfd> pfds;
     std::vector<std::size_t> which;
-    for (std::size_t w = 0; w < workers.size(); ++w) {
-      if (workers[w].fd() < 0) continue;
-      pfds.push_back(pollfd{workers[w].fd(), POLLIN, 0});
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      if (!workers_[w].alive) continue;
+      pfds.push_back(pollfd{workers_[w].child.fd(), POLLIN, 0});
       which.push_back(w);
     }
-    if (pfds.empty()) break;
-    const int ready = ::poll(pfds.data(), static_cast<nfds_t>(pfds.size()), 200);
+    if (pfds.empty()) return;
+    const int ready = ::poll(pfds.data(), static_cast<nfds_t>(pfds.size()), timeout_ms);
     if (ready < 0 && errno != EINTR) throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
     for (std::size_t p = 0; p < pfds.size() && ready > 0; ++p) {
       if (pfds[p].revents == 0) continue;
-      std::string& buffer = buffers[which[p]];
+      Worker& w = workers_[which[p]];
+      bool open = true;
       try {
-        if (!workers[which[p]].read_some(buffer)) continue;
+        open = w.child.read_some(w.buffer);
       } catch (const support::SubprocessError& e) {
         throw InternalError(e.what());
       }
-      const auto last_nl = buffer.rfind('\n');
-      if (last_nl == std::string::npos) continue;
-      // Complete lines go to the file in one write; the keys are noted for the caller.
-      write_all(out_fd, buffer.substr(0, last_nl + 1), out_file);
-      std::size_t pos = 0;
-      while (pos <= last_nl) {
-        const auto nl = buffer.find('\n', pos);
-        written.insert(row_key(std::string_view(buffer).substr(pos, nl - pos)));
-        ++done;
-        pos = nl + 1;
+      const auto last_nl = w.buffer.rfind('\n');
+      if (last_nl != std::string::npos) {
+        write_all(setup_.out_fd, w.buffer.substr(0, last_nl + 1), setup_.out_file);
+        std::size_t pos = 0;
+        while (pos <= last_nl) {
+          const auto nl = w.buffer.find('\n', pos);
+          const auto index = row_index(std::string_view(w.buffer).substr(pos, nl - pos));
+          if (!w.outstanding.empty() && w.outstanding.front() == index) w.outstanding.pop_front();
+          ++rows_;
+          if (on_row_) on_row_(index);
+          pos = nl + 1;
+        }
+        w.buffer.erase(0, last_nl + 1);
+        progress_.update(rows_);
       }
-      buffer.erase(0, last_nl + 1);
-      progress.update(done);
+      if (!open) {
+        const auto status = w.child.wait();
+        w.alive = false;
+        if (!w.outstanding.empty() || !status.ok()) {
+          last_failure_ = "a worker process " + status.describe();
+          failed_.insert(failed_.end(), w.outstanding.begin(), w.outstanding.end());
+          w.outstanding.clear();
+        }
+      }
     }
   }
-  std::string failure;
-  for (auto& wk : workers) {
-    const auto status = wk.wait();
-    if (!status.ok()) failure = "a worker process " + status.describe();
-  }
-  ::munmap(counter, sizeof(std::atomic<std::int64_t>));
-  if (!failure.empty()) std::fprintf(stderr, "stepsim sweep: %s\n", failure.c_str());
-  return written;
-}
+
+  Setup setup_;
+  Progress& progress_;
+  std::function<void(std::int64_t)> on_row_;
+  std::vector<Worker> workers_;
+  std::vector<std::int64_t> failed_;
+  std::int64_t rows_ = 0;
+  std::int64_t spawned_ = 0;
+  std::string last_failure_;
+};
 
 }  // namespace
 
@@ -188,21 +270,56 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
     throw ScenarioError("--shard", "expected I/N with 0 <= I < N");
   if (options.refine < 0) throw ScenarioError("--refine", "must be at least 0");
   if (options.jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(options.jobs));
-  const auto e = scenarios::enumerate(spec);
+  if (options.max_candidates < 1) throw ScenarioError("--max-candidates", "must be at least 1, got " + std::to_string(options.max_candidates));
   const auto log = [&](const std::string& text) {
     if (!options.quiet) std::fprintf(stderr, "stepsim sweep: %s\n", text.c_str());
   };
-  log(scenarios::enumeration_summary(e));
+  const auto mine = [&](std::int64_t index) { return index % options.shard_count == options.shard_index; };
 
-  std::vector<const scenarios::Candidate*> mine;
-  std::map<std::string, const scenarios::Candidate*> by_key;
-  for (const auto& c : e.candidates) {
-    if (c.index % options.shard_count != options.shard_index) continue;
-    mine.push_back(&c);
-    by_key[c.key] = &c;
+  // The combinations the axes make (auto axes count once): far more than the ceiling is refused
+  // before enumerating them.
+  {
+    std::int64_t combinations = 1;
+    bool overflow = false;
+    for (const auto& a : spec.axes)
+      if (!a.automatic) overflow = overflow || __builtin_mul_overflow(combinations, static_cast<std::int64_t>(a.values_json.size()), &combinations);
+    std::int64_t ceiling = 0;
+    if (__builtin_mul_overflow(options.max_candidates, kCombinationsPerCandidate, &ceiling)) ceiling = INT64_MAX;
+    if (overflow || combinations / options.shard_count > ceiling)
+      throw ScenarioError("axes", "make " + (overflow ? std::string("more than 9.2e18") : report::grouped(static_cast<double>(combinations))) +
+                                      " combinations, more than " + std::to_string(kCombinationsPerCandidate) +
+                                      " x --max-candidates (" + report::grouped(static_cast<double>(options.max_candidates)) +
+                                      ") per process; narrow the axes, split the sweep with --shard, or raise --max-candidates");
   }
 
+  // Pass 1: count the candidates (refusing too many) and keep a few, spread over the shard, to
+  // time them.
+  const double t_count0 = now_s();
+  std::int64_t shard_candidates = 0;
+  constexpr std::size_t kSamples = 4;
+  std::vector<scenarios::Candidate> samples;
+  std::mt19937_64 rng(0x5eed);
+  const auto counts = scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
+    if (!mine(c.index)) return true;
+    ++shard_candidates;
+    if (shard_candidates > options.max_candidates)
+      throw ScenarioError("--max-candidates", "the sweep has more than " + report::grouped(static_cast<double>(options.max_candidates)) +
+                                                  " candidates" + (options.shard_count > 1 ? " in this shard" : "") +
+                                                  "; narrow the axes, split it with --shard I/N, or raise --max-candidates");
+    if (samples.size() < kSamples) {
+      samples.push_back(std::move(c));
+    } else {
+      const auto j = std::uniform_int_distribution<std::int64_t>(0, shard_candidates - 1)(rng);
+      if (j < static_cast<std::int64_t>(kSamples)) samples[static_cast<std::size_t>(j)] = std::move(c);
+    }
+    return true;
+  });
+  const double count_s = now_s() - t_count0;
+  const SweepStamp stamp{sweep_fingerprint(spec, options.prune, options.version), counts.valid};
+
   SweepOutcome out;
+  out.fingerprint = stamp.fingerprint;
+  out.candidates = shard_candidates;
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) throw ScenarioError(options.out_dir, "cannot create the output directory: " + ec.message());
@@ -218,25 +335,34 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
     throw ScenarioError(options.out_dir, "another stepsim sweep is writing into this directory; wait for it or use another --out");
   out.results_file = (std::filesystem::path(options.out_dir) / results_file_name(options)).string();
   out.summary_file = (std::filesystem::path(options.out_dir) / summary_file_name(options)).string();
-  out.candidates = static_cast<std::int64_t>(mine.size());
 
-  std::set<std::string> done_keys;
+  // Rows already there (--resume): they must come from this very sweep.
+  std::vector<bool> done(static_cast<std::size_t>(counts.valid), false);
+  std::set<std::int64_t> refined_done;
   bool add_newline = false;
+  std::string resume_note;
   if (std::filesystem::exists(out.results_file)) {
     if (!options.resume)
       throw ScenarioError(out.results_file, "already exists (use --resume to continue that sweep, or another --out)");
-    const auto existing = read_rows(out.results_file);
-    if (existing.truncated_tail) {
-      std::ifstream in(out.results_file, std::ios::binary);
-      std::string keep(existing.good_bytes, '\0');
-      in.read(keep.data(), static_cast<std::streamsize>(keep.size()));
-      write_file_atomically(out.results_file, keep);
-      log("dropped a truncated last line of " + out.results_file);
+    const auto scan = scan_rows(out.results_file, [&](SweepRow&& r, std::int64_t line) {
+      const std::string where = out.results_file + ":" + std::to_string(line);
+      if (r.sweep != stamp.fingerprint)
+        throw ScenarioError(where, "was written by another sweep (fingerprint " + (r.sweep.empty() ? std::string("none") : r.sweep) +
+                                       ", this sweep " + stamp.fingerprint +
+                                       ": its base, axes, constraints, prune rule or stepsim version differ); use another --out");
+      if (r.index >= counts.valid || !mine(r.index))
+        throw ScenarioError(where, "candidate " + std::to_string(r.index) + " is not one of this sweep's" +
+                                       (options.shard_count > 1 ? " shard's" : "") + " candidates");
+      if (!done[static_cast<std::size_t>(r.index)]) ++out.already_done;
+      done[static_cast<std::size_t>(r.index)] = true;
+      if (r.engine == "simgrid") refined_done.insert(r.index);
+    });
+    if (scan.truncated_tail) {
+      if (::truncate(out.results_file.c_str(), static_cast<off_t>(scan.good_bytes)) != 0)
+        throw ScenarioError(out.results_file, std::string("cannot drop its cut-off last line: ") + std::strerror(errno));
+      resume_note = "dropped a truncated last line of " + out.results_file;
     }
-    add_newline = existing.missing_newline && !existing.truncated_tail;
-    for (const auto& r : existing.rows) done_keys.insert(r.key);
-    out.already_done = static_cast<std::int64_t>(existing.rows.size());
-    log("resuming: " + std::to_string(existing.rows.size()) + " rows already in " + out.results_file);
+    add_newline = scan.missing_newline && !scan.truncated_tail;
   }
 
   const int fd = ::open(out.results_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -247,73 +373,143 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   } closer{fd};
   if (add_newline) write_all(fd, "\n", out.results_file);
 
-  std::vector<const scenarios::Candidate*> todo;
-  for (const auto* c : mine)
-    if (done_keys.count(c->key) == 0) todo.push_back(c);
-  {
-    Progress progress(options.progress, static_cast<std::int64_t>(todo.size()), "sweep");
-    std::int64_t done = 0;
-    auto written = run_pool(todo, options.prune, sim::EngineKind::Analytic, false, options.jobs, fd, out.results_file, progress, done);
-    // A worker that died leaves candidates without rows: one more try for them.
-    std::vector<const scenarios::Candidate*> missing;
-    for (const auto* c : todo)
-      if (written.count(c->key) == 0) missing.push_back(c);
-    if (!missing.empty()) {
-      log("retrying " + std::to_string(missing.size()) + " candidates whose worker failed");
-      written = run_pool(missing, options.prune, sim::EngineKind::Analytic, false, options.jobs, fd, out.results_file, progress, done);
+  // The sampled candidates are evaluated here, timed, and their rows written.
+  SimulationCache cache;
+  double sample_s = 0;
+  std::int64_t sampled = 0;
+  std::sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  for (const auto& c : samples) {
+    if (done[static_cast<std::size_t>(c.index)]) continue;
+    const double t0 = now_s();
+    const auto row = evaluate_candidate(c, options.prune, sim::EngineKind::Analytic, cache, false, stamp);
+    sample_s += now_s() - t0;
+    write_all(fd, row.line + "\n", out.results_file);
+    done[static_cast<std::size_t>(c.index)] = true;
+    ++sampled;
+    ++out.evaluated;
+  }
+  samples.clear();
+  const std::int64_t todo = shard_candidates - out.already_done - sampled;
+
+  std::string info = scenarios::enumeration_summary(counts);
+  if (options.shard_count > 1)
+    info += "; shard " + std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count) + ": " +
+            std::to_string(shard_candidates);
+  if (out.already_done > 0) info += "; resuming: " + std::to_string(out.already_done) + " already in " + out.results_file;
+  if (todo > 0 && sampled > 0) {
+    const double per = sample_s / static_cast<double>(sampled);
+    info += "; " + std::to_string(todo + sampled) + " to evaluate, about " +
+            report::human_duration(count_s + per * static_cast<double>(todo) / options.jobs) + " with " + std::to_string(options.jobs) +
+            (options.jobs == 1 ? " worker" : " workers") + " (" + report::fixed(per * 1e3, 1) + " ms each on " +
+            std::to_string(sampled) + " sampled)";
+  }
+  log(info);
+  if (!resume_note.empty()) log(resume_note);
+
+  Pool::Setup setup;
+  setup.jobs = options.jobs;
+  setup.rule = options.prune;
+  setup.stamp = stamp;
+  setup.origin = spec.origin;
+  setup.out_fd = fd;
+  setup.out_file = out.results_file;
+  const auto mark = [&done](std::int64_t index) {
+    if (index >= 0 && index < static_cast<std::int64_t>(done.size())) done[static_cast<std::size_t>(index)] = true;
+  };
+
+  // Pass 2: the others, fed to the workers as the enumeration yields them.
+  if (todo > 0) {
+    Progress progress(options.progress, todo, "sweep");
+    Pool pool(setup, progress, mark);
+    (void)scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
+      if (mine(c.index) && !done[static_cast<std::size_t>(c.index)]) pool.submit(c);
+      return true;
+    });
+    auto failed = pool.finish();
+    out.evaluated += pool.rows();
+    // A worker that died leaves candidates without rows: one more try each, alone; a second
+    // failure is an error row.
+    if (!failed.empty()) {
+      log("retrying " + std::to_string(failed.size()) + " candidates whose worker failed");
+      std::set<std::int64_t> retry(failed.begin(), failed.end());
+      auto one = setup;
+      one.jobs = 1;
+      std::vector<scenarios::Candidate> again;
+      (void)scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
+        if (retry.count(c.index) != 0) again.push_back(std::move(c));
+        return again.size() < retry.size();
+      });
+      for (const auto& c : again) {
+        Pool single(one, progress, mark);
+        single.submit(c);
+        if (!single.finish().empty()) {
+          auto row = failed_row(c, "the worker process evaluating it failed twice", stamp);
+          write_all(fd, row.line + "\n", out.results_file);
+          ++out.evaluated;
+        } else {
+          out.evaluated += single.rows();
+        }
+      }
     }
-    progress.finish(done);
-    out.evaluated += done;
+    progress.finish(pool.rows());
   }
 
+  // Refinement: the K fastest analytic rows of the shard, re-simulated with SimGrid.
   if (options.refine > 0) {
-    const auto rows = read_rows(out.results_file).rows;
-    std::set<std::string> present;
-    std::vector<SweepRow> analytic_ok;
-    for (const auto& r : rows) {
-      present.insert(r.key);
-      if (r.status == "ok" && !r.oom && r.engine == "analytic" && by_key.count(r.key) != 0) analytic_ok.push_back(r);
+    // Candidates by their analytic tokens/s (a refined row keeps its analytic figure), so that a
+    // resumed sweep picks the same K.
+    std::vector<SweepRow> top;
+    (void)scan_rows(out.results_file, [&](SweepRow&& r, std::int64_t) {
+      if (r.engine == "simgrid") {
+        refined_done.insert(r.index);
+        if (!r.analytic_tokens_per_s) return;
+        r.tokens_per_s = r.analytic_tokens_per_s;
+      } else if (r.status != "ok" || r.oom || r.engine != "analytic") {
+        return;
+      }
+      if (static_cast<std::int64_t>(top.size()) == options.refine && !faster(r, top.back())) return;
+      r.line.clear();
+      top.insert(std::upper_bound(top.begin(), top.end(), r, faster), std::move(r));
+      if (static_cast<std::int64_t>(top.size()) > options.refine) top.pop_back();
+    });
+    std::set<std::int64_t> wanted;
+    for (const auto& r : top)
+      if (refined_done.count(r.index) == 0) wanted.insert(r.index);
+    if (!wanted.empty()) {
+      Progress progress(options.progress, static_cast<std::int64_t>(wanted.size()), "refine");
+      auto refine_setup = setup;
+      refine_setup.engine = sim::EngineKind::SimGrid;
+      refine_setup.refined = true;
+      Pool pool(refine_setup, progress, nullptr);
+      std::size_t found = 0;
+      (void)scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
+        if (wanted.count(c.index) == 0) return true;
+        pool.submit(c);
+        return ++found < wanted.size();
+      });
+      const auto failed = pool.finish();
+      out.evaluated += pool.rows();
+      if (!failed.empty()) log(std::to_string(failed.size()) + " SimGrid re-simulations failed (their worker died); their analytic rows stay");
+      progress.finish(pool.rows());
     }
-    std::sort(analytic_ok.begin(), analytic_ok.end(), faster);
-    std::vector<const scenarios::Candidate*> refine;
-    for (std::size_t i = 0; i < analytic_ok.size() && static_cast<std::int64_t>(i) < options.refine; ++i) {
-      const auto* c = by_key.at(analytic_ok[i].key);
-      if (present.count(c->key + " engine=simgrid") == 0) refine.push_back(c);
-    }
-    Progress progress(options.progress, static_cast<std::int64_t>(refine.size()), "refine");
-    std::int64_t done = 0;
-    run_pool(refine, options.prune, sim::EngineKind::SimGrid, true, options.jobs, fd, out.results_file, progress, done);
-    progress.finish(done);
-    out.evaluated += done;
   }
   ::fsync(fd);
 
-  // Rows arrive in completion order, which depends on -j and timing: the finished file holds them
-  // by candidate index (then key), replaced in one rename.
-  auto all = read_rows(out.results_file).rows;
-  std::stable_sort(all.begin(), all.end(), [](const SweepRow& a, const SweepRow& b) {
-    return a.index != b.index ? a.index < b.index : a.key < b.key;
-  });
-  std::string sorted;
-  for (const auto& r : all) sorted += r.line + "\n";
-  write_file_atomically(out.results_file, sorted);
+  // Rows arrive in completion order, which depends on -j and timing: the finished file holds one
+  // row per candidate in candidate order, replaced in one rename; the ranking reads it as it is
+  // written, so it is the same whether the rows came from one run or several.
+  Ranking ranking;
+  SortOptions sort;
+  sort.run_dir = options.out_dir;
+  const auto stats = sort_rows_into({out.results_file}, out.results_file, [&ranking](const SweepRow& r) { ranking.add(r); }, sort);
+  for (const auto& w : stats.warnings) log(w);
 
-  // The ranking reads the file: the same table whether the rows came from one run or several.
-  std::vector<SweepRow> rows;
-  std::set<std::string> seen;
-  for (const auto& r : all) {
-    if (by_key.count(base_key(r.key)) == 0 || !seen.insert(r.key).second) continue;
-    rows.push_back(r);
-  }
-  std::sort(rows.begin(), rows.end(), [](const SweepRow& a, const SweepRow& b) {
-    return a.index != b.index ? a.index < b.index : a.key < b.key;
-  });
-  std::vector<std::string> header{"# Sweep " + spec.name, "", "Candidates: " + scenarios::enumeration_summary(e) + "."};
+  std::vector<std::string> header{"# Sweep " + spec.name, "", "Candidates: " + scenarios::enumeration_summary(counts) + "."};
   if (options.shard_count > 1)
     header.push_back("Shard " + std::to_string(options.shard_index) + " of " + std::to_string(options.shard_count) + ": " +
-                     std::to_string(mine.size()) + " candidates.");
+                     std::to_string(shard_candidates) + " candidates.");
   header.push_back("Memory prune: " + to_string(options.prune) + ".");
-  out.table = ranking_markdown(rows, header);
+  out.table = ranking.markdown(header);
   write_file_atomically(out.summary_file, out.table);
   return out;
 }

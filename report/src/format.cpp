@@ -40,4 +40,15 @@ std::string human_duration(double seconds) {
   return fixed(seconds / 86400.0, 1) + " days";
 }
 
+std::string grouped(double value) {
+  const std::string digits = fixed(value, 0);
+  const std::size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  std::string out = digits.substr(0, sign);
+  for (std::size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace stepsim::report

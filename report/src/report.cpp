@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <set>
 #include <sstream>
 
@@ -451,15 +452,16 @@ SweepResultSet parse_sweep_results(const std::string& text, const std::string& o
   if (out.rows.empty()) throw ScenarioError(origin, "no results rows (empty file)");
   // Rows in candidate order whatever order the file has (a sweep appends them as they finish).
   std::stable_sort(out.rows.begin(), out.rows.end(), [](const SweepRow& a, const SweepRow& b) {
-    return a.index != b.index ? a.index < b.index : a.key < b.key;
+    return std::tie(a.sweep, a.index, a.key) < std::tie(b.sweep, b.index, b.key);
   });
-  // A candidate re-simulated with SimGrid has a second row with the same index: it replaces the first.
+  // A candidate re-simulated with SimGrid has a second row with the same index (in older files):
+  // it replaces the first.
   std::vector<SweepRow> kept;
-  std::map<std::int64_t, std::size_t> by_index;
+  std::map<std::pair<std::string, std::int64_t>, std::size_t> by_index;
   for (auto& r : out.rows) {
-    const auto it = by_index.find(r.index);
+    const auto it = by_index.find({r.sweep, r.index});
     if (it == by_index.end()) {
-      by_index[r.index] = kept.size();
+      by_index[{r.sweep, r.index}] = kept.size();
       kept.push_back(std::move(r));
     } else if (r.simulated() && r.engine == "simgrid") {
       kept[it->second] = std::move(r);

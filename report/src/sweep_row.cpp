@@ -97,6 +97,8 @@ std::string row_line(const SweepRow& r, const std::string& scenario_json) {
   OrderedJson j;
   j["index"] = r.index;
   j["key"] = r.key;
+  j["sweep"] = r.sweep.empty() ? OrderedJson(nullptr) : OrderedJson(r.sweep);
+  j["sweep_candidates"] = r.sweep_candidates > 0 ? OrderedJson(r.sweep_candidates) : OrderedJson(nullptr);
   j["status"] = r.status;
   j["reason"] = r.reason.empty() ? OrderedJson(nullptr) : OrderedJson(r.reason);
   j["scenario"] = OrderedJson::parse(scenario_json);
@@ -130,6 +132,8 @@ std::string row_line(const SweepRow& r, const std::string& scenario_json) {
   j["time_to_train_s"] = opt(r.time_to_train_s);
   j["gpu_hours"] = opt(r.gpu_hours);
   j["cost_usd"] = opt(r.cost_usd);
+  j["analytic_step_time_s"] = opt(r.analytic_step_time_s);
+  j["analytic_tokens_per_s"] = opt(r.analytic_tokens_per_s);
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -155,6 +159,8 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   const RowReader f(j, origin);
   r.index = f.integer("index", 0).value_or(missing_index);
   r.key = f.str("key");
+  r.sweep = f.str("sweep");
+  r.sweep_candidates = f.integer("sweep_candidates", 1).value_or(0);
   r.reason = f.str("reason");
   r.summary = f.str("summary");
   r.model = f.str("model");
@@ -186,6 +192,8 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.time_to_train_s = f.number("time_to_train_s");
   r.gpu_hours = f.number("gpu_hours");
   r.cost_usd = f.number("cost_usd");
+  r.analytic_step_time_s = f.number("analytic_step_time_s");
+  r.analytic_tokens_per_s = f.number("analytic_tokens_per_s");
   r.line = line;
   return r;
 }

@@ -205,7 +205,7 @@ std::optional<std::int64_t> gpus_per_node(const Json& cluster) {
 
 class Enumerator {
  public:
-  explicit Enumerator(const SweepSpec& spec) : spec_(spec) {
+  Enumerator(const SweepSpec& spec, const CandidateVisitor& visit) : spec_(spec), visit_(visit) {
     for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
       const auto& n = spec_.axes[i].name;
       if (!is_layout_axis(n) && n != "parallel.schedule" && n != "parallel.vpp") outer_.push_back(i);
@@ -216,16 +216,17 @@ class Enumerator {
     }
   }
 
-  Enumeration run() {
+  EnumerationCounts run() {
     Json base = detail::parse_json_text(spec_.base_json, "base");
     base_ = base;
     chosen_.assign(spec_.axes.size(), std::string());
     choice_index_.assign(spec_.axes.size(), 0);
     outer(0, base);
-    if (out_.candidates.empty()) {
+    if (out_.valid == 0 && !stopped_) {
       std::string why = first_invalid_.empty() ? std::string("every candidate is excluded by the constraints") : "first reason: " + first_invalid_;
       throw ScenarioError(spec_.origin, "the sweep has no valid candidate (" + std::to_string(out_.generated) + " generated; " + why + ")");
     }
+    out_.complete = !stopped_;
     return std::move(out_);
   }
 
@@ -254,6 +255,7 @@ class Enumerator {
       chosen_[ai] = value_text(value);
       choice_index_[ai] = vi;
       outer(k + 1, next);
+      if (stopped_) return;
     }
   }
 
@@ -387,6 +389,7 @@ class Enumerator {
         choice_index_[ai] = vi;
       }
       layout_axis(k + 1, next, world, gpn, lay);
+      if (stopped_) return;
     }
   }
 
@@ -404,6 +407,7 @@ class Enumerator {
       chosen_[ai] = value_text(value);
       choice_index_[ai] = vi;
       tail(k + 1, next, world, gpn, lay);
+      if (stopped_) return;
     }
   }
 
@@ -445,17 +449,19 @@ class Enumerator {
     }
     if (key.empty()) key = "base";
     c.key = std::move(key);
-    c.index = static_cast<std::int64_t>(out_.candidates.size());
-    out_.candidates.push_back(std::move(c));
+    c.index = out_.valid++;
+    if (!visit_(std::move(c))) stopped_ = true;
   }
 
   const SweepSpec& spec_;
+  const CandidateVisitor& visit_;
+  bool stopped_ = false;
   Json base_;  // the sweep file's base scenario, as written
   std::vector<std::size_t> outer_;
   std::vector<std::size_t> inner_tail_;
   std::vector<std::string> chosen_;
   std::vector<std::size_t> choice_index_;
-  Enumeration out_;
+  EnumerationCounts out_;
   std::string first_invalid_;
 };
 
@@ -504,9 +510,22 @@ SweepSpec load_sweep_file(const std::string& file) {
   return parse_sweep_text(read_input_file(file, "sweep file"), file);
 }
 
-Enumeration enumerate(const SweepSpec& spec) { return Enumerator(spec).run(); }
+EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit) { return Enumerator(spec, visit).run(); }
 
-std::string enumeration_summary(const Enumeration& e) {
+EnumerationCounts count_candidates(const SweepSpec& spec, std::int64_t stop_after) {
+  return for_each_candidate(spec, [stop_after](Candidate&& c) { return stop_after <= 0 || c.index + 1 < stop_after; });
+}
+
+Enumeration enumerate(const SweepSpec& spec) {
+  Enumeration e;
+  static_cast<EnumerationCounts&>(e) = for_each_candidate(spec, [&e](Candidate&& c) {
+    e.candidates.push_back(std::move(c));
+    return true;
+  });
+  return e;
+}
+
+std::string enumeration_summary(const EnumerationCounts& e) {
   std::string s = "generated " + std::to_string(e.generated) + ", " + std::to_string(e.excluded_by_constraints) +
                   " excluded by constraints, " + std::to_string(e.invalid) + " invalid";
   if (!e.invalid_by_field.empty()) {
@@ -514,7 +533,7 @@ std::string enumeration_summary(const Enumeration& e) {
     for (const auto& [field, n] : e.invalid_by_field) parts += (parts.empty() ? "" : ", ") + field + " " + std::to_string(n);
     s += " (" + parts + ")";
   }
-  s += ", " + std::to_string(e.candidates.size()) + " candidates";
+  s += ", " + std::to_string(e.valid) + " candidates";
   return s;
 }
 

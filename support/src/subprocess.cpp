@@ -8,7 +8,9 @@
 #include <iostream>
 #include <utility>
 
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,9 +42,13 @@ bool write_all(int fd, const void* data, std::size_t size) {
   return true;
 }
 
-Child::Child(const ChildBody& body, const std::string& what, bool die_with_parent) : what_(what) {
+Child::Child(const ChildBody& body, const std::string& what, bool die_with_parent, Channel channel) : what_(what) {
   int fds[2];
-  if (::pipe(fds) != 0) fail(what_, "pipe()");
+  if (channel == Channel::Duplex) {
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) fail(what_, "socketpair()");
+  } else if (::pipe(fds) != 0) {
+    fail(what_, "pipe()");
+  }
   // Buffered output would otherwise be written twice, once by each process.
   std::cout.flush();
   std::cerr.flush();
@@ -102,6 +108,25 @@ bool Child::read_some(std::string& out) {
     out.append(buf, static_cast<std::size_t>(r));
     return true;
   }
+}
+
+bool Child::send(const std::string& data) {
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0 && fd_ >= 0) {
+    const ssize_t w = ::send(fd_, p, left, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  return left == 0;
+}
+
+void Child::close_input() {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_WR);
 }
 
 std::string Child::read_to_end() {

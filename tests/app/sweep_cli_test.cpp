@@ -114,6 +114,14 @@ TEST_CASE("stepsim sweep: kill -9 and --resume give the rows and the table of an
   const auto again = cli::run("sweep " + sweep + " --out " + dir);
   CHECK(again.status == 2);
   CHECK(again.err.find("already exists (use --resume") != std::string::npos);
+  CHECK(std::count(again.err.begin(), again.err.end(), '\n') == 1);  // the error alone, no info line before it
+
+  // Too many candidates: refused before any work, one line.
+  const auto many = cli::run("sweep " + sweep + " --max-candidates 10 --out " + fresh_dir("many"));
+  CHECK(many.status == 2);
+  CHECK(many.err == "stepsim: error: --max-candidates: the sweep has more than 10 candidates; narrow the axes, split it with --shard I/N, "
+                    "or raise --max-candidates\n");
+  CHECK_FALSE(std::filesystem::exists(cli::tmpdir() + "/many"));
 }
 
 TEST_CASE("stepsim merge joins shards into the rows of the whole sweep, sorted and deduplicated") {

@@ -438,3 +438,172 @@ TEST_CASE("sweep: a row and a run of the same scenario give identical figures") 
   }
   CHECK(compared >= 2);
 }
+
+namespace {
+
+std::string with_base_field(const std::string& from, const std::string& to) {
+  std::string text = small_sweep();
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+rs::SweepOptions quiet_options(const std::string& dir) {
+  rs::SweepOptions o;
+  o.quiet = true;
+  o.jobs = 2;
+  o.out_dir = tmp_dir(dir);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("sweep: --resume refuses the rows of another sweep (an edited base, another prune rule)") {
+  auto o = quiet_options("fingerprint");
+  const auto first = rs::run_sweep(sc::parse_sweep_text(small_sweep()), o);
+  CHECK(first.fingerprint.size() == 16);
+  o.resume = true;
+  const auto edited = sc::parse_sweep_text(with_base_field("\"seq_len\": 4096", "\"seq_len\": 2048"));
+  const std::string expected = "was written by another sweep (fingerprint " + first.fingerprint;
+  CHECK_THROWS_WITH_AS(rs::run_sweep(edited, o), doctest::Contains(expected.c_str()), stepsim::ScenarioError);
+  o.prune = rs::PruneRule::Paper80;
+  CHECK_THROWS_WITH_AS(rs::run_sweep(sc::parse_sweep_text(small_sweep()), o), doctest::Contains("was written by another sweep"),
+                       stepsim::ScenarioError);
+  o.prune = rs::PruneRule::Stepsim;
+  o.version = "other";
+  CHECK_THROWS_WITH_AS(rs::run_sweep(sc::parse_sweep_text(small_sweep()), o), doctest::Contains("stepsim version differ"),
+                       stepsim::ScenarioError);
+  // The same sweep resumes: nothing left to do.
+  o.version.clear();
+  CHECK(rs::run_sweep(sc::parse_sweep_text(small_sweep()), o).evaluated == 0);
+}
+
+TEST_CASE("sweep: merging sweeps that differ only in their base cluster keeps every row") {
+  std::vector<std::string> files;
+  std::set<std::string> fingerprints;
+  for (const char* preset : {"dgx-h100", "dgx-a100", "dgx-h200"}) {
+    const auto spec = sc::parse_sweep_text(with_base_field("\"dgx-h100\"", std::string("\"") + preset + "\""));
+    const auto out = rs::run_sweep(spec, quiet_options(std::string("cluster-") + preset));
+    files.push_back(out.results_file);
+    fingerprints.insert(out.fingerprint);
+  }
+  CHECK(fingerprints.size() == 3);
+  std::vector<std::string> warnings;
+  const auto merged = rs::merge_rows(files, &warnings);
+  CHECK(merged.size() == 45);
+  CHECK(warnings.empty());
+  std::set<std::string> gpus;
+  for (const auto& r : merged) gpus.insert(r.gpu);
+  CHECK(gpus.size() == 3);
+}
+
+TEST_CASE("sweep: merge notes a missing shard and repeated rows, and refuses two different rows of one candidate") {
+  const auto spec = sc::parse_sweep_text(small_sweep());
+  std::vector<std::string> shards;
+  auto o = quiet_options("shards-missing");
+  for (std::int64_t i = 0; i < 3; ++i) {
+    o.shard_index = i;
+    o.shard_count = 3;
+    shards.push_back(rs::run_sweep(spec, o).results_file);
+  }
+  std::vector<std::string> warnings;
+  CHECK(rs::merge_rows({shards[0], shards[2]}, &warnings).size() == 10);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find(": 5 of 15 candidates have no row (first missing: 1, 4, 7, 10, 13); is a shard missing?") != std::string::npos);
+
+  warnings.clear();
+  CHECK(rs::merge_rows({shards[0], shards[1], shards[2], shards[1]}, &warnings).size() == 15);
+  CHECK(warnings == std::vector<std::string>{"dropped 5 rows that repeat another row exactly (the same results given twice?)"});
+
+  const auto dir = tmp_dir("conflict");
+  std::filesystem::create_directories(dir);
+  const std::string a = dir + "/a.jsonl", b = dir + "/b.jsonl";
+  std::ofstream(a) << R"({"index":0,"key":"k","sweep":"f","status":"ok","step_time_s":1.0})" << "\n";
+  std::ofstream(b) << R"({"index":0,"key":"k","sweep":"f","status":"ok","step_time_s":2.0})" << "\n";
+  CHECK_THROWS_WITH_AS(rs::merge_rows({a, b}), (b + ":1: conflicts with " + a + ":1: two different rows for candidate 0 (k) of one sweep").c_str(),
+                       stepsim::ScenarioError);
+}
+
+TEST_CASE("sweep: after --refine each candidate has one row, the refined ones from SimGrid") {
+  auto o = quiet_options("refine");
+  o.refine = 2;
+  const auto out = rs::run_sweep(sc::parse_sweep_text(small_sweep()), o);
+  const auto rows = rs::read_rows(out.results_file).rows;
+  REQUIRE(rows.size() == 15);
+  std::int64_t simgrid = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].index == static_cast<std::int64_t>(i));
+    if (rows[i].engine == "simgrid") ++simgrid;
+  }
+  CHECK(simgrid == 2);
+  CHECK(out.table.find("2 refined with simgrid") != std::string::npos);
+  // A resume refines nothing more and keeps the same rows.
+  o.resume = true;
+  const auto again = rs::run_sweep(sc::parse_sweep_text(small_sweep()), o);
+  CHECK(again.evaluated == 0);
+  CHECK(again.table == out.table);
+}
+
+TEST_CASE("sweep: sorting in runs on disk gives the rows of sorting in memory") {
+  const auto out = rs::run_sweep(sc::parse_sweep_text(small_sweep()), quiet_options("runs"));
+  // The rows in reverse order, each twice: many runs of a few rows each.
+  auto rows = rs::read_rows(out.results_file).rows;
+  std::reverse(rows.begin(), rows.end());
+  const std::string shuffled = out.results_file + ".reversed";
+  {
+    std::ofstream f(shuffled);
+    for (const auto& r : rows) f << r.line << "\n" << r.line << "\n";
+  }
+  std::ostringstream in_memory, on_disk;
+  const auto a = rs::sort_rows({shuffled}, in_memory);
+  rs::SortOptions small;
+  small.chunk_bytes = 3000;
+  small.run_dir = tmp_dir("runs-tmp");
+  std::filesystem::create_directories(small.run_dir);
+  std::vector<std::int64_t> seen;
+  const auto b = rs::sort_rows({shuffled}, on_disk, [&seen](const rs::SweepRow& r) { seen.push_back(r.index); }, small);
+  CHECK(in_memory.str() == slurp(out.results_file));
+  CHECK(on_disk.str() == in_memory.str());
+  CHECK(a.duplicates == 15);
+  CHECK(b.duplicates == 15);
+  CHECK(seen.size() == 15);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(std::filesystem::is_empty(small.run_dir));  // the runs are removed
+}
+
+TEST_CASE("sweep: --max-candidates bounds the candidates and the combinations before any work") {
+  auto o = quiet_options("max");
+  o.max_candidates = 5;
+  CHECK_THROWS_WITH_AS(rs::run_sweep(sc::parse_sweep_text(small_sweep()), o),
+                       "--max-candidates: the sweep has more than 5 candidates; narrow the axes, split it with --shard I/N, or raise --max-candidates",
+                       stepsim::ScenarioError);
+  CHECK_FALSE(std::filesystem::exists(o.out_dir));
+  std::string prices;
+  for (int i = 1; i <= 600; ++i) prices += (i > 1 ? ", " : "") + std::to_string(i);
+  const auto wide = sc::parse_sweep_text(R"({"base": {"model": "llama-2-7b", "cluster": {"preset": "dgx-h100", "nodes": 2},
+             "training": {"seq_len": 4096, "global_batch": 32}}, "axes": {"cost.usd_per_gpu_hour": [)" + prices + "]}}");
+  CHECK_THROWS_WITH_AS(rs::run_sweep(wide, o),
+                       "axes: make 600 combinations, more than 100 x --max-candidates (5) per process; narrow the axes, split the sweep "
+                       "with --shard, or raise --max-candidates",
+                       stepsim::ScenarioError);
+  o.shard_count = 2;
+  o.max_candidates = 7;  // 15 candidates: 8 in shard 0, 7 in shard 1
+  CHECK_THROWS_WITH_AS(rs::run_sweep(sc::parse_sweep_text(small_sweep()), o), doctest::Contains("in this shard"), stepsim::ScenarioError);
+}
+
+TEST_CASE("sweep: lazy enumeration visits the candidates of enumerate(), and stops when asked") {
+  const auto spec = sc::parse_sweep_text(small_sweep());
+  const auto all = sc::enumerate(spec);
+  std::vector<std::string> keys;
+  const auto counts = sc::for_each_candidate(spec, [&keys](sc::Candidate&& c) {
+    keys.push_back(c.key);
+    return true;
+  });
+  REQUIRE(keys.size() == all.candidates.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) CHECK(keys[i] == all.candidates[i].key);
+  CHECK(counts.valid == 15);
+  CHECK(counts.complete);
+  const auto some = sc::count_candidates(spec, 4);
+  CHECK(some.valid == 4);
+  CHECK_FALSE(some.complete);
+}

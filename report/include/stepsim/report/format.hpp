@@ -16,5 +16,7 @@ namespace stepsim::report {
 [[nodiscard]] std::string pad(const std::string& text, int width);
 // "TP8 CP1 PP4 DP4 VPP1"-style layout string and a one-line scenario summary.
 [[nodiscard]] std::string human_duration(double seconds);
+// A whole number with thousands separators, rounded: 50000000 -> "50,000,000", -1234.6 -> "-1,235".
+[[nodiscard]] std::string grouped(double value);
 
 }  // namespace stepsim::report

@@ -3,15 +3,18 @@
 // step figures, written as one line of JSON and read back by rankings, merging and `stepsim report`.
 //
 // Row (one line of JSON, keys in this order; values that do not apply are null):
-//   index, key, status ("ok" | "oom" | "error"), reason, scenario (the scenario object loaded),
+//   index, key, sweep (the sweep's fingerprint), sweep_candidates (the sweep's number of
+//   candidates, all shards), status ("ok" | "oom" | "error"), reason, scenario (the scenario object loaded),
 //   summary, model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch, global_batch, seq_len,
 //   schedule, recompute, paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes,
 //   engine, step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
 //   exposed_comm_fraction, peak_memory_bytes, oom (the timeline runs out of memory),
-//   time_to_train_s, gpu_hours, cost_usd.
-// "oom" rows did not pass the memory prune and were not simulated (reason says why). Refined rows
-// (SimGrid) carry the candidate's index and the key "<key> engine=simgrid". Rows hold no
-// wall-clock figures: a row depends on the candidate only.
+//   time_to_train_s, gpu_hours, cost_usd, analytic_step_time_s, analytic_tokens_per_s (refined rows:
+//   the analytic engine's figures of the same candidate, which chose it for refinement).
+// "oom" rows did not pass the memory prune and were not simulated (reason says why). A refined
+// row (re-simulated with SimGrid) has the candidate's index and key and engine "simgrid"; it
+// replaces the candidate's analytic row when the results are sorted (older files wrote its key
+// as "<key> engine=simgrid"). Rows hold no wall-clock figures: a row depends on the candidate only.
 
 #include <cstdint>
 #include <optional>
@@ -26,6 +29,8 @@ namespace stepsim::report {
 struct SweepRow {
   std::int64_t index = 0;
   std::string key;
+  std::string sweep;                  // fingerprint of the sweep that wrote it (empty: unknown)
+  std::int64_t sweep_candidates = 0;  // candidates of that sweep, all shards (0: unknown)
   std::string status;                 // ok | oom | error
   std::string reason;
   std::string summary;
@@ -44,6 +49,7 @@ struct SweepRow {
   std::optional<std::int64_t> peak_memory_bytes;
   bool oom = false;                   // the timeline runs out of memory
   std::optional<double> time_to_train_s, gpu_hours, cost_usd;
+  std::optional<double> analytic_step_time_s, analytic_tokens_per_s;  // refined rows only
   std::string line;                   // the JSON line, without the newline
 
   [[nodiscard]] bool simulated() const { return step_time_s.has_value(); }

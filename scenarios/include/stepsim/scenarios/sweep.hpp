@@ -27,6 +27,7 @@
 // preset, unknown key) is a ScenarioError naming its place in the sweep file.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -70,19 +71,34 @@ struct Candidate {
   Scenario scenario;
 };
 
-struct Enumeration {
-  std::vector<Candidate> candidates;
+// What an enumeration went through.
+struct EnumerationCounts {
+  std::int64_t valid = 0;                   // valid candidates visited
   std::int64_t generated = 0;               // combinations tried
   std::int64_t excluded_by_constraints = 0;
   std::int64_t invalid = 0;                 // rejected by the loader's cross-field rules
   std::map<std::string, std::int64_t> invalid_by_field;  // "parallel.tp" -> count
+  bool complete = true;                     // false when the visitor stopped it early
 };
 
-// Every candidate of the sweep, in candidate order. Throws ScenarioError when a value is
-// malformed, or when no candidate is valid (naming the first reason).
+// Called with every valid candidate in candidate order; returns false to stop the enumeration.
+using CandidateVisitor = std::function<bool(Candidate&&)>;
+
+// Visits the candidates one at a time (memory independent of their number). Throws ScenarioError
+// when a value is malformed, or when no candidate is valid (naming the first reason).
+EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit);
+
+// The counts of a whole enumeration without keeping any candidate; with stop_after > 0 it stops
+// after that many candidates (complete is then false when more may follow).
+[[nodiscard]] EnumerationCounts count_candidates(const SweepSpec& spec, std::int64_t stop_after = 0);
+
+// Every candidate of the sweep, in candidate order, kept in memory (small sweeps and tests).
+struct Enumeration : EnumerationCounts {
+  std::vector<Candidate> candidates;
+};
 [[nodiscard]] Enumeration enumerate(const SweepSpec& spec);
 
 // "generated 1200, 300 excluded by constraints, 52 invalid (parallel.tp 40, training.global_batch 12), 848 candidates"
-[[nodiscard]] std::string enumeration_summary(const Enumeration& e);
+[[nodiscard]] std::string enumeration_summary(const EnumerationCounts& e);
 
 }  // namespace stepsim::scenarios

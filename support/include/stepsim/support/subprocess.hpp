@@ -35,12 +35,18 @@ using ChildBody = std::function<int(int fd)>;
 // Writes all of `data` to `fd` (retrying on EINTR and short writes); false on an error (errno set).
 [[nodiscard]] bool write_all(int fd, const void* data, std::size_t size);
 
-// A started child and the read end of its output pipe.
+// How the parent and the child talk.
+enum class Channel {
+  Output,  // a pipe: the child writes, the parent reads
+  Duplex,  // a socket pair: both read and write on their end (the child's `fd`, the parent's fd())
+};
+
+// A started child and the parent's end of its channel.
 class Child {
  public:
   // Flushes stdio, forks, and runs `body` in the child. With `die_with_parent` the child is killed
   // when the parent dies (Linux PR_SET_PDEATHSIG). Throws SubprocessError("<what>: pipe failed: ...").
-  Child(const ChildBody& body, const std::string& what, bool die_with_parent = false);
+  Child(const ChildBody& body, const std::string& what, bool die_with_parent = false, Channel channel = Channel::Output);
   ~Child();  // closes the pipe and reaps the child if wait() was not called
   Child(Child&& other) noexcept;
   Child& operator=(Child&&) = delete;
@@ -51,6 +57,10 @@ class Child {
   [[nodiscard]] int fd() const { return fd_; }
   // Appends what one read returns to `out`; false at the end of the output (the pipe is closed).
   bool read_some(std::string& out);
+  // Duplex only: sends all of `data` to the child; false when the child has gone (no SIGPIPE).
+  bool send(const std::string& data);
+  // Duplex only: ends what the child reads (it sees the end of its input); the output stays open.
+  void close_input();
   // Reads the output to its end.
   [[nodiscard]] std::string read_to_end();
   // Waits for the child to end (retrying on EINTR).
