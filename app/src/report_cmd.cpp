@@ -27,7 +27,28 @@ struct ReportArgs {
   std::int64_t top = 20;
 };
 
-std::string read_text(const std::string& file) { return scenarios::read_input_file(file, "results or scenario file"); }
+constexpr const char* kInputKind = "results or scenario file";
+
+// Whether the file's first non-blank line is a results row.
+bool is_sweep_results(const std::string& file) {
+  bool rows = false;
+  scenarios::for_each_input_line(file, kInputKind, [&rows](const std::string& line, std::int64_t, bool) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) return true;
+    rows = report::looks_like_sweep_results(line);
+    return false;
+  });
+  return rows;
+}
+
+// A results file of any size, read as a stream.
+report::SweepResultSet read_sweep_results(const std::string& file) {
+  report::SweepResultsReader reader(file);
+  scenarios::for_each_input_line(file, kInputKind, [&reader](const std::string& line, std::int64_t number, bool terminated) {
+    reader.add_line(line, number, terminated);
+    return true;
+  });
+  return reader.finish();
+}
 
 std::string short_label(const std::string& letter, const scenarios::Scenario& s) {
   std::string l = letter + " (" + scenarios::to_string(s.parallel.schedule);
@@ -51,7 +72,6 @@ void run_report(const ReportArgs& a) {
 
   report::ReportOutput output;
   std::string sweep_file;
-  std::string sweep_text;
   if (a.inputs.size() == 1) {
     std::string file = a.inputs.front();
     std::error_code ec;
@@ -61,15 +81,11 @@ void run_report(const ReportArgs& a) {
         throw ScenarioError(file, "a directory given as RESULTS must hold results.jsonl (the output of stepsim sweep)");
       file = inside;
     }
-    const std::string text = read_text(file);
-    if (report::looks_like_sweep_results(text)) {
-      sweep_file = file;
-      sweep_text = text;
-    }
+    if (is_sweep_results(file)) sweep_file = file;
   } else {
     for (const auto& f : a.inputs) {
       std::error_code ec;
-      if (std::filesystem::is_directory(f, ec) || report::looks_like_sweep_results(read_text(f)))
+      if (std::filesystem::is_directory(f, ec) || is_sweep_results(f))
         throw ScenarioError(f, "two inputs compare two scenario files; sweep results take one input");
     }
   }
@@ -77,7 +93,7 @@ void run_report(const ReportArgs& a) {
   if (!sweep_file.empty()) {
     if (!a.sets.empty()) throw ScenarioError("--set", "applies to scenario files, not to sweep results");
     if (!a.compare_sets.empty()) throw ScenarioError("--compare-set", "applies to scenario files, not to sweep results");
-    const auto sweep = report::parse_sweep_results(sweep_text, sweep_file);
+    const auto sweep = read_sweep_results(sweep_file);
     if (sweep.truncated_line > 0)
       std::cerr << "stepsim report: warning: " << sweep_file << ":" << sweep.truncated_line
                 << ": ignored a last line without newline that is not a row (a write cut short)\n";

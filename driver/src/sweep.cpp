@@ -3,8 +3,6 @@
 #include "stepsim/driver/sweep.hpp"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -164,26 +162,14 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
 }
 
 RowScan scan_rows(const std::string& file, const std::function<void(SweepRow&&, std::int64_t line)>& visit) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto st = fs::status(file, ec);
-  if (st.type() == fs::file_type::not_found) throw ScenarioError(file, "cannot open the results file (no such file)");
-  if (fs::is_directory(st)) throw ScenarioError(file, "is a directory, not a results file");
-  if (!ec && !fs::is_regular_file(st)) throw ScenarioError(file, "is not a regular file (expected a results file)");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file, "cannot open the results file");
   RowScan out;
-  std::string line;
-  std::int64_t number = 0;
   std::uint64_t offset = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    const bool terminated = !in.eof();
+  scenarios::for_each_input_line(file, "results file", [&](const std::string& line, std::int64_t number, bool terminated) {
     const std::uint64_t start = offset;
     offset += line.size() + (terminated ? 1 : 0);
     if (line.find_first_not_of(" \t\r") == std::string::npos) {
-      if (out.truncated_tail == false) out.good_bytes = offset;
-      continue;
+      out.good_bytes = offset;
+      return true;
     }
     const std::string where = file + ":" + std::to_string(number);
     SweepRow row;
@@ -196,14 +182,14 @@ RowScan scan_rows(const std::string& file, const std::function<void(SweepRow&&, 
       out.truncated_tail = true;
       out.truncated_line = number;
       out.good_bytes = start;
-      break;
+      return false;
     }
     if (!terminated) out.missing_newline = true;
     out.good_bytes = offset;
     ++out.rows;
     visit(std::move(row), number);
-  }
-  if (in.bad()) throw ScenarioError(file, "cannot read the results file");
+    return true;
+  });
   return out;
 }
 

@@ -436,20 +436,23 @@ bool looks_like_sweep_results(const std::string& text) {
   return false;
 }
 
-SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin) {
-  SweepResultSet out;
-  out.source = base_name(origin);
-  for (const auto& line : row_lines(text)) {
-    try {
-      out.rows.push_back(
-          parse_row(line.text, origin + ":" + std::to_string(line.number), static_cast<std::int64_t>(out.rows.size())));
-    } catch (const ScenarioError&) {
-      // A last line without its newline that is not a row: a write cut short (a killed sweep).
-      if (line.terminated || out.rows.empty()) throw;
-      out.truncated_line = static_cast<std::size_t>(line.number);
-    }
+SweepResultsReader::SweepResultsReader(const std::string& origin) : origin_(origin) { out_.source = base_name(origin); }
+
+void SweepResultsReader::add_line(const std::string& text, std::int64_t number, bool terminated) {
+  if (text.find_first_not_of(" \t\r") == std::string::npos) return;
+  try {
+    out_.rows.push_back(parse_row(text, origin_ + ":" + std::to_string(number), static_cast<std::int64_t>(out_.rows.size())));
+    out_.rows.back().line.clear();
+  } catch (const ScenarioError&) {
+    // A last line without its newline that is not a row: a write cut short (a killed sweep).
+    if (terminated || out_.rows.empty()) throw;
+    out_.truncated_line = static_cast<std::size_t>(number);
   }
-  if (out.rows.empty()) throw ScenarioError(origin, "no results rows (empty file)");
+}
+
+SweepResultSet SweepResultsReader::finish() {
+  SweepResultSet out = std::move(out_);
+  if (out.rows.empty()) throw ScenarioError(origin_, "no results rows (empty file)");
   // Rows in candidate order whatever order the file has (a sweep appends them as they finish).
   std::stable_sort(out.rows.begin(), out.rows.end(), [](const SweepRow& a, const SweepRow& b) {
     return std::tie(a.sweep, a.index, a.key) < std::tie(b.sweep, b.index, b.key);
@@ -469,6 +472,12 @@ SweepResultSet parse_sweep_results(const std::string& text, const std::string& o
   }
   out.rows = std::move(kept);
   return out;
+}
+
+SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin) {
+  SweepResultsReader reader(origin);
+  for (const auto& line : row_lines(text)) reader.add_line(line.text, line.number, line.terminated);
+  return reader.finish();
 }
 
 std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep) {

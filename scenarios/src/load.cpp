@@ -739,13 +739,33 @@ std::string detail::json_error_text(const nlohmann::json::exception& e) {
   return (dynamic_cast<const nlohmann::json::parse_error*>(&e) != nullptr ? "malformed JSON: " : "unreadable JSON: ") + what;
 }
 
-std::string read_input_file(const std::string& file, const std::string& what) {
+namespace {
+
+void check_input_file(const std::string& file, const std::string& what) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto st = fs::status(file, ec);
   if (st.type() == fs::file_type::not_found) throw ScenarioError(file, "cannot open the " + what + " (no such file)");
   if (fs::is_directory(st)) throw ScenarioError(file, "is a directory, not a " + what);
   if (!ec && !fs::is_regular_file(st)) throw ScenarioError(file, "is not a regular file (expected a " + what + ")");
+}
+
+}  // namespace
+
+void for_each_input_line(const std::string& file, const std::string& what,
+                         const std::function<bool(const std::string& line, std::int64_t number, bool terminated)>& visit) {
+  check_input_file(file, what);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ScenarioError(file, "cannot open the " + what);
+  std::string line;
+  std::int64_t number = 0;
+  while (std::getline(in, line))
+    if (!visit(line, ++number, !in.eof())) return;
+  if (in.bad()) throw ScenarioError(file, "cannot read the " + what);
+}
+
+std::string read_input_file(const std::string& file, const std::string& what) {
+  check_input_file(file, what);
   const auto limit_text = std::to_string(kMaxInputFileBytes / (1024 * 1024)) + " MiB";
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ScenarioError(file, "cannot open the " + what);

@@ -49,6 +49,19 @@ struct SweepResultSet {
 // order of the lines does not matter. A second row with the same index and engine "simgrid" (a
 // refined candidate) replaces the first.
 [[nodiscard]] SweepResultSet parse_sweep_results(const std::string& text, const std::string& origin);
+// The same, one line at a time (a results file of any size read as a stream); rows keep no copy
+// of their line.
+class SweepResultsReader {
+ public:
+  explicit SweepResultsReader(const std::string& origin);
+  // A line without its newline; `terminated`: a newline ended it.
+  void add_line(const std::string& text, std::int64_t number, bool terminated);
+  [[nodiscard]] SweepResultSet finish();
+
+ private:
+  std::string origin_;
+  SweepResultSet out_;
+};
 // Row order of every sweep table: runnable rows by tokens/s (highest first), then the other
 // simulated rows, rows out of memory, errors; ties by index.
 [[nodiscard]] std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep);

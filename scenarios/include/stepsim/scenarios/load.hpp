@@ -3,6 +3,7 @@
 // Every failure throws stepsim::ScenarioError naming the JSON path and the reason.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = 64ull * 1024 * 1024;
 // cannot be read, is a directory, is not a regular file (a device, a FIFO), or is larger than
 // kMaxInputFileBytes. `what` names the kind of file in messages ("scenario file").
 [[nodiscard]] std::string read_input_file(const std::string& file, const std::string& what = "file");
+// The lines of a regular file of any size, one at a time (memory: one line), with their 1-based
+// number and whether a newline ended them; `visit` returns false to stop. The same checks and
+// messages as read_input_file, without its size limit.
+void for_each_input_line(const std::string& file, const std::string& what,
+                         const std::function<bool(const std::string& line, std::int64_t number, bool terminated)>& visit);
 
 // Loads a file; throws ScenarioError(path, "cannot open ...") when it cannot be read (see
 // read_input_file).
