@@ -18,8 +18,12 @@ void sweep_text(const std::string& text);
 // Lines of `--set` overrides applied to the default scenario, one override per line.
 void set_lines(const std::string& text);
 
+// A results file (JSON lines) through `stepsim report`'s reader and report, and through the
+// sort and merge of results files with the ranking (in small runs, so that runs are merged).
+void results_rows(const std::string& text);
+
 using Harness = void (*)(const std::string&);
-// The harness of a corpus folder name ("scenario", "sweep", "set"), or nullptr.
+// The harness of a corpus folder name ("scenario", "sweep", "set", "rows"), or nullptr.
 Harness harness_named(const std::string& name);
 
 }  // namespace stepsim::fuzz

@@ -9,7 +9,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 findings="$build/fuzz-findings"
 mkdir -p "$findings"
 status=0
-for h in scenario:scenario_text sweep:sweep_text set:set_lines; do
+for h in scenario:scenario_text sweep:sweep_text set:set_lines rows:results_rows; do
   corpus="${h%%:*}"
   exe="$build/tests/fuzz/fuzz_${h#*:}"
   scratch="$(mktemp -d)"
