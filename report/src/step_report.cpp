@@ -1,6 +1,7 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
+#include <ostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -227,16 +228,23 @@ std::string report_json(const StepReport& r) {
   return j.dump(2) + "\n";
 }
 
-std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& g, const sim::Trace& trace,
-                         const memory::Timeline& timeline) {
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const sim::StepGraph& g, const sim::Trace& trace,
+                        const memory::Timeline& timeline) {
+  // The document is {"traceEvents":[...],"displayTimeUnit":"ms","otherData":{...}}, written one
+  // event at a time: compact JSON of an event does not depend on what surrounds it.
+  bool first = true;
+  const auto event = [&out, &first](const nlohmann::ordered_json& e) {
+    out << (first ? "" : ",") << e.dump();
+    first = false;
+  };
+  out << "{\"traceEvents\":[";
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     const auto& dev = g.devices[dv];
-    events.push_back({{"ph", "M"}, {"pid", dv}, {"name", "process_name"},
-                      {"args", {{"name", "stage " + std::to_string(dev.stage) + " (rank " + std::to_string(dev.gpu) + ", x" +
-                                             std::to_string(dev.multiplicity) + ")"}}}});
+    event({{"ph", "M"}, {"pid", dv}, {"name", "process_name"},
+           {"args", {{"name", "stage " + std::to_string(dev.stage) + " (rank " + std::to_string(dev.gpu) + ", x" +
+                                  std::to_string(dev.multiplicity) + ")"}}}});
     for (int k = 0; k < sim::kNumStreams; ++k)
-      events.push_back({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
+      event({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
   }
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
@@ -251,17 +259,21 @@ std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& g, 
     if (op.flops > 0) args["flops"] = op.flops;
     if (op.bytes > 0) args["bytes"] = op.bytes;
     if (!args.empty()) e["args"] = args;
-    events.push_back(e);
+    event(e);
   }
   for (std::size_t dv = 0; dv < timeline.devices.size(); ++dv)
     for (const auto& pt : timeline.devices[dv].points)
-      events.push_back({{"ph", "C"}, {"pid", dv}, {"name", "memory GiB"}, {"ts", pt.time_s * 1e6},
-                        {"args", {{"GiB", static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0)}}}});
-  nlohmann::ordered_json j;
-  j["traceEvents"] = events;
-  j["displayTimeUnit"] = "ms";
-  j["otherData"] = {{"scenario", s.name}, {"generator", "stepsim"}};
-  return j.dump() + "\n";
+      event({{"ph", "C"}, {"pid", dv}, {"name", "memory GiB"}, {"ts", pt.time_s * 1e6},
+             {"args", {{"GiB", static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0)}}}});
+  const nlohmann::ordered_json other{{"scenario", s.name}, {"generator", "stepsim"}};
+  out << "],\"displayTimeUnit\":\"ms\",\"otherData\":" << other.dump() << "}\n";
+}
+
+std::int64_t chrome_trace_events(const sim::StepGraph& g, const memory::Timeline& timeline) {
+  std::int64_t n = static_cast<std::int64_t>(g.devices.size()) * (1 + sim::kNumStreams);
+  for (const auto& op : g.ops) n += op.kind == sim::OpKind::Delay ? 0 : 1;
+  for (const auto& d : timeline.devices) n += static_cast<std::int64_t>(d.points.size());
+  return n;
 }
 
 }  // namespace stepsim::report

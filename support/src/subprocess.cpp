@@ -1,11 +1,14 @@
 #include "stepsim/support/subprocess.hpp"
 
+#include "stepsim/support/out_of_memory.hpp"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <utility>
 
 #include <sys/prctl.h>
@@ -23,6 +26,7 @@ namespace {
 }  // namespace
 
 std::string ExitStatus::describe() const {
+  if (out_of_memory()) return "ran out of memory (exit status " + std::to_string(code) + ")";
   return exited ? "exited with status " + std::to_string(code) : "was killed by signal " + std::to_string(signal);
 }
 
@@ -65,6 +69,11 @@ Child::Child(const ChildBody& body, const std::string& what, bool die_with_paren
     int code = 1;
     try {
       code = body(fds[1]);
+    } catch (const std::bad_alloc&) {
+      char prefix[160];
+      std::snprintf(prefix, sizeof prefix, "stepsim: error: %s process: ", what_.c_str());
+      report_out_of_memory(prefix);
+      code = kOutOfMemoryExitCode;
     } catch (...) {
       code = 1;
     }
