@@ -108,7 +108,9 @@ void register_run(CLI::App& app) {
   add_engine_option(*cmd, *engine);
   add_format_option(*cmd, *format, {"table", "json"}, "table or json");
   add_out_option(*cmd, *out, "write the report to this file instead of stdout");
-  cmd->add_option("--trace", *trace, "write a Chrome trace-event JSON file (open in Perfetto; at most 5,000,000 events)");
+  cmd->add_option("--trace", *trace,
+                  "write a Chrome trace-event JSON file (open in Perfetto; at most " +
+                      std::to_string(static_cast<long long>(driver::kMaxTraceEvents)) + " events, estimated before the run)");
   cmd->add_option("--granularity", *granularity, "ops per pass: chunk (layer groups) or layer")
       ->check(CLI::IsMember({"chunk", "layer"}));
   cmd->callback([=]() {
