@@ -186,8 +186,8 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   const std::int64_t budget = options.memory_budget_bytes.value_or(memory_budget_bytes());
   const double ops = estimated_ops(s, options.per_layer);
   check_memory_budget(s, ops, 0, false, budget, options.per_layer);
-  support::Activity doing("simulating the step of " + s.name + " (" + grouped(static_cast<double>(s.world_size())) + " GPUs, about " +
-                          grouped(ops) + " ops)");
+  const support::Activity doing("simulating the step" + (s.name.empty() ? std::string() : " of " + s.name) + " (" +
+                                grouped(static_cast<double>(s.world_size())) + " GPUs, about " + grouped(ops) + " ops)");
   std::unique_ptr<topology::Cluster> own_cluster;
   std::unique_ptr<costmodel::ComputeModel> own_compute;
   if (options.cache == nullptr) own_cluster = std::make_unique<topology::Cluster>(s.cluster);
@@ -199,10 +199,11 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   bo.comm = s.comm;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
+  // The estimate again with the ops built, before the engine and the timeline add theirs.
+  const auto graph_ops = static_cast<double>(out.step.graph.ops.size());
   if (engine == sim::EngineKind::SimGrid) {
     // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
     const double flows = simgrid_flow_count(out.step.graph);
-    const auto graph_ops = static_cast<double>(out.step.graph.ops.size());
     const bool fits = estimated_memory_bytes(s.world_size(), graph_ops, flows, true) <= static_cast<double>(budget);
     if (!options.engine && (flows > kMaxSimGridFlows || !fits)) engine = sim::EngineKind::Analytic;
     else {
@@ -210,6 +211,7 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
       check_memory_budget(s, graph_ops, flows, true, budget, options.per_layer);
     }
   }
+  if (engine == sim::EngineKind::Analytic) check_memory_budget(s, graph_ops, 0, false, budget, options.per_layer);
   out.trace = sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
   out.report = report::make_report(s, out.step, out.trace, out.timeline);

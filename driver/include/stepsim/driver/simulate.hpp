@@ -114,8 +114,10 @@ void set_memory_budget_bytes(std::int64_t bytes);
 // The memory estimate of a run: `gpus` GPUs, `ops` ops, and for the SimGrid engine `flows` flows
 // (0 for the analytic engine, or before the graph is built).
 [[nodiscard]] double estimated_memory_bytes(std::int64_t gpus, double ops, double flows, bool simgrid);
-// Throws ScenarioError("--memory-budget-gib", "this run would take about X GiB (N GPUs, M ops[, F
-// flows]); the memory budget is B GiB; ...") when the estimate exceeds `budget_bytes`.
+// Throws ScenarioError("--memory-budget-gib", "this run would take about X GiB of memory (N GPUs,
+// M ops[, F SimGrid flows]), over the budget of B GiB; use ...") when the estimate exceeds
+// `budget_bytes`. simulate() checks it with the estimated ops before building anything, and again
+// with the ops (and flows) built before the engine runs.
 void check_memory_budget(const scenarios::Scenario& s, double ops, double flows, bool simgrid, std::int64_t budget_bytes,
                          bool per_layer);
 
