@@ -69,6 +69,18 @@ measure largest-default analytic layer --set model=llama-3.1-8b --set model.laye
   --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=67108864
 
 echo
+echo "--trace is streamed: the same 942,219-op step without and with a trace (peak RSS, wall time, trace size)"
+trace=$(mktemp)
+for with in "" "--trace $trace"; do
+  # shellcheck disable=SC2086
+  out=$( { /usr/bin/time -f "TIME %e %M" "$bin" run --engine analytic --set training.global_batch=163840 $with >/dev/null; } 2>&1 )
+  read -r _ wall rss_kb <<<"$(grep TIME <<<"$out")"
+  label=${with:+with --trace}
+  printf '  %-14s %8.1f MiB %6s s %s\n' "${label:-without}" "$(echo "$rss_kb / 1024" | bc -l)" "$wall" "${with:+$(stat -c %s "$trace") bytes}"
+done
+rm -f "$trace"
+
+echo
 echo "time to refuse (default budget): 19.7 M ops on 128 GPUs; 4,194,304 GPUs with 19.7 M ops"
 for args in "--set training.global_batch=3283332" \
   "--granularity layer --set model=llama-3.1-8b --set model.layers=38480 --set cluster.nodes=524288 --set parallel.tp=8 --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=67108864"; do

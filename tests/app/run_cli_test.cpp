@@ -195,6 +195,12 @@ TEST_CASE("over the memory budget: refused before the run, exit 2, one line with
       {"run --engine analytic --set training.global_batch=3283332",
        "stepsim: error: --memory-budget-gib: this run would take about 6.5 GiB of memory (128 GPUs, 19,699,992 ops), over the "
        "budget of 4.0 GiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib\n"},
+      // 4,194,304 GPUs and 19,702,016 ops at once (38,480 layers, one op each per micro-batch and pass).
+      {"run" + wide.substr(0, wide.find(" --set training.global_batch")) + " --granularity layer --set model.layers=38480"
+       " --set training.global_batch=67108864",
+       "stepsim: error: --memory-budget-gib: this run would take about 8.7 GiB of memory (4,194,304 GPUs, 19,702,016 ops), over "
+       "the budget of 4.0 GiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or "
+       "raise --memory-budget-gib\n"},
       {"run" + wide + " --memory-budget-gib 1",
        "stepsim: error: --memory-budget-gib: this run would take about 2.3 GiB of memory (4,194,304 GPUs, 6 ops), over the "
        "budget of 1.0 GiB; "},
