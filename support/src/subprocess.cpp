@@ -1,7 +1,5 @@
 #include "stepsim/support/subprocess.hpp"
 
-#include "stepsim/support/out_of_memory.hpp"
-
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -14,6 +12,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "stepsim/support/out_of_memory.hpp"
 
 namespace stepsim::support {
 
