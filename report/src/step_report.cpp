@@ -246,25 +246,47 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     for (int k = 0; k < sim::kNumStreams; ++k)
       event({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
   }
+  // Spans and counters are most of a trace: their text is put together here, with nlohmann's
+  // formatting of each number and string, as dumping the event objects would give it.
+  std::string text;
+  const auto value = [&text](const auto& v) { text += nlohmann::json(v).dump(); };
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     if (op.kind == sim::OpKind::Delay) continue;
-    const double ts = trace.ops[i].start_s * 1e6, dur = (trace.ops[i].end_s - trace.ops[i].start_s) * 1e6;
-    nlohmann::ordered_json e{{"ph", "X"}, {"pid", op.device}, {"tid", static_cast<int>(op.stream)}, {"name", op.label},
-                             {"ts", ts}, {"dur", dur}};
-    nlohmann::ordered_json args;
-    if (op.micro_batch >= 0) args["micro_batch"] = op.micro_batch;
-    if (op.chunk >= 0) args["chunk"] = op.chunk;
-    if (op.layer >= 0) args["layer"] = op.layer;
-    if (op.flops > 0) args["flops"] = op.flops;
-    if (op.bytes > 0) args["bytes"] = op.bytes;
-    if (!args.empty()) e["args"] = args;
-    event(e);
+    text.assign(first ? "" : ",");
+    first = false;
+    text += R"({"ph":"X","pid":)" + std::to_string(op.device) + R"(,"tid":)" + std::to_string(static_cast<int>(op.stream)) + R"(,"name":)";
+    value(op.label);
+    text += R"(,"ts":)";
+    value(trace.ops[i].start_s * 1e6);
+    text += R"(,"dur":)";
+    value((trace.ops[i].end_s - trace.ops[i].start_s) * 1e6);
+    bool args = false;
+    const auto arg = [&](const char* key, const auto& v) {
+      text += args ? "," : R"(,"args":{)";
+      args = true;
+      text += key;
+      value(v);
+    };
+    if (op.micro_batch >= 0) arg(R"("micro_batch":)", op.micro_batch);
+    if (op.chunk >= 0) arg(R"("chunk":)", op.chunk);
+    if (op.layer >= 0) arg(R"("layer":)", op.layer);
+    if (op.flops > 0) arg(R"("flops":)", op.flops);
+    if (op.bytes > 0) arg(R"("bytes":)", op.bytes);
+    text += args ? "}}" : "}";
+    out << text;
   }
   for (std::size_t dv = 0; dv < timeline.devices.size(); ++dv)
-    for (const auto& pt : timeline.devices[dv].points)
-      event({{"ph", "C"}, {"pid", dv}, {"name", "memory GiB"}, {"ts", pt.time_s * 1e6},
-             {"args", {{"GiB", static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0)}}}});
+    for (const auto& pt : timeline.devices[dv].points) {
+      text.assign(first ? "" : ",");
+      first = false;
+      text += R"({"ph":"C","pid":)" + std::to_string(dv) + R"(,"name":"memory GiB","ts":)";
+      value(pt.time_s * 1e6);
+      text += R"(,"args":{"GiB":)";
+      value(static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0));
+      text += "}}";
+      out << text;
+    }
   const nlohmann::ordered_json other{{"scenario", s.name}, {"generator", "stepsim"}};
   out << "],\"displayTimeUnit\":\"ms\",\"otherData\":" << other.dump() << "}\n";
 }
