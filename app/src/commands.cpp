@@ -9,6 +9,7 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/support/atomic_file.hpp"
+#include "stepsim/support/out_of_memory.hpp"
 
 namespace stepsim::app {
 
@@ -59,7 +60,7 @@ void emit_all(const std::vector<Output>& outputs) {
   const auto to_stdout = [](const Output& o) { return o.file.empty() || o.file == "-"; };
   std::vector<support::FileText> files;
   for (const auto& o : outputs)
-    if (!to_stdout(o)) files.push_back({o.file, o.text});
+    if (!to_stdout(o)) files.push_back(o.write ? support::FileText(o.file, o.write) : support::FileText(o.file, o.text));
   if (const auto failure = support::write_files_atomically(files)) {
     using Reason = support::WriteFailure::Reason;
     switch (failure->reason) {
@@ -70,7 +71,10 @@ void emit_all(const std::vector<Output>& outputs) {
     }
   }
   for (const auto& o : outputs)
-    if (to_stdout(o)) std::cout << o.text;
+    if (to_stdout(o)) {
+      if (o.write) o.write(std::cout);
+      else std::cout << o.text;
+    }
   std::cout.flush();
 }
 
@@ -104,7 +108,9 @@ void register_run(CLI::App& app) {
   add_engine_option(*cmd, *engine);
   add_format_option(*cmd, *format, {"table", "json"}, "table or json");
   add_out_option(*cmd, *out, "write the report to this file instead of stdout");
-  cmd->add_option("--trace", *trace, "write a Chrome trace-event JSON file (open in Perfetto)");
+  cmd->add_option("--trace", *trace,
+                  "write a Chrome trace-event JSON file (open in Perfetto; at most " +
+                      std::to_string(static_cast<long long>(driver::kMaxTraceEvents)) + " events, estimated before the run)");
   cmd->add_option("--granularity", *granularity, "ops per pass: chunk (layer groups) or layer")
       ->check(CLI::IsMember({"chunk", "layer"}));
   cmd->callback([=]() {
@@ -112,13 +118,36 @@ void register_run(CLI::App& app) {
     driver::SimulateOptions so;
     so.engine = engine_choice(*engine);
     so.per_layer = *granularity == "layer";
+    if (!trace->empty()) driver::check_trace_size(s, so.per_layer);
     const auto sim = driver::simulate(s, so);
     const std::string text = *format == "json" ? report::report_json(sim.report) : report::report_table(sim.report);
     std::vector<Output> outputs;
-    if (!trace->empty()) outputs.push_back({*trace, report::chrome_trace(s, sim.step.graph, sim.trace, sim.timeline)});
+    if (!trace->empty())
+      outputs.emplace_back(*trace, [&s, &sim](std::ostream& o) {
+        const support::Activity doing("writing the Chrome trace");
+        report::write_chrome_trace(o, s, sim.step.graph, sim.trace, sim.timeline);
+      });
     outputs.push_back({*out, text});
     emit_all(outputs);
   });
+}
+
+// --memory-budget-gib on every command that simulates: the budget of each simulation of the
+// process (sweep workers inherit it).
+void add_memory_budget_option(CLI::App& app) {
+  for (const char* name : {"run", "report", "compare", "sweep"}) {
+    auto* cmd = app.get_subcommand(name);
+    cmd->add_option_function<double>(
+           "--memory-budget-gib",
+           [](double gib) {
+             if (!(gib > 0) || gib > 1e6)
+               throw ScenarioError("--memory-budget-gib", "must be a number of GiB above 0 and at most 1,000,000");
+             driver::set_memory_budget_bytes(static_cast<std::int64_t>(gib * static_cast<double>(std::int64_t{1} << 30)));
+           },
+           "memory one simulation may take, in GiB (default " + std::to_string(driver::kDefaultMemoryBudgetBytes >> 30) +
+               "): a larger run is refused before it starts")
+        ->trigger_on_parse();
+  }
 }
 
 }  // namespace
@@ -130,6 +159,7 @@ void register_commands(CLI::App& app) {
   register_sweep(app);
   register_validate(app);
   register_params(app);
+  add_memory_budget_option(app);
 }
 
 }  // namespace stepsim::app

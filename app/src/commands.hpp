@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/sim/engine.hpp"
+#include "stepsim/support/atomic_file.hpp"
 
 namespace stepsim::app {
 
@@ -53,10 +55,14 @@ void add_out_option(CLI::App& cmd, std::string& out, const std::string& help = "
 // Writes `text` to stdout, or to `file` through a temporary file and a rename (no partial file).
 void emit(const std::string& text, const std::string& file);
 
-// One output of a command: `text` for `file` (empty or "-": stdout).
+// One output of a command: `text` for `file` (empty or "-": stdout), or, when `write` is set,
+// what it streams (a large output such as the Chrome trace, never held in memory).
 struct Output {
+  Output(std::string file_name, std::string content) : file(std::move(file_name)), text(std::move(content)) {}
+  Output(std::string file_name, support::ContentWriter writer) : file(std::move(file_name)), write(std::move(writer)) {}
   std::string file;
   std::string text;
+  support::ContentWriter write;
 };
 
 // Writes several outputs all or nothing: every file goes to a temporary file next to it, and

@@ -1,8 +1,9 @@
 // The stepsim command line. Errors become one line on stderr and an exit status:
-// 2 for bad input (scenario, arguments), 3 for an internal error.
+// 2 for bad input (scenario, arguments), 3 for an internal error or running out of memory.
 
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 #include "commands.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/support/out_of_memory.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"stepsim: simulate one step of 4D-parallel LLM training on a modeled GPU cluster"};
@@ -43,6 +45,9 @@ int main(int argc, char** argv) {
   } catch (const stepsim::ScenarioError& e) {
     std::cerr << "stepsim: error: " << e.what() << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    stepsim::support::report_out_of_memory("stepsim: error: ");
+    return stepsim::support::kOutOfMemoryExitCode;
   } catch (const stepsim::InternalError& e) {
     std::cerr << "stepsim: internal error: " << e.what() << "\n";
     return 3;

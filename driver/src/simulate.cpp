@@ -13,6 +13,7 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/params.hpp"
 #include "stepsim/sim/memory_events.hpp"
+#include "stepsim/support/out_of_memory.hpp"
 #include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::driver {
@@ -95,6 +96,56 @@ void check_graph_size(const scenarios::Scenario& s, bool per_layer) {
                             (per_layer ? " or --granularity chunk" : " (a larger training.micro_batch)"));
 }
 
+double estimated_trace_events(const scenarios::Scenario& s, bool per_layer) {
+  return 2.0 * estimated_ops(s, per_layer) + static_cast<double>((1 + sim::kNumStreams + 1) * s.parallel.pp);
+}
+
+void check_trace_size(const scenarios::Scenario& s, bool per_layer) {
+  check_graph_size(s, per_layer);
+  const double events = estimated_trace_events(s, per_layer);
+  if (events > kMaxTraceEvents)
+    throw ScenarioError("--trace", "the Chrome trace of this step would hold about " + grouped(events) + " events (limit " +
+                                       grouped(kMaxTraceEvents) + "); use fewer micro-batches" +
+                                       (per_layer ? ", --granularity chunk" : " (a larger training.micro_batch)") +
+                                       " or run without --trace");
+}
+
+namespace {
+
+std::int64_t g_memory_budget_bytes = kDefaultMemoryBudgetBytes;
+
+std::string gib_text(double bytes) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.1f", bytes / static_cast<double>(std::int64_t{1} << 30));
+  return buf;
+}
+
+}  // namespace
+
+std::int64_t memory_budget_bytes() { return g_memory_budget_bytes; }
+
+void set_memory_budget_bytes(std::int64_t bytes) { g_memory_budget_bytes = bytes; }
+
+double estimated_memory_bytes(std::int64_t gpus, double ops, double flows, bool simgrid) {
+  const auto& c = kMemoryCosts;
+  const double g = static_cast<double>(gpus);
+  double bytes = c.base_bytes + c.per_gpu_bytes * g + c.per_op_bytes * ops;
+  if (simgrid) bytes += c.per_flow_bytes * flows + c.per_gpu_pair_bytes * g * g;
+  return bytes;
+}
+
+void check_memory_budget(const scenarios::Scenario& s, double ops, double flows, bool simgrid, std::int64_t budget_bytes,
+                         bool per_layer) {
+  const double bytes = estimated_memory_bytes(s.world_size(), ops, flows, simgrid);
+  if (bytes <= static_cast<double>(budget_bytes)) return;
+  throw ScenarioError("--memory-budget-gib",
+                      "this run would take about " + gib_text(bytes) + " GiB of memory (" + grouped(static_cast<double>(s.world_size())) +
+                          " GPUs, " + grouped(ops) + " ops" + (simgrid ? ", " + grouped(flows) + " SimGrid flows" : std::string()) +
+                          "), over the budget of " + gib_text(static_cast<double>(budget_bytes)) +
+                          " GiB; use fewer micro-batches (a larger training.micro_batch)" + (per_layer ? ", --granularity chunk" : "") +
+                          (simgrid ? ", --engine analytic" : "") + " or fewer GPUs, or raise --memory-budget-gib");
+}
+
 double simgrid_flow_count(const sim::StepGraph& graph) {
   std::vector<double> per_plan(graph.plans.size(), 0.0);
   for (std::size_t i = 0; i < graph.plans.size(); ++i)
@@ -125,6 +176,11 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   auto engine = options.engine.value_or(default_engine(s));
   if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, options.per_layer);
+  const std::int64_t budget = options.memory_budget_bytes.value_or(memory_budget_bytes());
+  const double ops = estimated_ops(s, options.per_layer);
+  check_memory_budget(s, ops, 0, false, budget, options.per_layer);
+  const support::Activity doing("simulating the step" + (s.name.empty() ? std::string() : " of " + s.name) + " (" +
+                                grouped(static_cast<double>(s.world_size())) + " GPUs, about " + grouped(ops) + " ops)");
   std::unique_ptr<topology::Cluster> own_cluster;
   std::unique_ptr<costmodel::ComputeModel> own_compute;
   if (options.cache == nullptr) own_cluster = std::make_unique<topology::Cluster>(s.cluster);
@@ -136,11 +192,19 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   bo.comm = s.comm;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
+  // The estimate again with the ops built, before the engine and the timeline add theirs.
+  const auto graph_ops = static_cast<double>(out.step.graph.ops.size());
   if (engine == sim::EngineKind::SimGrid) {
     // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
-    if (!options.engine && simgrid_flow_count(out.step.graph) > kMaxSimGridFlows) engine = sim::EngineKind::Analytic;
-    else check_simgrid_size(out.step.graph);
+    const double flows = simgrid_flow_count(out.step.graph);
+    const bool fits = estimated_memory_bytes(s.world_size(), graph_ops, flows, true) <= static_cast<double>(budget);
+    if (!options.engine && (flows > kMaxSimGridFlows || !fits)) engine = sim::EngineKind::Analytic;
+    else {
+      check_simgrid_size(out.step.graph);
+      check_memory_budget(s, graph_ops, flows, true, budget, options.per_layer);
+    }
   }
+  if (engine == sim::EngineKind::Analytic) check_memory_budget(s, graph_ops, 0, false, budget, options.per_layer);
   out.trace = sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
   out.report = report::make_report(s, out.step, out.trace, out.timeline);

@@ -1,6 +1,7 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
+#include <ostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -227,41 +228,74 @@ std::string report_json(const StepReport& r) {
   return j.dump(2) + "\n";
 }
 
-std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& g, const sim::Trace& trace,
-                         const memory::Timeline& timeline) {
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const sim::StepGraph& g, const sim::Trace& trace,
+                        const memory::Timeline& timeline) {
+  // The document is {"traceEvents":[...],"displayTimeUnit":"ms","otherData":{...}}, written one
+  // event at a time: compact JSON of an event does not depend on what surrounds it.
+  bool first = true;
+  const auto event = [&out, &first](const nlohmann::ordered_json& e) {
+    out << (first ? "" : ",") << e.dump();
+    first = false;
+  };
+  out << "{\"traceEvents\":[";
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     const auto& dev = g.devices[dv];
-    events.push_back({{"ph", "M"}, {"pid", dv}, {"name", "process_name"},
-                      {"args", {{"name", "stage " + std::to_string(dev.stage) + " (rank " + std::to_string(dev.gpu) + ", x" +
-                                             std::to_string(dev.multiplicity) + ")"}}}});
+    event({{"ph", "M"}, {"pid", dv}, {"name", "process_name"},
+           {"args", {{"name", "stage " + std::to_string(dev.stage) + " (rank " + std::to_string(dev.gpu) + ", x" +
+                                  std::to_string(dev.multiplicity) + ")"}}}});
     for (int k = 0; k < sim::kNumStreams; ++k)
-      events.push_back({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
+      event({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
   }
+  // Spans and counters are most of a trace: their text is put together here, with nlohmann's
+  // formatting of each number and string, as dumping the event objects would give it.
+  std::string text;
+  const auto value = [&text](const auto& v) { text += nlohmann::json(v).dump(); };
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     if (op.kind == sim::OpKind::Delay) continue;
-    const double ts = trace.ops[i].start_s * 1e6, dur = (trace.ops[i].end_s - trace.ops[i].start_s) * 1e6;
-    nlohmann::ordered_json e{{"ph", "X"}, {"pid", op.device}, {"tid", static_cast<int>(op.stream)}, {"name", op.label},
-                             {"ts", ts}, {"dur", dur}};
-    nlohmann::ordered_json args;
-    if (op.micro_batch >= 0) args["micro_batch"] = op.micro_batch;
-    if (op.chunk >= 0) args["chunk"] = op.chunk;
-    if (op.layer >= 0) args["layer"] = op.layer;
-    if (op.flops > 0) args["flops"] = op.flops;
-    if (op.bytes > 0) args["bytes"] = op.bytes;
-    if (!args.empty()) e["args"] = args;
-    events.push_back(e);
+    text.assign(first ? "" : ",");
+    first = false;
+    text += R"({"ph":"X","pid":)" + std::to_string(op.device) + R"(,"tid":)" + std::to_string(static_cast<int>(op.stream)) + R"(,"name":)";
+    value(op.label);
+    text += R"(,"ts":)";
+    value(trace.ops[i].start_s * 1e6);
+    text += R"(,"dur":)";
+    value((trace.ops[i].end_s - trace.ops[i].start_s) * 1e6);
+    bool args = false;
+    const auto arg = [&](const char* key, const auto& v) {
+      text += args ? "," : R"(,"args":{)";
+      args = true;
+      text += key;
+      value(v);
+    };
+    if (op.micro_batch >= 0) arg(R"("micro_batch":)", op.micro_batch);
+    if (op.chunk >= 0) arg(R"("chunk":)", op.chunk);
+    if (op.layer >= 0) arg(R"("layer":)", op.layer);
+    if (op.flops > 0) arg(R"("flops":)", op.flops);
+    if (op.bytes > 0) arg(R"("bytes":)", op.bytes);
+    text += args ? "}}" : "}";
+    out << text;
   }
   for (std::size_t dv = 0; dv < timeline.devices.size(); ++dv)
-    for (const auto& pt : timeline.devices[dv].points)
-      events.push_back({{"ph", "C"}, {"pid", dv}, {"name", "memory GiB"}, {"ts", pt.time_s * 1e6},
-                        {"args", {{"GiB", static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0)}}}});
-  nlohmann::ordered_json j;
-  j["traceEvents"] = events;
-  j["displayTimeUnit"] = "ms";
-  j["otherData"] = {{"scenario", s.name}, {"generator", "stepsim"}};
-  return j.dump() + "\n";
+    for (const auto& pt : timeline.devices[dv].points) {
+      text.assign(first ? "" : ",");
+      first = false;
+      text += R"({"ph":"C","pid":)" + std::to_string(dv) + R"(,"name":"memory GiB","ts":)";
+      value(pt.time_s * 1e6);
+      text += R"(,"args":{"GiB":)";
+      value(static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0));
+      text += "}}";
+      out << text;
+    }
+  const nlohmann::ordered_json other{{"scenario", s.name}, {"generator", "stepsim"}};
+  out << "],\"displayTimeUnit\":\"ms\",\"otherData\":" << other.dump() << "}\n";
+}
+
+std::int64_t chrome_trace_events(const sim::StepGraph& g, const memory::Timeline& timeline) {
+  std::int64_t n = static_cast<std::int64_t>(g.devices.size()) * (1 + sim::kNumStreams);
+  for (const auto& op : g.ops) n += op.kind == sim::OpKind::Delay ? 0 : 1;
+  for (const auto& d : timeline.devices) n += static_cast<std::int64_t>(d.points.size());
+  return n;
 }
 
 }  // namespace stepsim::report

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "simgrid_platform.hpp"
@@ -63,7 +64,9 @@ int child_main(int fd, const StepGraph& graph, const Platform& platform) {
     const bool ok = write_all(fd, &status, 1) && write_all(fd, &n, sizeof n) &&
                     write_all(fd, trace.ops.data(), n * sizeof(OpTime)) &&
                     write_all(fd, &makespan_s, sizeof makespan_s);
-    code = ok ? 0 : 3;
+    code = ok ? 0 : 1;
+  } catch (const std::bad_alloc&) {
+    code = support::kOutOfMemoryExitCode;  // the parent reports it as its own
   } catch (const std::exception& e) {
     write_error(fd, e.what());
     code = 2;
@@ -96,6 +99,7 @@ Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster) {
     std::memcpy(&len, data.data() + 1, sizeof len);
     child_message = data.substr(1 + sizeof len, static_cast<std::size_t>(len));
   }
+  if (child.status.out_of_memory()) throw std::bad_alloc();
   if (!child.status.ok()) {
     throw InternalError("simgrid engine: the simulation process " + child.status.describe() +
                         (child_message.empty() ? std::string() : ": " + child_message));

@@ -54,18 +54,23 @@ void remove_stale_temps(const std::string& file) {
   }
 }
 
-bool write_text(const std::string& path, const std::string& text, std::ios::openmode mode) {
-  std::ofstream out(path, std::ios::binary | mode);
-  if (out) out << text;
+bool write_file(const std::string& path, const FileText& f, std::ios::openmode mode) {
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::ofstream out;
+  out.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  out.open(path, std::ios::binary | mode);
+  if (out && f.write) f.write(out);
+  else if (out) out << f.text;
   if (out) out.close();
   return static_cast<bool>(out);
 }
 
 }  // namespace
 
-std::optional<WriteFailure> write_files_atomically(const std::vector<FileText>& files) {
+namespace {
+
+std::optional<WriteFailure> write_all_files(const std::vector<FileText>& files, std::vector<std::string>& temps) {
   std::vector<Destination> dests;
-  std::vector<std::string> temps;  // temps[i] belongs to files[i]; empty for direct writes
   const auto discard = [&temps](std::size_t from) {
     for (std::size_t k = from; k < temps.size(); ++k)
       if (!temps[k].empty()) std::remove(temps[k].c_str());
@@ -73,38 +78,29 @@ std::optional<WriteFailure> write_files_atomically(const std::vector<FileText>& 
   const auto failure = [&](const std::string& file, WriteFailure::Reason reason, std::string detail = {}) {
     return WriteFailure{file, reason, std::move(detail)};
   };
+  // Every check that needs no writing comes first, so that a large file is not written in vain.
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const auto& f = files[i];
     for (std::size_t k = 0; k < i; ++k)
-      if (files[k].file == f.file) {
-        discard(0);
-        return failure(f.file, WriteFailure::Reason::NamedTwice);
-      }
+      if (files[k].file == files[i].file) return failure(files[i].file, WriteFailure::Reason::NamedTwice);
+    std::error_code ec;
+    if (fs::is_directory(files[i].file, ec)) return failure(files[i].file, WriteFailure::Reason::IsDirectory);
+  }
+  for (const auto& f : files) {
     dests.push_back(destination_of(f.file));
     if (dests.back().direct) {
       temps.emplace_back();
       continue;
     }
     remove_stale_temps(dests.back().path);
-    const std::string tmp = dests.back().path + ".tmp" + std::to_string(::getpid());
-    const bool ok = write_text(tmp, f.text, std::ios::trunc);
-    temps.push_back(ok ? tmp : std::string());
-    if (!ok) {
-      std::remove(tmp.c_str());
+    temps.push_back(dests.back().path + ".tmp" + std::to_string(::getpid()));
+    if (!write_file(temps.back(), f, std::ios::trunc)) {
       discard(0);
       return failure(f.file, WriteFailure::Reason::CannotWrite);
     }
   }
-  for (const auto& f : files) {
-    std::error_code ec;
-    if (fs::is_directory(f.file, ec)) {
-      discard(0);
-      return failure(f.file, WriteFailure::Reason::IsDirectory);
-    }
-  }
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (dests[i].direct) {
-      if (!write_text(dests[i].path, files[i].text, std::ios::out)) {
+      if (!write_file(dests[i].path, files[i], std::ios::out)) {
         discard(i);
         return failure(files[i].file, WriteFailure::Reason::CannotWrite);
       }
@@ -116,8 +112,22 @@ std::optional<WriteFailure> write_files_atomically(const std::vector<FileText>& 
       discard(i);
       return failure(files[i].file, WriteFailure::Reason::CannotRename, ec.message());
     }
+    temps[i].clear();
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<WriteFailure> write_files_atomically(const std::vector<FileText>& files) {
+  std::vector<std::string> temps;  // temps[i] belongs to files[i]; empty for direct writes and once renamed
+  try {
+    return write_all_files(files, temps);
+  } catch (...) {
+    for (const auto& t : temps)
+      if (!t.empty()) std::remove(t.c_str());
+    throw;
+  }
 }
 
 }  // namespace stepsim::support

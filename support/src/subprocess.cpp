@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <utility>
 
 #include <fcntl.h>
@@ -13,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "stepsim/support/out_of_memory.hpp"
 
 namespace stepsim::support {
 
@@ -25,6 +28,7 @@ namespace {
 }  // namespace
 
 std::string ExitStatus::describe() const {
+  if (out_of_memory()) return "ran out of memory (exit status " + std::to_string(code) + ")";
   return exited ? "exited with status " + std::to_string(code) : "was killed by signal " + std::to_string(signal);
 }
 
@@ -71,6 +75,11 @@ Child::Child(const ChildBody& body, const std::string& what, bool die_with_paren
     int code = 1;
     try {
       code = body(fds[1]);
+    } catch (const std::bad_alloc&) {
+      char prefix[160];
+      std::snprintf(prefix, sizeof prefix, "stepsim: error: %s process: ", what_.c_str());
+      report_out_of_memory(prefix);
+      code = kOutOfMemoryExitCode;
     } catch (...) {
       code = 1;
     }

@@ -38,10 +38,11 @@ inline std::string slurp(const std::string& file) {
   return ss.str();
 }
 
-inline Result run(const std::string& args) {
+// Runs `stepsim ARGS`; `shell_prefix` goes before it on the shell's command line ("ulimit -v N; ").
+inline Result run(const std::string& args, const std::string& shell_prefix = "") {
   static int n = 0;  // one counter per test executable is enough: names only need to differ
   const std::string err_file = tmpdir() + "/err" + std::to_string(n++);
-  const std::string cmd = std::string(STEPSIM_BINARY_DIR) + "/app/stepsim " + args + " 2>" + err_file;
+  const std::string cmd = shell_prefix + std::string(STEPSIM_BINARY_DIR) + "/app/stepsim " + args + " 2>" + err_file;
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,10 @@ TEST_CASE("stepsim run and memory: bad input exits 2 with one line naming the fi
       {"run --engine simgrid --set model=llama-3.1-8b --set cluster.nodes=128 --set parallel.tp=1 --set parallel.pp=1"
        " --set training.global_batch=1024 --set training.seq_len=4096",
        "stepsim: error: --engine: the simgrid engine would replay "},
+      // 500,000 micro-batches: 12,000,000 ops, within the graph limit; its trace would not be.
+      {"run --engine analytic --set training.global_batch=2000000",
+       "stepsim: error: --trace: the Chrome trace of this step would hold about 24,000,028 events (limit 5,000,000); use fewer "
+       "micro-batches (a larger training.micro_batch) or run without --trace"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
@@ -178,4 +183,104 @@ TEST_CASE("stepsim run --out: devices and symlinks are written through, never re
   const auto to_stdout = run("run --engine analytic --format json --out -");
   CHECK(to_stdout.status == 0);
   CHECK(to_stdout.out.find("\"step_time_s\"") != std::string::npos);
+}
+
+TEST_CASE("over the memory budget: refused before the run, exit 2, one line with the estimate and the budget") {
+  const auto dir = empty_dir("budget");
+  const std::string wide = " --engine analytic --set model=llama-3.1-8b --set cluster.nodes=524288 --set parallel.tp=8"
+                           " --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=524288";
+  struct Case { std::string args; std::string expect; };
+  const Case cases[] = {
+      // 820,833 micro-batches of the default scenario: 19,699,992 ops, within the graph limit.
+      {"run --engine analytic --set training.global_batch=3283332",
+       "stepsim: error: --memory-budget-gib: this run would take about 6.5 GiB of memory (128 GPUs, 19,699,992 ops), over the "
+       "budget of 4.0 GiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib\n"},
+      // 4,194,304 GPUs and 19,702,016 ops at once (38,480 layers, one op each per micro-batch and pass).
+      {"run" + wide.substr(0, wide.find(" --set training.global_batch")) + " --granularity layer --set model.layers=38480"
+       " --set training.global_batch=67108864",
+       "stepsim: error: --memory-budget-gib: this run would take about 8.7 GiB of memory (4,194,304 GPUs, 19,702,016 ops), over "
+       "the budget of 4.0 GiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or "
+       "raise --memory-budget-gib\n"},
+      {"run" + wide + " --memory-budget-gib 1",
+       "stepsim: error: --memory-budget-gib: this run would take about 2.3 GiB of memory (4,194,304 GPUs, 6 ops), over the "
+       "budget of 1.0 GiB; "},
+      {"run --granularity layer --engine analytic --memory-budget-gib 0.01",
+       "stepsim: error: --memory-budget-gib: this run would take about 0.1 GiB of memory (128 GPUs, 83,968 ops), over the budget "
+       "of 0.0 GiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or raise "
+       "--memory-budget-gib\n"},
+      {"report --memory-budget-gib 0.01", "stepsim: error: --memory-budget-gib: this run would take about "},
+      {"compare --set parallel.vpp=2 --set parallel.schedule=interleaved --memory-budget-gib 0.01",
+       "stepsim: error: --memory-budget-gib: this run would take about "},
+      {"run --memory-budget-gib 0", "stepsim: error: --memory-budget-gib: must be a number of GiB above 0 and at most 1,000,000\n"},
+      {"run --memory-budget-gib -1", "stepsim: error: --memory-budget-gib: must be a number of GiB above 0 and at most 1,000,000\n"},
+      {"run --memory-budget-gib 1e7", "stepsim: error: --memory-budget-gib: must be a number of GiB above 0 and at most 1,000,000\n"},
+      {"run --memory-budget-gib lots", "stepsim: error: Could not convert: --memory-budget-gib = lots\n"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run(c.args + " --out " + dir + "/out.txt");
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind(c.expect, 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(files_starting(dir, "").empty());
+  }
+  // Raised, the same layer-granularity run goes through.
+  CHECK(run("run --granularity layer --engine analytic --memory-budget-gib 1 --format json").status == 0);
+}
+
+TEST_CASE("stepsim sweep: a candidate over the memory budget is an error row with the reason, not a crash") {
+  const auto dir = empty_dir("budget-sweep");
+  const auto r = run("sweep " + std::string(STEPSIM_SOURCE_DIR) + "/tests/golden/sweep-small.json -j 2 -q --memory-budget-gib 0.01 --out " + dir);
+  CHECK(r.status == 0);
+  const std::string rows = slurp(dir + "/results.jsonl");
+  std::size_t simulated = 0, refused = 0;
+  std::istringstream in(rows);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["status"] == "oom") continue;
+    ++simulated;
+    if (j["status"] == "error" && j["reason"].get<std::string>().rfind("--memory-budget-gib: this run would take about ", 0) == 0) ++refused;
+  }
+  CHECK(simulated > 0);
+  CHECK(refused == simulated);
+}
+
+#if defined(STEPSIM_SANITIZED)
+constexpr bool kSanitized = true;  // the sanitizers' shadow memory does not fit under an address-space limit
+#else
+constexpr bool kSanitized = false;
+#endif
+
+TEST_CASE("running out of memory: exit status 3 and one line saying what was being done" * doctest::skip(kSanitized)) {
+  // 942,219 ops need about 320 MB; under a 200 MB address-space limit the allocation fails.
+  const auto dir = empty_dir("oom");
+  const auto r = run("run --engine analytic --set training.global_batch=163840 --out " + dir + "/out.txt --trace " + dir + "/t.json",
+                     "ulimit -v 200000; ");
+  CHECK(r.status == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("stepsim: error: out of memory while simulating the step of llama31-70b-dgx-h100-128 (128 GPUs, about 983,040 "
+                    "ops); make the run smaller (",
+                    0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(files_starting(dir, "").empty());
+}
+
+TEST_CASE("stepsim run --trace: streamed to stdout with -, through devices and symlinks") {
+  const auto f = write_file("trace-small.json", kSmall);
+  const auto to_file = run("run " + f + " --engine analytic --trace " + tmpdir() + "/trace-small-out.json --out /dev/null");
+  REQUIRE(to_file.status == 0);
+  const std::string expected = slurp(tmpdir() + "/trace-small-out.json");
+  const auto to_stdout = run("run " + f + " --engine analytic --trace - --out /dev/null");
+  CHECK(to_stdout.status == 0);
+  CHECK(to_stdout.out == expected);
+  const auto dir = empty_dir("trace-link");
+  const std::string real = dir + "/real.json", link = dir + "/link.json";
+  write_file("trace-link/real.json", "old");
+  std::filesystem::create_symlink(real, link);
+  REQUIRE(run("run " + f + " --engine analytic --trace " + link + " --out /dev/null").status == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(slurp(real) == expected);
+  CHECK(run("run " + f + " --engine analytic --trace /dev/null").status == 0);
+  CHECK(std::filesystem::is_character_file("/dev/null"));
 }

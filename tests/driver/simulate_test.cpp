@@ -115,3 +115,59 @@ TEST_CASE("the automatic engine: simgrid up to engine.auto_simgrid_max_gpus GPUs
   CHECK(default_engine(scenario({})) == sim::EngineKind::SimGrid);  // 128 GPUs
   CHECK(default_engine(scenario({"engine.auto_simgrid_max_gpus=64"})) == sim::EngineKind::Analytic);
 }
+
+TEST_CASE("estimated trace events: 2 per estimated op and 7 per stage; beyond the limit --trace is refused") {
+  const auto def = scenario({});  // pp 4, 256 micro-batches, TP8: 6,144 estimated ops
+  CHECK(estimated_trace_events(def, false) == 2.0 * 6144 + 7 * 4);
+  CHECK_NOTHROW(check_trace_size(def, false));
+  // 2,097,152 micro-batches: 4 x 2,097,152 x 2 x 3 = 50,331,648 ops, 100,663,324 events.
+  const auto big = scenario({"training.global_batch=8388608"});
+  CHECK_THROWS_WITH_AS(check_trace_size(big, false),
+                       "--trace: the Chrome trace of this step would hold about 100,663,324 events (limit 5,000,000); use fewer "
+                       "micro-batches (a larger training.micro_batch) or run without --trace",
+                       ScenarioError);
+}
+
+TEST_CASE("estimated memory: base + per GPU + per op, and with simgrid per flow and per GPU pair") {
+  const auto& c = kMemoryCosts;
+  CHECK(estimated_memory_bytes(0, 0, 0, false) == c.base_bytes);
+  CHECK(estimated_memory_bytes(1000, 2e6, 5e6, false) == c.base_bytes + 1000 * c.per_gpu_bytes + 2e6 * c.per_op_bytes);
+  CHECK(estimated_memory_bytes(1000, 2e6, 5e6, true) ==
+        c.base_bytes + 1000 * c.per_gpu_bytes + 2e6 * c.per_op_bytes + 5e6 * c.per_flow_bytes + 1e6 * c.per_gpu_pair_bytes);
+  // The default budget holds the default scenario many times over, and is the process's budget.
+  CHECK(memory_budget_bytes() == kDefaultMemoryBudgetBytes);
+  CHECK(estimated_memory_bytes(128, 6144, 0, false) < 0.05 * static_cast<double>(kDefaultMemoryBudgetBytes));
+}
+
+TEST_CASE("a run over the memory budget is refused before it is built, naming the estimate and the budget") {
+  SimulateOptions o;
+  o.engine = sim::EngineKind::Analytic;
+  const auto def = scenario({});  // 128 GPUs, 6,144 estimated ops
+  const double bytes = estimated_memory_bytes(128, 6144, 0, false);
+  o.memory_budget_bytes = static_cast<std::int64_t>(bytes) - 1;
+  const auto refused = error_of(def, o);
+  CHECK(refused.rfind("--memory-budget-gib: this run would take about 0.0 GiB of memory (128 GPUs, 6,144 ops), over the budget of "
+                      "0.0 GiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib",
+                      0) == 0);
+  o.memory_budget_bytes = static_cast<std::int64_t>(bytes) + 1;
+  CHECK(error_of(def, o) == "<no error>");
+  // The largest step graph (kMaxOps) is refused under the default budget, even on one GPU.
+  CHECK(estimated_memory_bytes(1, kMaxOps, 0, false) > static_cast<double>(kDefaultMemoryBudgetBytes));
+}
+
+TEST_CASE("with simgrid the flows and the route table count; left to choose, simulate() takes the analytic engine") {
+  const auto def = scenario({});
+  const topology::Cluster cluster(def.cluster);
+  const costmodel::ComputeModel compute(def.cluster.gpu);
+  const auto step = sim::build_step(def, cluster, compute);
+  const double flows = simgrid_flow_count(step.graph);
+  const auto ops = static_cast<double>(step.graph.ops.size());
+  const double simgrid_bytes = estimated_memory_bytes(128, ops, flows, true);
+  REQUIRE(simgrid_bytes > estimated_memory_bytes(128, 6144, 0, false));
+  SimulateOptions o;
+  o.memory_budget_bytes = static_cast<std::int64_t>(simgrid_bytes) - 1;
+  CHECK(simulate(def, o).report.engine == "analytic");
+  o.engine = sim::EngineKind::SimGrid;
+  CHECK(error_of(def, o).find(" SimGrid flows), over the budget of ") != std::string::npos);
+  CHECK(error_of(def, o).find("--engine analytic") != std::string::npos);
+}

@@ -1,4 +1,4 @@
-// Report writers: tables (Markdown, CSV, LaTeX), SVG plots and the HTML report.
+// Report writers: tables (Markdown, CSV, LaTeX), SVG plots, the HTML report and the Chrome trace.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/report/html.hpp"
@@ -437,4 +439,33 @@ TEST_CASE("one layout label for scenarios and sweep rows; the metric registry fo
   CHECK(value_with_unit(metric("cost_usd"), 85591.2, 0) == "$85591");
   CHECK(heading(metric("bubble_fraction")) == "bubble (%)");
   CHECK_THROWS_AS((void)metric("nope"), InternalError);
+}
+
+TEST_CASE("the streamed Chrome trace is the compact JSON of the whole document, event count as counted") {
+  const auto runs = tsubame_run();
+  const auto& sim = runs[0].simulation;
+  std::ostringstream out;
+  write_chrome_trace(out, runs[0].scenario, sim.step.graph, sim.trace, sim.timeline);
+  const std::string text = out.str();
+  // Written event by event, the text is what dumping the parsed document in one piece gives.
+  const auto doc = nlohmann::ordered_json::parse(text);
+  CHECK(doc.dump() + "\n" == text);
+  REQUIRE(doc["traceEvents"].is_array());
+  CHECK(static_cast<std::int64_t>(doc["traceEvents"].size()) == chrome_trace_events(sim.step.graph, sim.timeline));
+  std::int64_t spans = 0, counters = 0, names = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    spans += e["ph"] == "X" ? 1 : 0;
+    counters += e["ph"] == "C" ? 1 : 0;
+    names += e["ph"] == "M" ? 1 : 0;
+  }
+  std::int64_t delays = 0, points = 0;
+  for (const auto& op : sim.step.graph.ops) delays += op.kind == sim::OpKind::Delay ? 1 : 0;
+  for (const auto& d : sim.timeline.devices) points += static_cast<std::int64_t>(d.points.size());
+  CHECK(spans == static_cast<std::int64_t>(sim.step.graph.ops.size()) - delays);
+  CHECK(counters == points);
+  CHECK(names == static_cast<std::int64_t>(sim.step.graph.devices.size()) * (1 + sim::kNumStreams));
+  CHECK(doc["displayTimeUnit"] == "ms");
+  CHECK(doc["otherData"]["scenario"] == runs[0].scenario.name);
+  // The estimate made before the run bounds what was written.
+  CHECK(static_cast<double>(chrome_trace_events(sim.step.graph, sim.timeline)) <= estimated_trace_events(runs[0].scenario, false));
 }

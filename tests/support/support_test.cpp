@@ -1,17 +1,21 @@
-// support/: a child's output and exit status; all-or-none file writes.
+// support/: a child's output and exit status; all-or-none file writes; running out of memory.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <new>
 #include <string>
+#include <vector>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "stepsim/support/atomic_file.hpp"
+#include "stepsim/support/out_of_memory.hpp"
 #include "stepsim/support/subprocess.hpp"
 
 namespace {
@@ -136,4 +140,76 @@ TEST_CASE("write_files_atomically: temporaries of processes that no longer run a
   CHECK(std::filesystem::exists(own));
   CHECK(slurp(out) == "fresh");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a child that runs out of memory exits with status 3 and says what it was doing") {
+  const auto oom = su::run_in_child(
+      [](int fd) -> int {
+        ::dup2(fd, STDERR_FILENO);  // its stderr line comes back as its output
+        const su::Activity outer("simulating a step");
+        const su::Activity inner("replaying micro-batch 7");
+        throw std::bad_alloc();
+      },
+      "worker");
+  CHECK(oom.status.exited);
+  CHECK(oom.status.code == su::kOutOfMemoryExitCode);
+  CHECK(oom.status.code == 3);
+  CHECK(oom.status.out_of_memory());
+  CHECK(oom.status.describe() == "ran out of memory (exit status 3)");
+  CHECK(oom.output.rfind("stepsim: error: worker process: out of memory while replaying micro-batch 7; make the run smaller (", 0) == 0);
+  CHECK(oom.output.find("--memory-budget-gib") != std::string::npos);
+  CHECK(std::count(oom.output.begin(), oom.output.end(), '\n') == 1);
+  CHECK(oom.output.back() == '\n');
+  // Status 3 from a body that returns it is no different: the convention is the exit code.
+  CHECK_FALSE(su::run_in_child([](int) { return 7; }, "test").status.out_of_memory());
+}
+
+TEST_CASE("Activity: the innermost in scope is current, each restores the one before") {
+  CHECK(su::current_activity().empty());
+  {
+    const su::Activity a("loading");
+    CHECK(su::current_activity() == "loading");
+    {
+      const su::Activity b("simulating");
+      CHECK(su::current_activity() == "simulating");
+    }
+    CHECK(su::current_activity() == "loading");
+  }
+  CHECK(su::current_activity().empty());
+}
+
+TEST_CASE("write_files_atomically: streamed content, and a writer that throws leaves no file") {
+  const auto dir = tmp_dir("stream");
+  const std::string a = dir + "/a.txt", b = dir + "/b.txt";
+  const su::ContentWriter counting = [](std::ostream& out) {
+    for (int i = 0; i < 3; ++i) out << i << ',';
+  };
+  CHECK_FALSE(su::write_files_atomically({{a, counting}, {b, "text"}}).has_value());
+  CHECK(slurp(a) == "0,1,2,");
+  CHECK(slurp(b) == "text");
+  const su::ContentWriter failing = [](std::ostream& out) {
+    out << "partial";
+    throw std::bad_alloc();
+  };
+  CHECK_THROWS_AS((void)su::write_files_atomically({{b, "newer"}, {a, failing}}), std::bad_alloc);
+  CHECK(slurp(a) == "0,1,2,");  // untouched, and no temporary next to it
+  CHECK(slurp(b) == "text");
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"a.txt", "b.txt"});
+  // Written in place through a special file, streamed too.
+  CHECK_FALSE(su::write_files_atomically({{"/dev/null", counting}}).has_value());
+}
+
+TEST_CASE("Activity: the innermost one an exception ended is named after it is gone, until another begins") {
+  try {
+    const su::Activity a("simulating");
+    const su::Activity b("building the step graph");
+    throw std::bad_alloc();
+  } catch (const std::bad_alloc&) {
+    CHECK(su::current_activity() == "building the step graph");
+  }
+  const su::Activity c("writing the trace");
+  CHECK(su::current_activity() == "writing the trace");
 }

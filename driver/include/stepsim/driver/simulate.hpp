@@ -47,6 +47,8 @@ struct SimulateOptions {
   // Reuse the cluster and compute models of earlier calls (not the compute model when
   // `efficiency` is set); nullptr: build them for this call.
   SimulationCache* cache = nullptr;
+  // The memory this run may take (check_memory_budget); nullopt: memory_budget_bytes().
+  std::optional<std::int64_t> memory_budget_bytes;
 };
 
 
@@ -76,6 +78,48 @@ inline constexpr double kMaxSimGridFlows = 2e7;
 void check_simgrid_size(const sim::StepGraph& graph);
 // Throws ScenarioError("--engine", ...) when the cluster has more than kMaxSimGridGpus GPUs.
 void check_simgrid_gpus(const scenarios::Scenario& s);
+
+// Chrome trace (stepsim run --trace): most events a trace may hold, estimated before the run as
+// 2 x estimated_ops + (1 + streams + 1) x pp (spans, memory counter points, names). At the measured
+// 130-155 bytes per event a trace stays under about 0.8 GB.
+inline constexpr double kMaxTraceEvents = 5e6;
+[[nodiscard]] double estimated_trace_events(const scenarios::Scenario& s, bool per_layer);
+// Throws what check_graph_size throws, then ScenarioError("--trace", "... would hold about N
+// events (limit 5,000,000) ...") when estimated_trace_events(s, per_layer) exceeds kMaxTraceEvents.
+void check_trace_size(const scenarios::Scenario& s, bool per_layer);
+
+// The memory of a run, estimated before it runs from what it holds: per GPU of the cluster (its
+// topology and placement), per op of the step graph (with its edges, its engine times and its
+// memory-timeline events; the trace is streamed and costs nothing more) and, with the SimGrid
+// engine, per flow it replays and per GPU pair of its route table. The costs were measured
+// with bench/memory_budget.sh (peak RSS of stepsim run at several sizes, least-squares fit:
+// 32.6 MiB, 512.4 bytes per GPU, 311.1 / 322.5 bytes per op, 0.3 per flow, 6.4 per GPU pair;
+// rounded up); the README's "Limits" section has the table.
+struct MemoryCosts {
+  double base_bytes;
+  double per_gpu_bytes;
+  double per_op_bytes;
+  double per_flow_bytes;       // SimGrid only
+  double per_gpu_pair_bytes;   // SimGrid only: its route table
+};
+inline constexpr MemoryCosts kMemoryCosts{40e6, 576, 352, 1, 8};
+// The default budget of one run: a sixth of a 24 GiB workstation, so that a run and a sweep's
+// workers fit beside each other; the largest step graph (kMaxOps) needs --memory-budget-gib 7.
+inline constexpr std::int64_t kDefaultMemoryBudgetBytes = std::int64_t{4} << 30;
+// The budget of the runs of this process: kDefaultMemoryBudgetBytes unless set (the command
+// line's --memory-budget-gib sets it for every command that simulates, sweep workers included).
+[[nodiscard]] std::int64_t memory_budget_bytes();
+void set_memory_budget_bytes(std::int64_t bytes);
+
+// The memory estimate of a run: `gpus` GPUs, `ops` ops, and for the SimGrid engine `flows` flows
+// (0 for the analytic engine, or before the graph is built).
+[[nodiscard]] double estimated_memory_bytes(std::int64_t gpus, double ops, double flows, bool simgrid);
+// Throws ScenarioError("--memory-budget-gib", "this run would take about X GiB of memory (N GPUs,
+// M ops[, F SimGrid flows]), over the budget of B GiB; use ...") when the estimate exceeds
+// `budget_bytes`. simulate() checks it with the estimated ops before building anything, and again
+// with the ops (and flows) built before the engine runs.
+void check_memory_budget(const scenarios::Scenario& s, double ops, double flows, bool simgrid, std::int64_t budget_bytes,
+                         bool per_layer);
 
 [[nodiscard]] Simulation simulate(const scenarios::Scenario& s, const SimulateOptions& options = {});
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,11 @@ struct Simulation {
 [[nodiscard]] std::string report_json(const StepReport& r);
 
 // Chrome trace-event JSON (opens in Perfetto): one process per stage, one thread per stream,
-// a memory counter per stage.
-[[nodiscard]] std::string chrome_trace(const scenarios::Scenario& s, const sim::StepGraph& graph, const sim::Trace& trace,
-                         const memory::Timeline& timeline);
+// a memory counter per stage. Streamed into `out` event by event (no copy of the trace in memory).
+void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const sim::StepGraph& graph, const sim::Trace& trace,
+                        const memory::Timeline& timeline);
+// The events write_chrome_trace writes: a process name and kNumStreams thread names per device,
+// one span per op (delays excepted), one counter per memory-timeline point.
+[[nodiscard]] std::int64_t chrome_trace_events(const sim::StepGraph& graph, const memory::Timeline& timeline);
 
 }  // namespace stepsim::report

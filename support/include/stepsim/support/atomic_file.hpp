@@ -5,18 +5,30 @@
 // goes next to the file it points to, and the link stays); a target that exists and is neither a
 // regular file nor a directory (/dev/null, a FIFO, /dev/stdout) is written in place, after every
 // temporary is ready. Temporaries of the same target left by processes that no longer run
-// (killed while writing) are removed.
+// (killed while writing) are removed. A file's content is either a text or a writer that streams
+// it (a large file is never held in memory).
 
+#include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stepsim::support {
 
+// Streams a file's content into `out` (the temporary file, or the target itself when it is written
+// in place); it may throw, and the temporary is then removed and the exception passed on.
+using ContentWriter = std::function<void(std::ostream& out)>;
+
 struct FileText {
+  FileText(std::string file_name, std::string content) : file(std::move(file_name)), text(std::move(content)) {}
+  FileText(std::string file_name, ContentWriter writer) : file(std::move(file_name)), write(std::move(writer)) {}
   std::string file;
   std::string text;
+  ContentWriter write;  // when set, the content, called once; `text` is then unused
 };
+
 
 // Why a write failed, for the caller to word its own message.
 struct WriteFailure {
@@ -33,7 +45,7 @@ struct WriteFailure {
 
 // Writes every file or none. On failure the temporary files are removed, targets renamed before
 // the failure keep their new text (a rename is the last step, so this needs a failing rename),
-// and the failure is returned.
+// and the failure is returned. An exception from a writer removes the temporaries and is rethrown.
 [[nodiscard]] std::optional<WriteFailure> write_files_atomically(const std::vector<FileText>& files);
 
 }  // namespace stepsim::support

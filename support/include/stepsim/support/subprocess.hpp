@@ -10,6 +10,8 @@
 #include <string>
 #include <sys/types.h>
 
+#include "stepsim/support/out_of_memory.hpp"
+
 namespace stepsim::support {
 
 // Thrown when a system call of the helper fails (pipe, fork, read, waitpid).
@@ -24,12 +26,15 @@ struct ExitStatus {
   int code = 0;         // its exit code when exited
   int signal = 0;       // the signal that killed it otherwise
   [[nodiscard]] bool ok() const { return exited && code == 0; }
-  // "exited with status N" or "was killed by signal N".
+  // Ended by std::bad_alloc in its body (exit status kOutOfMemoryExitCode).
+  [[nodiscard]] bool out_of_memory() const { return exited && code == kOutOfMemoryExitCode; }
+  // "exited with status N", "ran out of memory (exit status 3)" or "was killed by signal N".
   [[nodiscard]] std::string describe() const;
 };
 
 // The body of a child: writes its output to `fd` and returns the exit code. An exception that
-// escapes it ends the child with exit code 1.
+// escapes it ends the child with exit code 1; std::bad_alloc with kOutOfMemoryExitCode and one
+// line on stderr ("stepsim: error: <what> process: out of memory while ...").
 using ChildBody = std::function<int(int fd)>;
 
 // Writes all of `data` to `fd` (retrying on EINTR and short writes); false on an error (errno set).
