@@ -12,6 +12,7 @@
 #include "stepsim/report/memory_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
+#include "stepsim/support/out_of_memory.hpp"
 
 namespace stepsim::driver {
 
@@ -151,6 +152,10 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
         r.analytic_step_time_s = analytic.step_time_s;
         r.analytic_tokens_per_s = analytic.tokens_per_s;
       }
+    } catch (const std::bad_alloc&) {
+      const auto activity = support::current_activity();
+      r.status = "error";
+      r.reason = "out of memory" + (activity.empty() ? std::string() : " while " + activity);
     } catch (const std::exception& e) {
       r.status = "error";
       r.reason = e.what();
