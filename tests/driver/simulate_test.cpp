@@ -66,7 +66,7 @@ TEST_CASE("the simgrid engine refuses steps with more flows than it replays in r
   const auto wide = scenario({"model=llama-3.1-8b", "cluster.nodes=128", "parallel.tp=1", "parallel.pp=1",
                               "training.global_batch=1024", "training.seq_len=4096"});
   const topology::Cluster cluster(wide.cluster);
-  const costmodel::ComputeModel compute(wide.cluster.gpu);
+  const costmodel::ComputeModel compute(wide.cluster.gpu, wide.software);
   const auto step = sim::build_step(wide, cluster, compute);
   CHECK(simgrid_flow_count(step.graph) > kMaxSimGridFlows);
   CHECK_THROWS_WITH_AS(check_simgrid_size(step.graph), doctest::Contains("; use --engine analytic"), ScenarioError);
@@ -79,7 +79,7 @@ TEST_CASE("the simgrid engine refuses steps with more flows than it replays in r
   // The default scenario is well within the limit, and the count is what its plans say.
   const auto def = scenario({});
   const topology::Cluster c2(def.cluster);
-  const costmodel::ComputeModel m2(def.cluster.gpu);
+  const costmodel::ComputeModel m2(def.cluster.gpu, def.software);
   const auto small = sim::build_step(def, c2, m2);
   double flows = 0;
   for (const auto& op : small.graph.ops)
@@ -94,8 +94,8 @@ TEST_CASE("the simgrid engine refuses steps with more flows than it replays in r
 TEST_CASE("a user-described GPU with the H100 preset's numbers gives the preset's step time") {
   // The default scenario's cluster (16 x DGX H100) written out, with the GPU as numbers only.
   const std::string gpu = R"({"memory_gib": 80, "peak_bf16_tflops": 989, "hbm_TBps": 3.35, "nvlink_GBps": 450,
-      "efficiency": {"gemm_max": 0.483372364, "gemm_half_flops": 4.945e+09, "attn_max": 0.35,
-                     "attn_half_flops": 7.912e+09, "hbm_eff": 0.85, "comm_slowdown": 0.05}})";
+      "matmul_bf16_tflops": 794.5, "sms": 132, "gemm_tile_m": 128, "gemm_tile_n": 256, "architecture": "hopper",
+      "efficiency": {"gemm_max": 1, "attn_max": 1, "hbm_eff": 0.85, "comm_slowdown": 0.05}})";
   const auto user = scenario({"cluster={\"gpus_per_node\": 8, \"nodes\": 16, \"gpu\": " + gpu +
                               ", \"inter_node\": {\"nics_per_node\": 8, \"nic_Gbps\": 400, \"topology\": \"rail-fat-tree\"}}"});
   const auto preset = scenario({});
@@ -106,7 +106,7 @@ TEST_CASE("a user-described GPU with the H100 preset's numbers gives the preset'
     SimulateOptions o;
     o.engine = engine;
     const double preset_s = simulate(preset, o).report.step_time_s;
-    CHECK(preset_s == doctest::Approx(89.1).epsilon(1e-3));
+    CHECK(preset_s == doctest::Approx(63.87).epsilon(1e-3));
     CHECK(simulate(user, o).report.step_time_s == preset_s);
   }
 }

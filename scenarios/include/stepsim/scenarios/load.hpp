@@ -49,5 +49,7 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = 64ull * 1024 * 1024;
 // GPU presets with an efficiency file (scenarios/presets/efficiency/<gpu>.json); gpu_preset(name)
 // carries it as its efficiency.
 [[nodiscard]] std::vector<std::string> efficiency_preset_names();
+// Software stack presets (scenarios/presets/software/<name>.json).
+[[nodiscard]] std::vector<std::string> software_preset_names();
 
 }  // namespace stepsim::scenarios
