@@ -31,13 +31,13 @@ Scenario llama70b() {
 }
 
 // A small case computed by hand: h 64, a 4, k 2 (d_h 16), f 128, vocab 100, s 32, b 2, t 2, c 2.
-Scenario tiny() {
+Scenario tiny(const std::vector<stepsim::scenarios::Override>& overrides = {}) {
   return stepsim::scenarios::load_scenario_text(R"({
     "model": {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 100},
     "cluster": {"preset": "dgx-h100", "nodes": 1},
     "training": {"seq_len": 32, "global_batch": 4, "micro_batch": 2},
     "parallel": {"tp": 2, "cp": 2, "pp": 1}
-  })");
+  })", overrides);
 }
 
 using test_support::find;
@@ -156,6 +156,55 @@ TEST_CASE("small hand-computed case with TP 2, CP 2, GQA and SP") {
   CHECK(find(bwd, "norm2.bwd").bytes == 8256);   // 8*16*64 + 4*16
   const auto out = stepsim::workload::output_forward(s);
   CHECK(find(out, "logits.fprop").flops == 2.0 * 32 * 128 * 64);
+}
+
+TEST_CASE("the software stack's fusions change the memory kernels' bytes, by hand (tiny case)") {
+  // n = 32 tokens, d_h 16, a + k = 6 heads, f / t = 64, V = n v / t = 32 * 128 = 4096 logits.
+  const Scenario fused = tiny();
+  const Scenario unfused = tiny({{"software", R"({"fused_rope": false, "fused_swiglu": false, "fused_cross_entropy": false,
+                                                  "grad_accum_fusion": false})"}});
+  const Scenario ce = tiny({{"software.fused_cross_entropy", "true"}});
+  using stepsim::workload::layer_backward;
+  using stepsim::workload::layer_forward;
+  using stepsim::workload::output_backward;
+  using stepsim::workload::output_forward;
+  // RoPE: 4 n (a + k) d_h / t = 6144 fused, five passes unfused.
+  CHECK(find(layer_forward(fused), "rope.fwd").bytes == 6144);
+  CHECK(find(layer_forward(unfused), "rope.fwd").bytes == 30720);
+  CHECK(find(layer_backward(unfused), "rope.bwd").bytes == 30720);
+  // SwiGLU: forward 6 / 10, backward 10 / 18 bytes per n f / t = 2048 elements.
+  CHECK(find(layer_forward(fused), "swiglu.fwd").bytes == 12288);
+  CHECK(find(layer_forward(unfused), "swiglu.fwd").bytes == 20480);
+  CHECK(find(layer_backward(fused), "swiglu.bwd").bytes == 20480);
+  CHECK(find(layer_backward(unfused), "swiglu.bwd").bytes == 36864);
+  // Cross-entropy: unfused 10 V + 20 V + 8 V forward, 14 V backward; fused 6 V + 8 V + 8 V, 6 V.
+  CHECK(find(output_forward(fused), "ce.max").bytes == 40960);
+  CHECK(find(output_forward(fused), "ce.exp_sum").bytes == 81920);
+  CHECK(find(output_backward(fused), "ce.bwd").bytes == 57344);
+  CHECK(find(output_forward(ce), "ce.max").bytes == 24576);
+  CHECK(find(output_forward(ce), "ce.exp_sum").bytes == 32768);
+  CHECK(find(output_forward(ce), "ce.softmax").bytes == 32768);
+  CHECK(find(output_backward(ce), "ce.bwd").bytes == 24576);
+  // Without gradient-accumulation fusion the FC2 wgrad (m = f / t = 64, n = h = 64, k = n = 32)
+  // writes bf16, 2 (64*32 + 32*64) + 2*64*64 = 16384, and an add reads it and the fp32 main
+  // gradient and writes that: (2 + 2*4) * 64*64 = 40960.
+  const auto bwd = layer_backward(unfused);
+  CHECK(find(bwd, "fc2.wgrad").bytes == 16384);
+  CHECK(find(bwd, "fc2.wgrad.accum").bytes == 40960);
+  CHECK(find(bwd, "fc2.wgrad.accum").kind == KernelKind::Memory);
+  CHECK(has(output_backward(unfused), "logits.wgrad.accum"));
+  CHECK_FALSE(has(layer_backward(fused), "fc2.wgrad.accum"));
+  // The model FLOPs do not depend on the fusions.
+  CHECK(stepsim::workload::total_model_flops(bwd) == stepsim::workload::total_model_flops(layer_backward(fused)));
+  // The attention kernel's shape: s / c = 16 queries and s = 32 keys per sequence, d_h 16, b a / t = 4 of them.
+  const Kernel& attn = find(layer_forward(fused), "attn.fwd");
+  CHECK(attn.m == 16);
+  CHECK(attn.n == 32);
+  CHECK(attn.k == 16);
+  CHECK(attn.batch == 4);
+  CHECK(attn.causal);
+  CHECK_FALSE(attn.backward);
+  CHECK(find(layer_backward(fused), "attn.bwd").backward);
 }
 
 TEST_CASE("recomputation lists") {
