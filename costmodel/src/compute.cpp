@@ -99,6 +99,7 @@ double ComputeModel::attention_time_s(const workload::Kernel& k) const {
 }
 
 double ComputeModel::time_s(const workload::Kernel& k) const {
+  if (k.kind == workload::KernelKind::Host) return software_.microbatch_host_s;
   double body = 0;
   if (k.kind == workload::KernelKind::Memory || k.flops <= 0) body = memory_time_s(k);
   else if (k.kind == workload::KernelKind::Gemm) body = gemm_time_s(k);

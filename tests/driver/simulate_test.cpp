@@ -115,3 +115,17 @@ TEST_CASE("the automatic engine: simgrid up to engine.auto_simgrid_max_gpus GPUs
   CHECK(default_engine(scenario({})) == sim::EngineKind::SimGrid);  // 128 GPUs
   CHECK(default_engine(scenario({"engine.auto_simgrid_max_gpus=64"})) == sim::EngineKind::Analytic);
 }
+
+TEST_CASE("the software stack's host time per pass adds to every forward and backward of a chunk") {
+  // One stage, no network: 4 micro-batches, each a forward and a backward pass of one chunk, so
+  // 1 ms of host time per pass adds 8 ms to the step.
+  const std::vector<std::string> base = {"model=llama-3.1-8b", "cluster.nodes=1", "parallel.tp=8", "parallel.pp=1",
+                                         "training.global_batch=4", "training.seq_len=4096", "cluster.ideal_network=true"};
+  auto with_host = base;
+  with_host.push_back("software.microbatch_host_us=1000");
+  SimulateOptions o;
+  o.engine = sim::EngineKind::Analytic;
+  const double plain = simulate(scenario(base), o).report.step_time_s;
+  const double hosted = simulate(scenario(with_host), o).report.step_time_s;
+  CHECK(hosted - plain == doctest::Approx(8e-3).epsilon(1e-6));
+}

@@ -476,11 +476,12 @@ TEST_CASE("software: the default preset, presets that share values by reference,
   CHECK(def.software.fused_rope);
   CHECK_FALSE(def.software.fused_cross_entropy);
   CHECK(def.software.kernel_launch_s == doctest::Approx(0.9e-6));
-  // nemo-25.04 -> nemo-25.02 (fused cross-entropy) -> nemo-24.12 -> nemo-24.09 -> nemo-24.05 (cuDNN,
-  // TP overlap) -> megatron-core-0.20.
+  // nemo-25.04 -> nemo-25.02 (fused cross-entropy) -> nemo-24.12 -> nemo-24.09 -> nemo-24.05 (TP
+  // overlap) -> megatron-core-0.20.
   const auto nemo = scenarios::load_scenario_text(kBase, {{"software", "nemo-25.04"}});
   CHECK(nemo.software.name == "nemo-25.04");
-  CHECK(nemo.software.attention == scenarios::AttentionKernel::CuDnn);
+  CHECK(nemo.software.attention == scenarios::AttentionKernel::Auto);
+  CHECK(nemo.software.attention_curves.implementation == "cudnn");
   CHECK(nemo.software.fused_cross_entropy);
   CHECK(nemo.software.tp_comm_overlap);
   CHECK(nemo.software.grad_accum_fusion);
@@ -494,7 +495,7 @@ TEST_CASE("software: the default preset, presets that share values by reference,
   const auto over = scenarios::load_scenario_text(kBase, {{"software", R"({"preset": "nemo-24.09", "fused_rope": false})"}});
   CHECK(over.software.name == "nemo-24.09 (modified)");
   CHECK_FALSE(over.software.fused_rope);
-  CHECK(over.software.attention == scenarios::AttentionKernel::CuDnn);
+  CHECK(over.software.attention_curves.implementation == "cudnn");
   const auto onto = scenarios::load_scenario_text(kBase, {{"software", "nemo-24.09"}, {"software.fused_swiglu", "false"}});
   CHECK(onto.software.name == "nemo-24.09 (modified)");
   CHECK_FALSE(onto.software.fused_swiglu);
@@ -510,4 +511,22 @@ TEST_CASE("software: the default preset, presets that share values by reference,
   CHECK(err({"software.kernel_launch_us=-1"}).rfind("software.kernel_launch_us: must be at least 0", 0) == 0);
   CHECK(err({"software.turbo=true"}) == "software.turbo: unknown key");
   CHECK(err({"software=3"}) == "software: must be a preset name or an object, got a number");
+}
+
+TEST_CASE("software: every preset loads on every GPU preset, with its source and published attention figures") {
+  for (const auto& sw : scenarios::software_preset_names())
+    for (const auto& gpu : scenarios::gpu_preset_names()) {
+      CAPTURE(sw);
+      CAPTURE(gpu);
+      const auto s = scenarios::load_scenario_text(kBase, {{"software", sw}, {"cluster.gpu", gpu}});
+      CHECK(s.software.name == sw);
+      CHECK_FALSE(s.software.attention_curves.series.empty());
+      CHECK_FALSE(s.software.attention_curves.source.empty());
+      // Every (pass, causal) pair for each published head dimension.
+      for (const auto& a : s.software.attention_curves.series) {
+        int pairs = 0;
+        for (const auto& b : s.software.attention_curves.series) pairs += b.head_dim == a.head_dim ? 1 : 0;
+        CHECK(pairs == 4);
+      }
+    }
 }

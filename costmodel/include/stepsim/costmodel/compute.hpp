@@ -37,7 +37,7 @@ class ComputeModel {
   // parameters out of range.
   ComputeModel(const scenarios::GpuSpec& gpu, const scenarios::SoftwareSpec& software);
 
-  // Launch gap plus the kernel's body (see above).
+  // Launch gap plus the kernel's body (see above); a Host kernel is the stack's per-pass host time.
   [[nodiscard]] double time_s(const workload::Kernel& k) const;
   [[nodiscard]] double time_s(const std::vector<workload::Kernel>& ks) const;
   // GEMM body: max(waves x tile FLOPs / (per-SM matmul rate), bytes / HBM).

@@ -32,7 +32,8 @@
 
 namespace stepsim::workload {
 
-enum class KernelKind { Gemm, Attention, Memory };
+// Host: time the GPU waits for the host (the software stack's per-micro-batch host time), no work.
+enum class KernelKind { Gemm, Attention, Memory, Host };
 
 struct Kernel {
   std::string name;          // "qkv.fprop", "attn.fwd", "fc1.wgrad", "norm1.fwd", ...
@@ -68,6 +69,10 @@ struct Kernel {
 // Zeroing of the rank's gradient buffer at the start of a step (`params` = all parameters the
 // rank holds, not the optimizer shard): one write of 4 bytes (fp32) or 2 bytes (bf16) per parameter.
 [[nodiscard]] std::vector<Kernel> zero_grad_buffer(const scenarios::Scenario& s, double params);
+
+// The host's part of one pass (forward or backward) of one model chunk for one micro-batch: one
+// Host kernel, priced at the software stack's microbatch_host_us.
+[[nodiscard]] std::vector<Kernel> host_pass();
 
 [[nodiscard]] double total_flops(const std::vector<Kernel>& ks);
 [[nodiscard]] double total_model_flops(const std::vector<Kernel>& ks);
