@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   for (int i = 3; i + 1 < argc; i += 2) overrides.push_back(ss::parse_override(argv[i + 1]));
   const auto s = ss::load_scenario_text(ss::default_scenario_text(), overrides, "<default scenario>");
   const stepsim::topology::Cluster cluster(s.cluster);
-  const stepsim::costmodel::ComputeModel compute(s.cluster.gpu);
+  const stepsim::costmodel::ComputeModel compute(s.cluster.gpu, s.software);
   stepsim::sim::BuildOptions bo;
   bo.per_layer = per_layer;
   bo.comm = s.comm;

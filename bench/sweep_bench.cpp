@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   double t_verdict = 0, t_build = 0, t_run = 0, t_timeline = 0, t_report = 0;
   std::int64_t fits = 0, ops = 0;
   const auto& first = e.candidates.front().scenario;
-  const stepsim::costmodel::ComputeModel compute(first.cluster.gpu);
+  const stepsim::costmodel::ComputeModel compute(first.cluster.gpu, first.software);
   std::map<std::int64_t, std::unique_ptr<stepsim::topology::Cluster>> clusters;  // by node count (one cluster preset)
   double t_setup = 0;
   for (const auto& c : e.candidates) {

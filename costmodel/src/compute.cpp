@@ -11,30 +11,100 @@ namespace stepsim::costmodel {
 using scenarios::MlpKind;
 using scenarios::Scenario;
 
-ComputeModel::ComputeModel(const scenarios::GpuSpec& gpu) : gpu_(gpu) {
+ComputeModel::ComputeModel(const scenarios::GpuSpec& gpu, const scenarios::SoftwareSpec& software)
+    : gpu_(gpu), software_(software) {
   const Efficiency& eff = gpu_.efficiency;
   if (!(gpu.peak_bf16_flops > 0)) throw ScenarioError("cluster.gpu.peak_bf16_tflops", "must be positive");
   if (!(gpu.hbm_Bps > 0)) throw ScenarioError("cluster.gpu.hbm_TBps", "must be positive");
+  if (!(gpu_.matmul_bf16_flops > 0)) gpu_.matmul_bf16_flops = gpu.peak_bf16_flops;
   auto check_fraction = [](double v, const char* what) {
     if (!(v > 0 && v <= 1)) throw ScenarioError(std::string("efficiency.") + what, "must lie in (0, 1]");
   };
   check_fraction(eff.gemm_max, "gemm_max");
   check_fraction(eff.attn_max, "attn_max");
   check_fraction(eff.hbm_eff, "hbm_eff");
-  if (!(eff.gemm_half_flops >= 0)) throw ScenarioError("efficiency.gemm_half_flops", "must be >= 0");
-  if (!(eff.attn_half_flops >= 0)) throw ScenarioError("efficiency.attn_half_flops", "must be >= 0");
   if (!(eff.comm_slowdown >= 0)) throw ScenarioError("efficiency.comm_slowdown", "must be >= 0");
+  if (!(software.kernel_launch_s >= 0)) throw ScenarioError("software.kernel_launch_us", "must be >= 0");
+}
+
+double ComputeModel::memory_time_s(const workload::Kernel& k) const {
+  return k.bytes / (gpu_.hbm_Bps * gpu_.efficiency.hbm_eff);
+}
+
+GemmTiling ComputeModel::gemm_tiling(const workload::Kernel& k) const {
+  const double sms = static_cast<double>(gpu_.sms);
+  const auto tiling = [&](double tm, double tn) {
+    GemmTiling t;
+    t.tile_m = tm;
+    t.tile_n = tn;
+    t.tiles = std::ceil(k.m / tm) * std::ceil(k.n / tn) * k.batch;
+    t.waves = sms > 0 ? std::ceil(t.tiles / sms) : t.tiles / std::max(sms, 1.0);
+    return t;
+  };
+  const auto tm = static_cast<double>(gpu_.gemm_tile_m), tn = static_cast<double>(gpu_.gemm_tile_n);
+  if (tm <= 0 || tn <= 0) {
+    // No tile quantization: the exact output, in waves of one element per SM.
+    GemmTiling t;
+    t.tile_m = t.tile_n = 1;
+    t.tiles = k.m * k.n * k.batch;
+    t.waves = sms > 0 ? t.tiles / sms : t.tiles;
+    return t;
+  }
+  const GemmTiling a = tiling(tm, tn), b = tiling(tn, tm);
+  return b.waves * b.tile_m * b.tile_n < a.waves * a.tile_m * a.tile_n ? b : a;
+}
+
+double ComputeModel::gemm_time_s(const workload::Kernel& k) const {
+  const GemmTiling t = gemm_tiling(k);
+  const double sms = gpu_.sms > 0 ? static_cast<double>(gpu_.sms) : 1.0;
+  const double sm_rate = gpu_.matmul_bf16_flops * gpu_.efficiency.gemm_max / sms;
+  const double compute_s = t.waves * 2.0 * t.tile_m * t.tile_n * k.k / sm_rate;
+  return std::max(compute_s, memory_time_s(k));
+}
+
+namespace {
+
+// Linear interpolation of `ys` over log2(xs) at log2(x), constant beyond the ends.
+double log_interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+  if (x <= xs.front()) return ys.front();
+  if (x >= xs.back()) return ys.back();
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    if (x <= xs[i]) {
+      const double f = std::log2(x / xs[i - 1]) / std::log2(xs[i] / xs[i - 1]);
+      return ys[i - 1] + f * (ys[i] - ys[i - 1]);
+    }
+  return ys.back();
+}
+
+}  // namespace
+
+double ComputeModel::attention_rate_flops(const workload::Kernel& k) const {
+  const auto& c = software_.attention_curves;
+  const scenarios::AttentionSeries* best = nullptr;
+  double best_distance = 0;
+  for (const auto& series : c.series) {
+    if (series.backward != k.backward || series.causal != k.causal) continue;
+    const double distance = std::fabs(std::log2(static_cast<double>(series.head_dim) / k.k));
+    // Nearest head dimension; on a tie the larger one.
+    if (best == nullptr || distance < best_distance || (distance == best_distance && series.head_dim > best->head_dim))
+      best = &series, best_distance = distance;
+  }
+  if (best == nullptr) return gpu_.matmul_bf16_flops;
+  return log_interpolate(c.seq_len, best->flops_per_s, k.m);
+}
+
+double ComputeModel::attention_time_s(const workload::Kernel& k) const {
+  const double compute_s = k.flops / (attention_rate_flops(k) * gpu_.efficiency.attn_max);
+  return std::max(compute_s, memory_time_s(k));
 }
 
 double ComputeModel::time_s(const workload::Kernel& k) const {
-  const double memory_s = k.bytes / (gpu_.hbm_Bps * gpu_.efficiency.hbm_eff);
-  if (k.kind == workload::KernelKind::Memory || k.flops <= 0) return memory_s;
-  const bool is_gemm = k.kind == workload::KernelKind::Gemm;
-  const double max_eff = is_gemm ? gpu_.efficiency.gemm_max : gpu_.efficiency.attn_max;
-  const double half = is_gemm ? gpu_.efficiency.gemm_half_flops : gpu_.efficiency.attn_half_flops;
-  const double eff = max_eff * k.flops / (k.flops + half);
-  const double compute_s = k.flops / (gpu_.peak_bf16_flops * eff);
-  return std::max(compute_s, memory_s);
+  if (k.kind == workload::KernelKind::Host) return software_.microbatch_host_s;
+  double body = 0;
+  if (k.kind == workload::KernelKind::Memory || k.flops <= 0) body = memory_time_s(k);
+  else if (k.kind == workload::KernelKind::Gemm) body = gemm_time_s(k);
+  else body = attention_time_s(k);
+  return software_.kernel_launch_s + body;
 }
 
 double ComputeModel::time_s(const std::vector<workload::Kernel>& ks) const {

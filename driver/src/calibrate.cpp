@@ -29,12 +29,12 @@ std::string percent(double fraction) { return report::fixed(100.0 * fraction, 2)
 }  // namespace
 
 std::vector<std::string> efficiency_parameter_names() {
-  return {"gemm_max", "gemm_half_flops", "attn_max", "attn_half_flops", "hbm_eff", "comm_slowdown"};
+  return {"gemm_max", "attn_max", "hbm_eff", "comm_slowdown"};
 }
 
 std::pair<double, double> efficiency_parameter_bounds(const std::string& name) {
-  if (name == "gemm_max" || name == "attn_max" || name == "hbm_eff") return {0.2, 0.95};
-  if (name == "gemm_half_flops" || name == "attn_half_flops") return {1e6, 1e12};
+  if (name == "gemm_max" || name == "attn_max") return {0.2, 1.0};
+  if (name == "hbm_eff") return {0.2, 0.95};
   if (name == "comm_slowdown") return {0.0, 0.5};
   throw ScenarioError("--params", "unknown parameter '" + name + "' (expected one of " +
                                       join(efficiency_parameter_names(), ", ") + ")");
@@ -42,9 +42,7 @@ std::pair<double, double> efficiency_parameter_bounds(const std::string& name) {
 
 double get_efficiency_parameter(const costmodel::Efficiency& e, const std::string& name) {
   if (name == "gemm_max") return e.gemm_max;
-  if (name == "gemm_half_flops") return e.gemm_half_flops;
   if (name == "attn_max") return e.attn_max;
-  if (name == "attn_half_flops") return e.attn_half_flops;
   if (name == "hbm_eff") return e.hbm_eff;
   if (name == "comm_slowdown") return e.comm_slowdown;
   (void)efficiency_parameter_bounds(name);  // throws
@@ -53,9 +51,7 @@ double get_efficiency_parameter(const costmodel::Efficiency& e, const std::strin
 
 void set_efficiency_parameter(costmodel::Efficiency& e, const std::string& name, double value) {
   if (name == "gemm_max") e.gemm_max = value;
-  else if (name == "gemm_half_flops") e.gemm_half_flops = value;
   else if (name == "attn_max") e.attn_max = value;
-  else if (name == "attn_half_flops") e.attn_half_flops = value;
   else if (name == "hbm_eff") e.hbm_eff = value;
   else if (name == "comm_slowdown") e.comm_slowdown = value;
   else (void)efficiency_parameter_bounds(name);  // throws
@@ -75,12 +71,9 @@ FitOptions calibrate_fit_options() {
 
 costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std::string& base_gpu) {
   if (base_gpu.empty()) return scenarios::default_efficiency(gpu);
-  const auto base = scenarios::gpu_preset(base_gpu, "--base");
-  costmodel::Efficiency e = base.efficiency;
-  const double ratio = gpu.peak_bf16_flops / base.peak_bf16_flops;
-  e.gemm_half_flops *= ratio;
-  e.attn_half_flops *= ratio;
-  return e;
+  // The fitted fractions are of each GPU's own published ceilings (matmul throughput, attention
+  // figures of its architecture, HBM bandwidth), so they carry over as they are.
+  return scenarios::gpu_preset(base_gpu, "--base").efficiency;
 }
 
 CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, const CalibrateOptions& options) {
@@ -146,9 +139,9 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
   src << " --params " << (options.params.empty() ? std::string("none") : join(options.params, ","));
   if (options.params.empty()) {
     src << ": no parameter fitted; ";
-    src << (options.base_gpu.empty() ? std::string("default efficiency of the GPU")
-                                     : "efficiencies of " + options.base_gpu +
-                                           " (same kernels), half-saturation sizes scaled by the peak ratio");
+    src << (options.base_gpu.empty() ? std::string("the GPU's own published ceilings as they are (matmul throughput, SMs, attention figures of its architecture, HBM bandwidth; the default efficiency)")
+                                     : "the fitted fractions of " + options.base_gpu +
+                                           " applied to this GPU's own published ceilings (matmul throughput, SMs, attention figures, HBM bandwidth)");
   } else {
     src << ": least squares on the relative step-time (or TFLOP/s) error of " << used.size() << " records";
     src << " (" << join(r.records, ", ") << "); MAPE " << percent(r.mape_before) << " at the start point, "

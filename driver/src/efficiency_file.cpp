@@ -16,9 +16,7 @@ std::string efficiency_to_json(const scenarios::Efficiency& e, const std::string
   std::string out = "{\n";
   out += "  \"source\": " + nlohmann::json(source).dump() + ",\n";
   out += "  \"gemm_max\": " + format_number(e.gemm_max) + ",\n";
-  out += "  \"gemm_half_flops\": " + format_number(e.gemm_half_flops) + ",\n";
   out += "  \"attn_max\": " + format_number(e.attn_max) + ",\n";
-  out += "  \"attn_half_flops\": " + format_number(e.attn_half_flops) + ",\n";
   out += "  \"hbm_eff\": " + format_number(e.hbm_eff) + ",\n";
   out += "  \"comm_slowdown\": " + format_number(e.comm_slowdown) + "\n";
   out += "}\n";

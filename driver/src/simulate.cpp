@@ -48,9 +48,17 @@ std::string cluster_key(const scenarios::ClusterSpec& c) {
 
 std::string gpu_key(const scenarios::GpuSpec& g) {
   const auto& e = g.efficiency;
-  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.hbm_Bps) + "|" + num(g.nvlink_Bps) + "|" +
-         num(e.gemm_max) + "|" + num(e.gemm_half_flops) + "|" + num(e.attn_max) + "|" + num(e.attn_half_flops) + "|" +
-         num(e.hbm_eff) + "|" + num(e.comm_slowdown) + "|" + e.source;
+  return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.matmul_bf16_flops) + "|" +
+         num(g.hbm_Bps) + "|" + num(g.nvlink_Bps) + "|" + std::to_string(g.sms) + "|" + std::to_string(g.gemm_tile_m) + "x" +
+         std::to_string(g.gemm_tile_n) + "|" + scenarios::to_string(g.architecture) + "|" + num(e.gemm_max) + "|" +
+         num(e.attn_max) + "|" + num(e.hbm_eff) + "|" + num(e.comm_slowdown) + "|" + e.source;
+}
+
+// The fields of a software stack the compute model reads (the fusions shape the kernel lists, not
+// the model).
+std::string software_key(const scenarios::SoftwareSpec& sw) {
+  return sw.name + "|" + sw.attention_curves.implementation + "|" + sw.attention_curves.source + "|" +
+         num(sw.kernel_launch_s) + "|" + num(sw.microbatch_host_s);
 }
 
 }  // namespace
@@ -69,9 +77,9 @@ const topology::Cluster& SimulationCache::cluster(const scenarios::ClusterSpec& 
   return *cl;
 }
 
-const costmodel::ComputeModel& SimulationCache::compute(const scenarios::GpuSpec& gpu) {
-  auto& cm = models_->compute[gpu_key(gpu)];
-  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(gpu);
+const costmodel::ComputeModel& SimulationCache::compute(const scenarios::GpuSpec& gpu, const scenarios::SoftwareSpec& software) {
+  auto& cm = models_->compute[gpu_key(gpu) + "||" + software_key(software)];
+  if (!cm) cm = std::make_unique<costmodel::ComputeModel>(gpu, software);
   return *cm;
 }
 
@@ -184,9 +192,9 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   std::unique_ptr<topology::Cluster> own_cluster;
   std::unique_ptr<costmodel::ComputeModel> own_compute;
   if (options.cache == nullptr) own_cluster = std::make_unique<topology::Cluster>(s.cluster);
-  if (options.cache == nullptr || options.efficiency) own_compute = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu);
+  if (options.cache == nullptr || options.efficiency) own_compute = std::make_unique<costmodel::ComputeModel>(s.cluster.gpu, s.software);
   const topology::Cluster& cluster = own_cluster ? *own_cluster : options.cache->cluster(s.cluster);
-  const costmodel::ComputeModel& compute = own_compute ? *own_compute : options.cache->compute(s.cluster.gpu);
+  const costmodel::ComputeModel& compute = own_compute ? *own_compute : options.cache->compute(s.cluster.gpu, s.software);
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
   bo.comm = s.comm;

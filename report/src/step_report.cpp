@@ -66,6 +66,9 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   r.engine = sim::to_string(trace.engine);
   r.efficiency_kind = scenarios::to_string(s.cluster.gpu.efficiency.kind);
   r.efficiency_source = s.cluster.gpu.efficiency.source;
+  r.software = s.software.name;
+  r.attention_kernel = s.training.attention == scenarios::Attention::Unfused ? std::string("unfused")
+                                                                            : s.software.attention_curves.implementation;
   r.gpus = s.world_size();
   r.ops = static_cast<std::int64_t>(g.ops.size());
   r.step_time_s = trace.makespan_s;
@@ -145,7 +148,9 @@ std::string report_table(const StepReport& r) {
   std::ostringstream os;
   os << r.summary << "\n";
   os << "engine " << r.engine << ", " << r.ops << " ops\n";
-  os << "efficiency " << r.efficiency_kind << ": " << r.efficiency_source << "\n\n";
+  os << "efficiency " << r.efficiency_kind << ": " << r.efficiency_source << "\n";
+  os << "software " << r.software << ", attention " << (r.attention_kernel.empty() ? std::string("at the matmul ceiling") : r.attention_kernel)
+     << "\n\n";
   auto row = [&](const std::string& k, const std::string& v) { os << pad("  " + k, -34) << v << "\n"; };
   // The step metrics of the registry up to the memory, which has a line of its own.
   for (const auto& m : step_metrics()) {
@@ -186,6 +191,7 @@ std::string report_json(const StepReport& r) {
   j["summary"] = r.summary;
   j["engine"] = r.engine;
   j["efficiency"] = {{"kind", r.efficiency_kind}, {"source", r.efficiency_source}};
+  j["software"] = {{"name", r.software}, {"attention", r.attention_kernel}};
   j["gpus"] = r.gpus;
   j["ops"] = r.ops;
   j["step_time_s"] = r.step_time_s;

@@ -214,9 +214,9 @@ std::vector<std::string> preset_names(const std::string& kind) {
   return out;
 }
 
-// Keys whose value may be a preset name or an object ("model", "cluster.gpu", and "gpu" inside a
-// cluster object).
-bool is_preset_ref_key(const std::string& key) { return key == "model" || key == "gpu"; }
+// Keys whose value may be a preset name or an object ("model", "cluster.gpu", "gpu" inside a
+// cluster object, and "software").
+bool is_preset_ref_key(const std::string& key) { return key == "model" || key == "gpu" || key == "software"; }
 
 Json merged(Json base, const Json& over);
 
@@ -296,9 +296,7 @@ Efficiency read_efficiency(const Json& j, const std::string& path, const Efficie
     value = r.num_param(key, value);
   };
   param("gemm_max", e.gemm_max);
-  param("gemm_half_flops", e.gemm_half_flops);
   param("attn_max", e.attn_max);
-  param("attn_half_flops", e.attn_half_flops);
   param("hbm_eff", e.hbm_eff);
   param("comm_slowdown", e.comm_slowdown);
   e.kind = r.choice_param("kind", kEfficiencyKindNames);
@@ -343,8 +341,17 @@ GpuSpec read_gpu(const Json& raw, const std::string& path) {
   g.name = r.string_param("name");
   g.memory_bytes = r.num_param("memory_gib") * kGiB;
   g.peak_bf16_flops = r.num_param("peak_bf16_tflops") * 1e12;
+  g.matmul_bf16_flops = r.num_param("matmul_bf16_tflops", g.peak_bf16_flops / 1e12) * 1e12;
+  if (g.matmul_bf16_flops > g.peak_bf16_flops)
+    throw ScenarioError(path + ".matmul_bf16_tflops", "exceeds the dense BF16 peak (" + std::to_string(g.peak_bf16_flops / 1e12) + " TFLOP/s)");
   g.hbm_Bps = r.num_param("hbm_TBps") * 1e12;
   g.nvlink_Bps = r.num_param("nvlink_GBps") * 1e9;
+  g.sms = r.int_param("sms");
+  g.gemm_tile_m = r.int_param("gemm_tile_m");
+  g.gemm_tile_n = r.int_param("gemm_tile_n");
+  if ((g.gemm_tile_m == 0) != (g.gemm_tile_n == 0))
+    throw ScenarioError(path + (g.gemm_tile_m == 0 ? ".gemm_tile_m" : ".gemm_tile_n"), "must be given with the other tile side (both 0: no tile quantization)");
+  g.architecture = r.choice_param("architecture", kGpuArchitectureNames);
   g.efficiency = read_gpu_efficiency(r.raw("efficiency"), path + ".efficiency", preset, g);
   r.finish({"source", "description"});
   return g;
@@ -635,6 +642,159 @@ void check(Scenario& s, bool dp_given) {
   check_sizes(s);
 }
 
+// ---- Software stack. A software preset may name the preset whose values it shares ("preset");
+// an object in a scenario overrides its preset, or the default preset when it names none.
+
+constexpr int kMaxPresetChain = 8;
+
+Json software_preset_json(const std::string& name, const std::string& path, int depth = 0) {
+  if (depth > kMaxPresetChain) throw ScenarioError(path, "software presets refer to each other in a loop");
+  const Json& j = preset_json("software", name, path);
+  Json out = j;
+  if (j.contains("preset")) {
+    if (!j["preset"].is_string()) throw InternalError("scenarios: software preset " + name + " names a non-string preset");
+    out = merged(software_preset_json(j["preset"].get<std::string>(), path, depth + 1), j);
+  }
+  out["name"] = name;
+  return out;
+}
+
+Json software_json(const Json* raw, const std::string& path) {
+  const std::string default_name(parameter("software").default_text);
+  if (raw == nullptr) return software_preset_json(default_name, path);
+  if (raw->is_string()) return software_preset_json(raw->get<std::string>(), path);
+  if (!raw->is_object()) throw ScenarioError(path, std::string("must be a preset name or an object, got ") + type_name(*raw));
+  if (raw->contains("preset") && !(*raw)["preset"].is_string()) throw ScenarioError(path + ".preset", "must be a string");
+  const bool named = raw->contains("preset");
+  Json base = software_preset_json(named ? (*raw)["preset"].get<std::string>() : default_name, path + (named ? ".preset" : ""));
+  if (!raw->contains("name")) base["name"] = named ? (*raw)["preset"].get<std::string>() + " (modified)" : std::string("custom");
+  return merged(base, *raw);
+}
+
+// The published figures of `impl` on `arch` (scenarios/presets/kernels/attention.json), with the
+// derived series completed: a missing causal series of a pass is the non-causal one times the
+// causal / non-causal ratio of the forward pass at the nearest head dimension that has both.
+AttentionCurves attention_curves(GpuArchitecture arch, AttentionKernel impl, const std::string& path);
+
+SoftwareSpec read_software(const Json* raw, const std::string& path, const GpuSpec& gpu) {
+  const Json j = software_json(raw, path);
+  Reader r(j, path, "software");
+  SoftwareSpec sw;
+  sw.name = r.string_param("name");
+  const auto required = [&](const std::string& key) -> const Param& {
+    if (!r.has(key)) throw ScenarioError(r.path(key), "is required (the preset lacks it)");
+    return r.param(key);
+  };
+  required("attention");
+  sw.attention = r.choice("attention", AttentionKernel::Auto, [] {
+    std::vector<std::pair<std::string, AttentionKernel>> o;
+    for (const auto& n : kAttentionKernelNames) o.emplace_back(std::string(n.name), n.value);
+    return o;
+  }());
+  const auto flag = [&](const std::string& key) {
+    required(key);
+    return r.boolean(key, false);
+  };
+  sw.fused_rope = flag("fused_rope");
+  sw.fused_swiglu = flag("fused_swiglu");
+  sw.fused_cross_entropy = flag("fused_cross_entropy");
+  sw.grad_accum_fusion = flag("grad_accum_fusion");
+  sw.fused_norm_gemm = flag("fused_norm_gemm");
+  sw.cuda_graphs = flag("cuda_graphs");
+  sw.tp_comm_overlap = flag("tp_comm_overlap");
+  const auto micros = [&](const std::string& key) {
+    const Param& p = required(key);
+    return r.number(key, std::nullopt, p.min, p.max, p.min_exclusive) * 1e-6;
+  };
+  sw.kernel_launch_s = micros("kernel_launch_us");
+  sw.microbatch_host_s = micros("microbatch_host_us");
+  (void)r.string_param("source");
+  r.finish({"description", "preset", "sources"});
+  if (gpu.architecture != GpuArchitecture::Unknown || sw.attention != AttentionKernel::Auto)
+    sw.attention_curves = attention_curves(gpu.architecture, sw.attention, path + ".attention");
+  return sw;
+}
+
+AttentionCurves attention_curves(GpuArchitecture arch, AttentionKernel impl, const std::string& path) {
+  if (impl == AttentionKernel::Auto)
+    impl = arch == GpuArchitecture::Ampere ? AttentionKernel::FlashAttention2 : AttentionKernel::CuDnn;
+  const std::string impl_name = to_string(impl), arch_name = to_string(arch);
+  const Json& data = preset_json("kernels", "attention", path);
+  AttentionCurves c;
+  c.implementation = impl_name;
+  c.seq_len = data.at("seq_len").get<std::vector<double>>();
+  // The architecture whose published series apply, and their scale.
+  std::string from = arch_name;
+  double scale = 1.0;
+  std::string derivation;
+  for (const Json& d : data.at("derived"))
+    if (d.at("architecture") == arch_name && d.at("implementation") == impl_name) {
+      from = d.at("from").get<std::string>();
+      scale = d.at("scale").get<double>();
+      derivation = d.at("source").get<std::string>();
+    }
+  std::set<std::string> figures;
+  for (const Json& e : data.at("published")) {
+    if (e.at("architecture") != from || e.at("implementation") != impl_name) continue;
+    AttentionSeries a;
+    a.backward = e.at("pass") == "bwd";
+    a.causal = e.at("causal").get<bool>();
+    a.head_dim = e.at("head_dim").get<std::int64_t>();
+    for (double v : e.at("tflops").get<std::vector<double>>()) a.flops_per_s.push_back(v * scale * 1e12);
+    if (a.flops_per_s.size() != c.seq_len.size()) throw InternalError("scenarios: attention series of the wrong length");
+    c.series.push_back(std::move(a));
+    figures.insert(e.at("figure").get<std::string>());
+  }
+  if (c.series.empty()) {
+    std::set<std::string> known;
+    for (const Json& e : data.at("published"))
+      if (e.at("architecture") == arch_name) known.insert(e.at("implementation").get<std::string>());
+    for (const Json& d : data.at("derived"))
+      if (d.at("architecture") == arch_name) known.insert(d.at("implementation").get<std::string>());
+    std::string names;
+    for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+    throw ScenarioError(path, impl_name + " has no published figures on " + arch_name + " GPUs (known there: " +
+                                  (names.empty() ? std::string("none") : names) + ")");
+  }
+  const auto find = [&](bool backward, bool causal, std::int64_t hd) -> const AttentionSeries* {
+    for (const auto& a : c.series)
+      if (a.backward == backward && a.causal == causal && a.head_dim == hd) return &a;
+    return nullptr;
+  };
+  std::set<std::int64_t> head_dims;
+  for (const auto& a : c.series) head_dims.insert(a.head_dim);
+  // Forward causal / non-causal ratio at the head dimension nearest to `hd` that has both.
+  const auto ratio_at = [&](std::int64_t hd) -> std::pair<const AttentionSeries*, const AttentionSeries*> {
+    std::pair<const AttentionSeries*, const AttentionSeries*> best{nullptr, nullptr};
+    double best_distance = 0;
+    for (std::int64_t h : head_dims) {
+      const auto* causal = find(false, true, h);
+      const auto* full = find(false, false, h);
+      if (causal == nullptr || full == nullptr) continue;
+      const double distance = std::fabs(std::log2(static_cast<double>(h) / static_cast<double>(hd)));
+      if (best.first == nullptr || distance < best_distance) best = {causal, full}, best_distance = distance;
+    }
+    return best;
+  };
+  std::vector<AttentionSeries> completed;
+  for (std::int64_t hd : head_dims)
+    for (bool backward : {false, true}) {
+      const auto* full = find(backward, false, hd);
+      if (full == nullptr || find(backward, true, hd) != nullptr) continue;
+      const auto [causal_fwd, full_fwd] = ratio_at(hd);
+      if (causal_fwd == nullptr) throw InternalError("scenarios: no causal forward series of " + impl_name);
+      AttentionSeries a = *full;
+      a.causal = true;
+      for (std::size_t i = 0; i < a.flops_per_s.size(); ++i)
+        a.flops_per_s[i] *= causal_fwd->flops_per_s[i] / full_fwd->flops_per_s[i];
+      completed.push_back(std::move(a));
+    }
+  for (auto& a : completed) c.series.push_back(std::move(a));
+  for (const auto& f : figures) c.source += (c.source.empty() ? "" : "; ") + f;
+  if (!derivation.empty()) c.source += "; derived for " + arch_name + ": " + derivation;
+  return c;
+}
+
 void set_path(Json& root, const Override& ov) {
   Json value;
   try {
@@ -656,7 +816,7 @@ void set_path(Json& root, const Override& ov) {
     if (dot == std::string::npos) {
       if (value.is_null()) {
         cur->erase(key);  // "--set key=null" restores the default
-      } else if ((done == "model" || done == "cluster.gpu") && cur->contains(key) && (*cur)[key].is_string()) {
+      } else if ((done == "model" || done == "cluster.gpu" || done == "software") && cur->contains(key) && (*cur)[key].is_string()) {
         // An object onto a preset name overrides some of the preset's fields.
         (*cur)[key] = merged_value(key, (*cur)[key], value);
       } else {
@@ -666,7 +826,7 @@ void set_path(Json& root, const Override& ov) {
     }
     Json& next = (*cur)[key];
     if (next.is_null()) next = Json::object();
-    if (next.is_string() && (done == "model" || done == "cluster.gpu")) next = Json{{"preset", next.get<std::string>()}};
+    if (next.is_string() && (done == "model" || done == "cluster.gpu" || done == "software")) next = Json{{"preset", next.get<std::string>()}};
     if (!next.is_object()) throw ScenarioError(done, "is not an object, cannot set " + ov.path);
     cur = &next;
     start = dot + 1;
@@ -825,6 +985,7 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
   s.cost = read_cost(r.raw("cost"), "cost");
   s.comm = read_comm(r.raw("comm"), "comm");
   s.engine = read_engine(r.raw("engine"), "engine");
+  s.software = read_software(r.raw("software"), "software", s.cluster.gpu);
   r.finish({"description"});
   check(s, dp_given);
   return s;
@@ -843,5 +1004,6 @@ std::vector<std::string> model_preset_names() { return preset_names("models"); }
 std::vector<std::string> gpu_preset_names() { return preset_names("gpus"); }
 std::vector<std::string> cluster_preset_names() { return preset_names("clusters"); }
 std::vector<std::string> efficiency_preset_names() { return preset_names("efficiency"); }
+std::vector<std::string> software_preset_names() { return preset_names("software"); }
 
 }  // namespace stepsim::scenarios

@@ -17,21 +17,14 @@ std::int64_t stage_layers(const Scenario& s, std::int64_t stage) {
   return stages > 0 ? rest / stages : 0;
 }
 
-Efficiency default_efficiency(const GpuSpec& gpu) {
-  const bool a100_class = gpu.peak_bf16_flops < 600e12;
+Efficiency default_efficiency(const GpuSpec&) {
   Efficiency e;
-  e.gemm_max = a100_class ? 0.78 : 0.70;
-  e.gemm_half_flops = gpu.peak_bf16_flops * 5e-6;
-  // FlashAttention-2 reaches 50-70 % of the A100's peak (Dao 2023) but only about 35 % of the
-  // H100's (Shah et al. 2024, FlashAttention-3, section 1): it does not use Hopper's asynchronous
-  // tensor cores. The measured H100 runs used FlashAttention-2.
-  e.attn_max = a100_class ? 0.65 : 0.35;
-  e.attn_half_flops = gpu.peak_bf16_flops * 8e-6;
+  e.gemm_max = 1.0;
+  e.attn_max = 1.0;
   e.hbm_eff = 0.85;
   e.comm_slowdown = 0.05;
   e.kind = EfficiencyKind::Default;
-  e.source = a100_class ? "built-in A100 curve (dense BF16 peak below 600 TFLOP/s)"
-                        : "built-in H100 curve (dense BF16 peak of 600 TFLOP/s or more)";
+  e.source = "built-in: the published ceilings (gemm_max, attn_max 1; hbm_eff 0.85; comm_slowdown 0.05)";
   return e;
 }
 

@@ -146,6 +146,8 @@ class Builder {
       layer_bwd_.push_back(add_list(l.backward.kernels));
       layer_rec_.push_back(add_list(l.recompute));
     }
+    // The stack's host time per pass of a chunk and micro-batch, where it has one.
+    if (s_.software.microbatch_host_s > 0) host_ = add_list(workload::host_pass());
     emb_fwd_ = add_list(prog_.embedding_forward.kernels);
     emb_bwd_ = add_list(prog_.embedding_backward.kernels);
     out_fwd_ = add_list(prog_.output_forward.kernels);
@@ -381,6 +383,7 @@ class Builder {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       Terms terms;
+      if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
       for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_fwd_[static_cast<std::size_t>(l)], 1.0);
       auto comm = layer_comm(stage, chunk, first, count, true);
       if (head && first_virtual) add_extra(terms, comm, emb_fwd_, prog_.embedding_forward);
@@ -532,6 +535,7 @@ class Builder {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       Terms terms;
+      if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
       for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_bwd_[static_cast<std::size_t>(l)], 1.0);
       for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_rec_[static_cast<std::size_t>(l)], 1.0);
       auto comm = layer_comm(stage, chunk, first, count, false);
@@ -649,7 +653,7 @@ class Builder {
   std::int64_t p_ = 1, v_ = 1, m_ = 1, t_ = 1, c_ = 1, dp_ = 1;
   // Kernel lists of each layer (by model layer) and of the embedding and output layer.
   std::vector<std::int32_t> layer_fwd_, layer_bwd_, layer_rec_;
-  std::int32_t emb_fwd_ = -1, emb_bwd_ = -1, out_fwd_ = -1, out_bwd_ = -1;
+  std::int32_t emb_fwd_ = -1, emb_bwd_ = -1, out_fwd_ = -1, out_bwd_ = -1, host_ = -1;
   std::vector<double> list_flops_;
   std::map<std::pair<Terms, bool>, std::int32_t> work_index_;
   std::map<std::tuple<int, std::int64_t, std::int64_t>, std::int32_t> group_index_;

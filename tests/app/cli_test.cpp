@@ -47,6 +47,7 @@ TEST_CASE("bad input: exit status 2, one line naming the field, no output file")
       {"memory " + write_file("bad.json", "{\"model\": "), "malformed JSON"},
       {"memory " + kExample + " --set parallel.tp=3", "parallel.tp"},
       {"memory " + kExample + " --set model=llama-9", "unknown preset"},
+      {"memory " + kExample + " --set software=nemo-99.99", "software: unknown preset \"nemo-99.99\""},
       {"memory " + kExample + " --set parallel.dp=4", "parallel.dp"},
       {"memory /nonexistent.json", "cannot open"},
       {"memory " + kExample + " --format yaml", "format"},

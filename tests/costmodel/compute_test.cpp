@@ -31,13 +31,13 @@ Scenario llama70b() {
 }
 
 // A small case computed by hand: h 64, a 4, k 2 (d_h 16), f 128, vocab 100, s 32, b 2, t 2, c 2.
-Scenario tiny() {
+Scenario tiny(const std::vector<stepsim::scenarios::Override>& overrides = {}) {
   return stepsim::scenarios::load_scenario_text(R"({
     "model": {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 100},
     "cluster": {"preset": "dgx-h100", "nodes": 1},
     "training": {"seq_len": 32, "global_batch": 4, "micro_batch": 2},
     "parallel": {"tp": 2, "cp": 2, "pp": 1}
-  })");
+  })", overrides);
 }
 
 using test_support::find;
@@ -158,6 +158,55 @@ TEST_CASE("small hand-computed case with TP 2, CP 2, GQA and SP") {
   CHECK(find(out, "logits.fprop").flops == 2.0 * 32 * 128 * 64);
 }
 
+TEST_CASE("the software stack's fusions change the memory kernels' bytes, by hand (tiny case)") {
+  // n = 32 tokens, d_h 16, a + k = 6 heads, f / t = 64, V = n v / t = 32 * 128 = 4096 logits.
+  const Scenario fused = tiny();
+  const Scenario unfused = tiny({{"software", R"({"fused_rope": false, "fused_swiglu": false, "fused_cross_entropy": false,
+                                                  "grad_accum_fusion": false})"}});
+  const Scenario ce = tiny({{"software.fused_cross_entropy", "true"}});
+  using stepsim::workload::layer_backward;
+  using stepsim::workload::layer_forward;
+  using stepsim::workload::output_backward;
+  using stepsim::workload::output_forward;
+  // RoPE: 4 n (a + k) d_h / t = 6144 fused, five passes unfused.
+  CHECK(find(layer_forward(fused), "rope.fwd").bytes == 6144);
+  CHECK(find(layer_forward(unfused), "rope.fwd").bytes == 30720);
+  CHECK(find(layer_backward(unfused), "rope.bwd").bytes == 30720);
+  // SwiGLU: forward 6 / 10, backward 10 / 18 bytes per n f / t = 2048 elements.
+  CHECK(find(layer_forward(fused), "swiglu.fwd").bytes == 12288);
+  CHECK(find(layer_forward(unfused), "swiglu.fwd").bytes == 20480);
+  CHECK(find(layer_backward(fused), "swiglu.bwd").bytes == 20480);
+  CHECK(find(layer_backward(unfused), "swiglu.bwd").bytes == 36864);
+  // Cross-entropy: unfused 10 V + 20 V + 8 V forward, 14 V backward; fused 6 V + 8 V + 8 V, 6 V.
+  CHECK(find(output_forward(fused), "ce.max").bytes == 40960);
+  CHECK(find(output_forward(fused), "ce.exp_sum").bytes == 81920);
+  CHECK(find(output_backward(fused), "ce.bwd").bytes == 57344);
+  CHECK(find(output_forward(ce), "ce.max").bytes == 24576);
+  CHECK(find(output_forward(ce), "ce.exp_sum").bytes == 32768);
+  CHECK(find(output_forward(ce), "ce.softmax").bytes == 32768);
+  CHECK(find(output_backward(ce), "ce.bwd").bytes == 24576);
+  // Without gradient-accumulation fusion the FC2 wgrad (m = f / t = 64, n = h = 64, k = n = 32)
+  // writes bf16, 2 (64*32 + 32*64) + 2*64*64 = 16384, and an add reads it and the fp32 main
+  // gradient and writes that: (2 + 2*4) * 64*64 = 40960.
+  const auto bwd = layer_backward(unfused);
+  CHECK(find(bwd, "fc2.wgrad").bytes == 16384);
+  CHECK(find(bwd, "fc2.wgrad.accum").bytes == 40960);
+  CHECK(find(bwd, "fc2.wgrad.accum").kind == KernelKind::Memory);
+  CHECK(has(output_backward(unfused), "logits.wgrad.accum"));
+  CHECK_FALSE(has(layer_backward(fused), "fc2.wgrad.accum"));
+  // The model FLOPs do not depend on the fusions.
+  CHECK(stepsim::workload::total_model_flops(bwd) == stepsim::workload::total_model_flops(layer_backward(fused)));
+  // The attention kernel's shape: s / c = 16 queries and s = 32 keys per sequence, d_h 16, b a / t = 4 of them.
+  const Kernel& attn = find(layer_forward(fused), "attn.fwd");
+  CHECK(attn.m == 16);
+  CHECK(attn.n == 32);
+  CHECK(attn.k == 16);
+  CHECK(attn.batch == 4);
+  CHECK(attn.causal);
+  CHECK_FALSE(attn.backward);
+  CHECK(find(layer_backward(fused), "attn.bwd").backward);
+}
+
 TEST_CASE("recomputation lists") {
   Scenario s = llama70b();
   s.training.recompute = Recompute::None;
@@ -223,89 +272,178 @@ TEST_CASE("embedding and optimizer bytes") {
         2.0 * (3584.0 * 8192 + 8192.0 * 8192) + 4.0 * 3584 * 8192);
 }
 
-TEST_CASE("ComputeModel: saturating GEMM efficiency, roofline with HBM, memory kernels") {
+namespace {
+
+// A GPU with round numbers: 5 SMs, 128 x 256 tiles, matmul ceiling 1e15 FLOP/s at gemm_max 0.5
+// (1e14 FLOP/s per SM), HBM 1e12 B/s at 0.5.
+stepsim::scenarios::GpuSpec test_gpu() {
   stepsim::scenarios::GpuSpec gpu;
   gpu.name = "test";
   gpu.peak_bf16_flops = 1e15;
+  gpu.matmul_bf16_flops = 1e15;
   gpu.hbm_Bps = 1e12;
+  gpu.sms = 5;
+  gpu.gemm_tile_m = 128;
+  gpu.gemm_tile_n = 256;
   Efficiency e;
   e.gemm_max = 0.5;
-  e.gemm_half_flops = 1e9;
-  e.attn_max = 0.25;
-  e.attn_half_flops = 3e9;
+  e.attn_max = 0.5;
   e.hbm_eff = 0.5;
   e.comm_slowdown = 0.1;
   gpu.efficiency = e;
-  const ComputeModel cm(gpu);
-
-  Kernel g;
-  g.kind = KernelKind::Gemm;
-  g.flops = 1e9;  // at the half point: eff 0.25 -> 4 us
-  g.bytes = 1e6;  // 2 us at 0.5 TB/s
-  CHECK(cm.time_s(g) == doctest::Approx(4e-6));
-  g.bytes = 3e6;  // memory bound: 6 us
-  CHECK(cm.time_s(g) == doctest::Approx(6e-6));
-  g.bytes = 0;
-  g.flops = 1e12;  // (x + half) / (peak max) = 1.001e12 / 5e14
-  CHECK(cm.time_s(g) == doctest::Approx(2.002e-3));
-
-  Kernel a;
-  a.kind = KernelKind::Attention;
-  a.flops = 3e9;  // eff 0.125 -> 24 us
-  CHECK(cm.time_s(a) == doctest::Approx(24e-6));
-
-  Kernel m;
-  m.kind = KernelKind::Memory;
-  m.flops = 1e12;  // ignored
-  m.bytes = 1e6;
-  CHECK(cm.time_s(m) == doctest::Approx(2e-6));
-  CHECK(cm.overlapped_time_s(m) == doctest::Approx(2.2e-6));
-  CHECK(cm.time_s(std::vector<Kernel>{g, a, m}) == doctest::Approx(2.002e-3 + 24e-6 + 2e-6));
-
-  gpu.efficiency.gemm_max = 1.5;
-  CHECK_THROWS_WITH_AS((void)ComputeModel{gpu}, "efficiency.gemm_max: must lie in (0, 1]", stepsim::ScenarioError);
+  return gpu;
 }
 
-TEST_CASE("GPU efficiency: preset files, default by peak class") {
+Kernel gemm_kernel(double m, double n, double k, double batch = 1) {
+  Kernel g;
+  g.kind = KernelKind::Gemm;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.batch = batch;
+  g.flops = 2 * m * n * k * batch;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("GEMM: tile and wave quantization over the SMs, by hand") {
+  const ComputeModel cm(test_gpu(), stepsim::scenarios::SoftwareSpec{});
+  // 256 x 640 x 64: 128x256 tiles 2 x 3 = 6 (2 waves on 5 SMs); 256x128 tiles 1 x 5 = 5 (1 wave).
+  // One wave of 256 x 128 x 64 tiles: 2*256*128*64 / 1e14 = 41.94304 ns.
+  const Kernel g = gemm_kernel(256, 640, 64);
+  const auto t = cm.gemm_tiling(g);
+  CHECK(t.tile_m == 256);
+  CHECK(t.tile_n == 128);
+  CHECK(t.tiles == 5);
+  CHECK(t.waves == 1);
+  CHECK(cm.time_s(g) == doctest::Approx(4.194304e-8));
+  // One column more: 6 tiles either way, 2 waves, twice the time for 0.2 % more work.
+  CHECK(cm.gemm_tiling(gemm_kernel(256, 641, 64)).waves == 2);
+  CHECK(cm.time_s(gemm_kernel(256, 641, 64)) == doctest::Approx(2 * 4.194304e-8));
+  // Tile quantization: 100 x 100 pads to one 128 x 256 tile.
+  CHECK(cm.time_s(gemm_kernel(100, 100, 64)) == doctest::Approx(2.0 * 128 * 256 * 64 / 1e14));
+  // A batch of 3 products: 15 tiles, 3 waves.
+  CHECK(cm.gemm_tiling(gemm_kernel(256, 640, 64, 3)).waves == 3);
+  CHECK(cm.time_s(gemm_kernel(256, 640, 64, 3)) == doctest::Approx(3 * 4.194304e-8));
+  // Skinny shapes are HBM bound: 1 MB at 0.5 TB/s is 2 us.
+  Kernel skinny = gemm_kernel(256, 640, 64);
+  skinny.bytes = 1e6;
+  CHECK(cm.time_s(skinny) == doctest::Approx(2e-6));
+  // Without SM count and tile: the FLOPs at the ceiling, 2*256*640*64 / 5e14.
+  auto plain = test_gpu();
+  plain.sms = 0;
+  plain.gemm_tile_m = plain.gemm_tile_n = 0;
+  CHECK(ComputeModel(plain, {}).time_s(g) == doctest::Approx(2.0 * 256 * 640 * 64 / 5e14));
+  // The launch gap of the stack is added to every kernel.
+  stepsim::scenarios::SoftwareSpec sw;
+  sw.kernel_launch_s = 1e-6;
+  const ComputeModel with_gap(test_gpu(), sw);
+  Kernel m;
+  m.kind = KernelKind::Memory;
+  m.bytes = 1e6;
+  CHECK(with_gap.time_s(m) == doctest::Approx(3e-6));
+  CHECK(with_gap.time_s(std::vector<Kernel>{g, m}) == doctest::Approx(1e-6 + 4.194304e-8 + 3e-6));
+  CHECK(with_gap.overlapped_time_s(m) == doctest::Approx(3.3e-6));
+  auto bad = test_gpu();
+  bad.efficiency.gemm_max = 1.5;
+  CHECK_THROWS_WITH_AS((void)ComputeModel(bad, {}), "efficiency.gemm_max: must lie in (0, 1]", stepsim::ScenarioError);
+}
+
+TEST_CASE("attention: nearest head dimension, log-linear in the sequence length, clamped") {
+  stepsim::scenarios::SoftwareSpec sw;
+  sw.attention_curves.seq_len = {512, 2048};
+  sw.attention_curves.series = {{false, true, 128, {100e12, 300e12}}, {false, true, 64, {50e12, 150e12}}};
+  const ComputeModel cm(test_gpu(), sw);
+  Kernel a;
+  a.kind = KernelKind::Attention;
+  a.m = 1024;  // halfway between 512 and 2048 in log2
+  a.k = 128;
+  a.flops = 1e12;
+  CHECK(cm.attention_rate_flops(a) == doctest::Approx(200e12));
+  CHECK(cm.time_s(a) == doctest::Approx(1e12 / (200e12 * 0.5)));
+  a.k = 90;  // log2(90/64) = 0.49 < log2(128/90) = 0.51: head dim 64
+  CHECK(cm.attention_rate_flops(a) == doctest::Approx(100e12));
+  a.m = 8192;
+  CHECK(cm.attention_rate_flops(a) == doctest::Approx(150e12));
+  a.m = 100;
+  CHECK(cm.attention_rate_flops(a) == doctest::Approx(50e12));
+  // No backward series: the matmul ceiling.
+  a.backward = true;
+  CHECK(cm.attention_rate_flops(a) == doctest::Approx(1e15));
+}
+
+TEST_CASE("attention: the published figures by stack and architecture (scenarios/presets/kernels/attention.json)") {
+  const auto load = [](const std::string& gpu, const std::string& software) {
+    return stepsim::scenarios::load_scenario_text(R"({"model": "llama-3.1-8b", "cluster": {"gpu": ")" + gpu +
+                                                  R"(", "gpus_per_node": 8, "nodes": 1}, "training": {"seq_len": 8192,
+      "global_batch": 8}, "software": )" + software + "}");
+  };
+  const auto rate = [](const Scenario& s, bool backward, double seq) {
+    Kernel a;
+    a.kind = KernelKind::Attention;
+    a.backward = backward;
+    a.m = seq;
+    a.k = 128;
+    return ComputeModel(s.cluster.gpu, s.software).attention_rate_flops(a);
+  };
+  // H100, cuDNN (NeMo): Figure 5(e) causal forward, head dim 128: 484 at 2k, 529 at 8k.
+  const Scenario nemo = load("h100-sxm-80gb", R"("nemo-24.09")");
+  CHECK(nemo.software.attention_curves.implementation == "cudnn");
+  CHECK(rate(nemo, false, 2048) == doctest::Approx(484e12));
+  CHECK(rate(nemo, false, 8192) == doctest::Approx(529e12));
+  // Causal backward, derived: non-causal backward 465 (Figure 6(b)) x 484 / 617 at 2k.
+  CHECK(rate(nemo, true, 2048) == doctest::Approx(465e12 * 484.0 / 617.0));
+  // megatron-core-0.8 runs FlashAttention-2: 333 at 8k (Figure 5(e)).
+  CHECK(rate(load("h100-sxm-94gb", R"("megatron-core-0.8")"), false, 8192) == doctest::Approx(333e12));
+  // A100: FlashAttention-2 scaled by 0.6156; B200 cuDNN by 2.1963 (attention.json "derived").
+  CHECK(rate(load("a100-sxm-80gb", R"("megatron-core-0.20")"), false, 4096) == doctest::Approx(319e12 * 0.6156));
+  CHECK(rate(load("b200-180gb", R"("megatron-core-0.20")"), false, 1024) == doctest::Approx(410e12 * 2.1963));
+  // FlashAttention-3 exists only on Hopper.
+  CHECK_THROWS_WITH_AS((void)load("a100-sxm-80gb", R"({"attention": "flash-attention-3"})"),
+                       doctest::Contains("software.attention: flash-attention-3 has no published figures on ampere GPUs"),
+                       stepsim::ScenarioError);
+}
+
+TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
   const Scenario s = llama70b();
-  // H100 80 GB has no measurements of its own: its file is derived from the H100 94 GB fit (same
-  // silicon and peak, only the HBM bandwidth differs, which the GPU spec carries).
+  // H100 80 GB has no measurements on a stack stepsim knows: its file takes its own published
+  // ceilings as they are (derived), not the TSUBAME (H100 94 GB) fit.
   const Efficiency& h100 = s.cluster.gpu.efficiency;
-  const Efficiency h100_94 = stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency;
-  CHECK(h100.gemm_max == h100_94.gemm_max);
-  CHECK(h100.gemm_half_flops == h100_94.gemm_half_flops);
-  CHECK(h100.hbm_eff == h100_94.hbm_eff);
-  CHECK(h100.comm_slowdown == h100_94.comm_slowdown);
+  CHECK(h100.gemm_max == 1.0);
+  CHECK(h100.attn_max == 1.0);
   CHECK(h100.kind == stepsim::scenarios::EfficiencyKind::Derived);
-  CHECK(h100_94.kind == stepsim::scenarios::EfficiencyKind::Fitted);
+  CHECK(stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency.kind == stepsim::scenarios::EfficiencyKind::Fitted);
   CHECK(h100.source == "scenarios/presets/efficiency/h100-sxm-80gb.json");
   CHECK(h100.fit.find("stepsim calibrate --gpu h100-sxm-80gb") == 0);
+  CHECK(s.cluster.gpu.sms == 132);
+  CHECK(s.cluster.gpu.matmul_bf16_flops == doctest::Approx(794.5e12));
 
   const auto names = stepsim::scenarios::efficiency_preset_names();
   CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200-180gb", "h100-sxm-80gb",
                                            "h100-sxm-94gb", "h200-sxm-141gb"});
   for (const auto& n : stepsim::scenarios::gpu_preset_names()) {
     CAPTURE(n);
-    const Efficiency e = stepsim::scenarios::gpu_preset(n).efficiency;
+    const auto gpu = stepsim::scenarios::gpu_preset(n);
+    const Efficiency& e = gpu.efficiency;
     CHECK(e.gemm_max >= 0.2);  // stepsim calibrate's bounds
-    CHECK(e.gemm_max <= 0.95);
+    CHECK(e.gemm_max <= 1.0);
     CHECK(e.kind != stepsim::scenarios::EfficiencyKind::Default);
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
+    CHECK(gpu.sms > 0);
+    CHECK(gpu.matmul_bf16_flops < gpu.peak_bf16_flops);
+    CHECK(gpu.architecture != stepsim::scenarios::GpuArchitecture::Unknown);
   }
 
   stepsim::scenarios::GpuSpec custom;
   custom.name = "custom";
   custom.peak_bf16_flops = 312e12;
   custom.hbm_Bps = 2e12;
-  Efficiency e = stepsim::scenarios::default_efficiency(custom);
+  const Efficiency e = stepsim::scenarios::default_efficiency(custom);
   CHECK(e.kind == stepsim::scenarios::EfficiencyKind::Default);
-  CHECK(e.gemm_max == 0.78);
-  CHECK(e.gemm_half_flops == doctest::Approx(1.56e9));
-  CHECK(e.attn_max == 0.65);
-  custom.peak_bf16_flops = 2e15;
-  e = stepsim::scenarios::default_efficiency(custom);
-  CHECK(e.gemm_max == 0.70);
-  CHECK(e.gemm_half_flops == doctest::Approx(1e10));
+  CHECK(e.gemm_max == 1.0);
+  CHECK(e.attn_max == 1.0);
+  CHECK(e.hbm_eff == 0.85);
 }
 
 TEST_CASE("FLOP formulas by name") {

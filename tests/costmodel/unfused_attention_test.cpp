@@ -131,7 +131,7 @@ TEST_CASE("unfused attention without dropout for Llama layers") {
 TEST_CASE("unfused attention is slower than fused on the same layer") {
   const auto flash = tiny_gpt("flash", "selective");
   const auto unfused = tiny_gpt("unfused", "selective");
-  const stepsim::costmodel::ComputeModel cm(flash.cluster.gpu);
+  const stepsim::costmodel::ComputeModel cm(flash.cluster.gpu, flash.software);
   CHECK(cm.time_s(stepsim::workload::layer_forward(unfused)) > cm.time_s(stepsim::workload::layer_forward(flash)));
   CHECK(cm.time_s(stepsim::workload::layer_recompute(unfused)) > cm.time_s(stepsim::workload::layer_recompute(flash)));
 }

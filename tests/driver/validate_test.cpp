@@ -107,7 +107,7 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
   // One record whose "measurement" is the simulator's own step time with gemm_max = 0.6.
   auto rec = stepsim::driver::validation_records("korthikanti-2022-table5").at(1);  // gpt-22b-sp-selective
   const auto s = stepsim::scenarios::load_scenario_text(rec.scenario_json);
-  auto truth = s.cluster.gpu.efficiency;
+  auto truth = stepsim::scenarios::default_efficiency(s.cluster.gpu);
   truth.gemm_max = 0.6;
   stepsim::driver::SimulateOptions so;
   so.engine = stepsim::sim::EngineKind::Analytic;
@@ -119,7 +119,7 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
   co.gpu = s.cluster.gpu.name;
   co.params = {"gemm_max"};
   const auto r = stepsim::driver::calibrate_records({rec}, co);
-  CHECK(r.start.gemm_max == doctest::Approx(0.78));  // the default efficiency of an A100
+  CHECK(r.start.gemm_max == 1.0);  // the default efficiency: the published ceilings
   CHECK(r.efficiency.gemm_max == doctest::Approx(0.6).epsilon(1e-4));
   CHECK(r.mape_before > 0.05);
   CHECK(r.mape_after < 1e-4);
@@ -133,7 +133,7 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
   const auto back = stepsim::scenarios::load_scenario_text(rec.scenario_json, {{"cluster.gpu.efficiency", file}}).cluster.gpu.efficiency;
   std::filesystem::remove(file);
   CHECK(back.gemm_max == doctest::Approx(r.efficiency.gemm_max).epsilon(1e-8));
-  CHECK(back.gemm_half_flops == doctest::Approx(r.efficiency.gemm_half_flops));
+  CHECK(back.attn_max == doctest::Approx(r.efficiency.attn_max));
   CHECK(back.source == file);
   const auto again = stepsim::driver::calibrate_records({rec}, co);
   CHECK(stepsim::driver::efficiency_to_json(again.efficiency, again.source) == text);
@@ -141,8 +141,8 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
 }
 
 TEST_CASE("calibrate: bounds are physical and bad names are named") {
-  CHECK(stepsim::driver::efficiency_parameter_bounds("gemm_max") == std::pair<double, double>{0.2, 0.95});
-  CHECK(stepsim::driver::efficiency_parameter_bounds("attn_half_flops").first > 0);
+  CHECK(stepsim::driver::efficiency_parameter_bounds("gemm_max") == std::pair<double, double>{0.2, 1.0});
+  CHECK(stepsim::driver::efficiency_parameter_bounds("hbm_eff").first > 0);
   CHECK_THROWS_WITH_AS((void)stepsim::driver::efficiency_parameter_bounds("gemm_min"), doctest::Contains("--params"),
                        stepsim::ScenarioError);
   stepsim::driver::CalibrateOptions co;

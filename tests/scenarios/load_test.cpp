@@ -360,7 +360,7 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(e.kind == EfficiencyKind::Fitted);
   CHECK(e.source == "scenarios/presets/efficiency/h100-sxm-94gb.json");
   CHECK(e.fit.find("stepsim calibrate --gpu h100-sxm-94gb") == 0);
-  CHECK(e.gemm_max == doctest::Approx(0.483372364));
+  CHECK(e.gemm_max == doctest::Approx(0.635484755));
 
   // A parameter set over the preset keeps the others; the source says what it lies over.
   const auto over = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency.gemm_max=0.6")});
@@ -369,18 +369,22 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(over.cluster.gpu.efficiency.source ==
         "cluster.gpu.efficiency over scenarios/presets/efficiency/h100-sxm-94gb.json");
 
-  // A GPU described by its numbers alone gets the default curve of its peak class.
+  // A GPU described by its numbers alone gets the published ceilings as they are.
   const auto custom = scenarios::load_scenario_text(
       kBase, {scenarios::parse_override(
                  R"(cluster={"gpus_per_node": 4, "nodes": 1, "gpu": {"memory_gib": 94, "peak_bf16_tflops": 989, "hbm_TBps": 3.9}})")});
   CHECK(custom.cluster.gpu.efficiency.kind == EfficiencyKind::Default);
-  CHECK(custom.cluster.gpu.efficiency.gemm_max == 0.70);
-  CHECK(custom.cluster.gpu.efficiency.source == "built-in H100 curve (dense BF16 peak of 600 TFLOP/s or more)");
+  CHECK(custom.cluster.gpu.efficiency.gemm_max == 1.0);
+  CHECK(custom.cluster.gpu.efficiency.source.rfind("built-in: the published ceilings", 0) == 0);
+  CHECK(custom.cluster.gpu.sms == 0);
+  CHECK(custom.cluster.gpu.matmul_bf16_flops == 989e12);
+  CHECK(custom.cluster.gpu.architecture == scenarios::GpuArchitecture::Unknown);
+  CHECK(custom.software.attention_curves.series.empty());
 
   // An efficiency file, as stepsim calibrate writes it, read when the scenario loads.
   const auto file = (std::filesystem::temp_directory_path() / ("stepsim_eff_" + std::to_string(::getpid()) + ".json")).string();
-  std::ofstream(file) << R"({"source": "a fit", "gemm_max": 0.5, "gemm_half_flops": 1e9, "attn_max": 0.4,
-                             "attn_half_flops": 2e9, "hbm_eff": 0.8, "comm_slowdown": 0.02})";
+  std::ofstream(file) << R"({"source": "a fit", "gemm_max": 0.5, "attn_max": 0.4, "hbm_eff": 0.8,
+                             "comm_slowdown": 0.02})";
   const auto from_file = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency=" + file)});
   CHECK(from_file.cluster.gpu.efficiency.kind == EfficiencyKind::Fitted);
   CHECK(from_file.cluster.gpu.efficiency.source == file);
@@ -462,4 +466,67 @@ TEST_CASE("invalid UTF-8 in a --set line or a file name is an input error, not a
   CHECK(err({"name=\xff"}) == "--set: is not valid UTF-8");
   CHECK_THROWS_WITH_AS((void)scenarios::load_scenario_file("bad\xfe.json"), "scenario file: the file name is not valid UTF-8",
                        ScenarioError);
+}
+
+TEST_CASE("software: the default preset, presets that share values by reference, inline overrides, errors") {
+  const auto def = scenarios::load_scenario_text(kBase);
+  CHECK(def.software.name == "megatron-core-0.20");
+  CHECK(def.software.attention == scenarios::AttentionKernel::Auto);
+  CHECK(def.software.attention_curves.implementation == "cudnn");  // auto on Hopper
+  CHECK(def.software.fused_rope);
+  CHECK_FALSE(def.software.fused_cross_entropy);
+  CHECK(def.software.kernel_launch_s == doctest::Approx(0.9e-6));
+  // nemo-25.04 -> nemo-25.02 (fused cross-entropy) -> nemo-24.12 -> nemo-24.09 -> nemo-24.05 (TP
+  // overlap) -> megatron-core-0.20.
+  const auto nemo = scenarios::load_scenario_text(kBase, {{"software", "nemo-25.04"}});
+  CHECK(nemo.software.name == "nemo-25.04");
+  CHECK(nemo.software.attention == scenarios::AttentionKernel::Auto);
+  CHECK(nemo.software.attention_curves.implementation == "cudnn");
+  CHECK(nemo.software.fused_cross_entropy);
+  CHECK(nemo.software.tp_comm_overlap);
+  CHECK(nemo.software.grad_accum_fusion);
+  CHECK_FALSE(scenarios::load_scenario_text(kBase, {{"software", "nemo-24.12"}}).software.fused_cross_entropy);
+  const auto mc08 = scenarios::load_scenario_text(kBase, {{"software", "megatron-core-0.8"}});
+  CHECK(mc08.software.attention_curves.implementation == "flash-attention-2");
+  CHECK(scenarios::software_preset_names() ==
+        std::vector<std::string>{"megatron-core-0.20", "megatron-core-0.8", "nemo-24.05", "nemo-24.09", "nemo-24.12",
+                                 "nemo-25.02", "nemo-25.04"});
+  // An object overrides its preset, or the default preset when it names none.
+  const auto over = scenarios::load_scenario_text(kBase, {{"software", R"({"preset": "nemo-24.09", "fused_rope": false})"}});
+  CHECK(over.software.name == "nemo-24.09 (modified)");
+  CHECK_FALSE(over.software.fused_rope);
+  CHECK(over.software.attention_curves.implementation == "cudnn");
+  const auto onto = scenarios::load_scenario_text(kBase, {{"software", "nemo-24.09"}, {"software.fused_swiglu", "false"}});
+  CHECK(onto.software.name == "nemo-24.09 (modified)");
+  CHECK_FALSE(onto.software.fused_swiglu);
+  CHECK(onto.software.tp_comm_overlap);
+  const auto custom = scenarios::load_scenario_text(kBase, {{"software.kernel_launch_us", "2"}});
+  CHECK(custom.software.name == "custom");
+  CHECK(custom.software.kernel_launch_s == doctest::Approx(2e-6));
+  CHECK(custom.software.attention == scenarios::AttentionKernel::Auto);
+  // Errors name the field.
+  CHECK(err({"software=nemo-99.99"}).rfind("software: unknown preset \"nemo-99.99\" (known: megatron-core-0.20, ", 0) == 0);
+  CHECK(err({"software.fused_rope=1"}) == "software.fused_rope: must be true or false, got a number");
+  CHECK(err({"software.attention=flash"}).rfind("software.attention: unknown value \"flash\"", 0) == 0);
+  CHECK(err({"software.kernel_launch_us=-1"}).rfind("software.kernel_launch_us: must be at least 0", 0) == 0);
+  CHECK(err({"software.turbo=true"}) == "software.turbo: unknown key");
+  CHECK(err({"software=3"}) == "software: must be a preset name or an object, got a number");
+}
+
+TEST_CASE("software: every preset loads on every GPU preset, with its source and published attention figures") {
+  for (const auto& sw : scenarios::software_preset_names())
+    for (const auto& gpu : scenarios::gpu_preset_names()) {
+      CAPTURE(sw);
+      CAPTURE(gpu);
+      const auto s = scenarios::load_scenario_text(kBase, {{"software", sw}, {"cluster.gpu", gpu}});
+      CHECK(s.software.name == sw);
+      CHECK_FALSE(s.software.attention_curves.series.empty());
+      CHECK_FALSE(s.software.attention_curves.source.empty());
+      // Every (pass, causal) pair for each published head dimension.
+      for (const auto& a : s.software.attention_curves.series) {
+        int pairs = 0;
+        for (const auto& b : s.software.attention_curves.series) pairs += b.head_dim == a.head_dim ? 1 : 0;
+        CHECK(pairs == 4);
+      }
+    }
 }

@@ -30,7 +30,7 @@ scenarios::Scenario scenario(const std::vector<std::string>& sets) {
 
 sim::BuiltStep build(const scenarios::Scenario& s, bool symmetric = true) {
   const topology::Cluster cluster(s.cluster);
-  const costmodel::ComputeModel cm(s.cluster.gpu);
+  const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
   sim::BuildOptions o;
   o.symmetric_instances = symmetric;
   return sim::build_step(s, cluster, cm, o);
@@ -213,7 +213,7 @@ TEST_CASE("two GPUs per NIC: the analytic engine charges the symmetric DP rings'
   auto s_rails = s;
   s_rails.cluster.inter_node.nics_per_node = 8;
   const topology::Cluster rails_cluster(s_rails.cluster);
-  const costmodel::ComputeModel cm(s.cluster.gpu);
+  const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
   auto rails = sim::build_step(s_rails, rails_cluster, cm);
   const auto a = sim::run_analytic(shared.graph), g = sim::run_simgrid(shared.graph, cluster);
   CHECK(g.makespan_s == doctest::Approx(a.makespan_s).epsilon(1e-6));
@@ -326,7 +326,7 @@ TEST_CASE("re-costing a built graph equals a full build, for each efficiency; th
   auto gpu_b = s.cluster.gpu;
   gpu_b.efficiency.gemm_max *= 0.5;
   gpu_b.efficiency.comm_slowdown = 0.2;
-  const costmodel::ComputeModel cm_a(s.cluster.gpu), cm_b(gpu_b);
+  const costmodel::ComputeModel cm_a(s.cluster.gpu, s.software), cm_b(gpu_b, s.software);
   sim::BuiltStep graph = sim::build_step_graph(s, cluster);
   auto same = [](const sim::StepGraph& a, const sim::StepGraph& b) {
     REQUIRE(a.ops.size() == b.ops.size());

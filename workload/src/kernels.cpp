@@ -29,6 +29,7 @@ struct Dims {
   bool bias = false;
   bool gpt = false;     // learned positions and dropout, no RoPE
   bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
+  const scenarios::SoftwareSpec* sw = nullptr;  // the fusions of the software stack
 };
 
 Dims dims(const Scenario& s) {
@@ -52,6 +53,7 @@ Dims dims(const Scenario& s) {
   x.bias = s.model.bias;
   x.gpt = gpt_family(s.model);
   x.unfused = s.training.attention == scenarios::Attention::Unfused;
+  x.sw = &s.software;
   return x;
 }
 
@@ -69,20 +71,27 @@ Kernel gemm(std::string name, double m, double n, double k) {
   return g;
 }
 
-// wgrad GEMM accumulating into the main gradient: bf16 inputs 2(mk + kn), result read and written
-// in the main-gradient type, 2 g mn.
-Kernel wgrad(std::string name, double m, double n, double k, double grad_bytes) {
-  Kernel g = gemm(std::move(name), m, n, k);
-  g.bytes = 2.0 * (m * k + k * n) + 2.0 * grad_bytes * m * n;
-  return g;
-}
-
 Kernel memory(std::string name, double bytes) {
   Kernel g;
   g.name = std::move(name);
   g.kind = KernelKind::Memory;
   g.bytes = bytes;
   return g;
+}
+
+// wgrad GEMM appended to `ks`. With gradient-accumulation fusion it accumulates into the main
+// gradient: bf16 inputs 2(mk + kn), result read and written in the main-gradient type, 2 g mn.
+// Without: it writes a bf16 gradient (2 mn) and "<name>.accum" adds it to the main gradient
+// (read 2 mn + g mn, write g mn).
+void wgrad(std::vector<Kernel>& ks, const std::string& name, double m, double n, double k, const Dims& x) {
+  Kernel g = gemm(name, m, n, k);
+  if (x.sw->grad_accum_fusion) {
+    g.bytes = 2.0 * (m * k + k * n) + 2.0 * x.grad_bytes * m * n;
+    ks.push_back(std::move(g));
+    return;
+  }
+  ks.push_back(std::move(g));
+  ks.push_back(memory(name + ".accum", (2.0 + 2.0 * x.grad_bytes) * m * n));
 }
 
 // Norm forward on [n_sp, h]: read x, write y (bf16), write the fp32 statistics (rstd; LayerNorm
@@ -115,9 +124,13 @@ Kernel dropout_backward(std::string name, const Dims& x) {
   return memory(std::move(name), 5.0 * x.n_sp * x.h);
 }
 
-// RoPE on Q and K ((a + k)/t heads): read and write, 2 * 2 n (a + k) d_h / t.
+// RoPE on Q and K ((a + k)/t heads). Fused: read and write once, 2 * 2 n (a + k) d_h / t.
+// Unfused (Megatron's _apply_rotary_pos_emb_bshd: t * cos + rotate_half(t) * sin, with
+// rotate_half = cat(-x2, x1)): negate (half read, half write), cat, two multiplies and an add read
+// 5.5 and write 4.5 tensors of that size, five times the fused bytes; the backward alike.
 Kernel rope(std::string name, const Dims& x) {
-  return memory(std::move(name), 4.0 * x.n * (x.a + x.kv) * x.dh / x.t);
+  const double passes = x.sw->fused_rope ? 1.0 : 5.0;
+  return memory(std::move(name), passes * 4.0 * x.n * (x.a + x.kv) * x.dh / x.t);
 }
 
 // Causal attention core forward per rank: 2 b s^2 a d_h / (t c) (docs/training-step.md 1.4; each CP
@@ -130,13 +143,19 @@ double attention_forward_flops(const Dims& x) {
 // Forward: read Q, K, V (2 n (a + 2k) d_h / t), write O (2 n a d_h / t) and the fp32 LSE
 // (4 n a / t). With CP every one of the c ring steps reads its Q and KV block and writes a partial
 // output, hence the factor c.
-Kernel attention_forward(const Dims& x) {
+Kernel attention_kernel(std::string name, const Dims& x) {
   Kernel g;
-  g.name = "attn.fwd";
+  g.name = std::move(name);
   g.kind = KernelKind::Attention;
-  g.m = x.n;
-  g.n = x.s * x.b;
+  g.m = x.s / x.c;
+  g.n = x.s;
   g.k = x.dh;
+  g.batch = x.b * x.a / x.t;
+  return g;
+}
+
+Kernel attention_forward(const Dims& x) {
+  Kernel g = attention_kernel("attn.fwd", x);
   g.flops = attention_forward_flops(x);
   g.model_flops = g.flops;
   const double qkv = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
@@ -157,12 +176,8 @@ Kernel attention_cp_merge(std::string name, const Dims& x) {
 // dV; plus FlashAttention-2's preprocessing D = rowsum(dO * O) (read O, dO, write 4 n a / t) and
 // its fp32 dQ accumulator (write 4, read 4 bytes per dQ element). Times c for the CP ring steps.
 Kernel attention_backward(const Dims& x) {
-  Kernel g;
-  g.name = "attn.bwd";
-  g.kind = KernelKind::Attention;
-  g.m = x.n;
-  g.n = x.s * x.b;
-  g.k = x.dh;
+  Kernel g = attention_kernel("attn.bwd", x);
+  g.backward = true;
   const double fwd = attention_forward_flops(x);
   g.flops = 2.5 * fwd;
   g.model_flops = 2.0 * fwd;
@@ -194,6 +209,7 @@ double score_elems(const Dims& x) { return attention_batch(x) * attention_querie
 // and result, 2 batch (mk + kn + mn) bytes.
 Kernel batched_gemm(std::string name, double batch, double m, double n, double k) {
   Kernel g = gemm(std::move(name), m, n, k);
+  g.batch = batch;
   g.flops = batch * g.flops;
   g.model_flops = 0.5 * g.flops;
   g.bytes = batch * g.bytes;
@@ -272,8 +288,10 @@ std::vector<Kernel> layer_forward(const Scenario& s) {
   ks.push_back(residual_forward("residual1.fwd", x));
   ks.push_back(norm_forward("norm2.fwd", x));
   ks.push_back(gemm("fc1.fprop", x.n, fc1_width(x), x.h));
-  // SwiGLU: read gate and up (4 n f / t), write 2 n f / t. GeLU (bias fused): read and write 2 n f / t.
-  const double act = x.swiglu ? 6.0 * x.n * x.f / x.t : 4.0 * x.n * x.f / x.t;
+  // SwiGLU fused: read gate and up (4 n f / t), write 2 n f / t; unfused: SiLU (read 2, write 2)
+  // and multiply (read 4, write 2), 10 n f / t. GeLU (bias fused): read and write 2 n f / t.
+  const double swiglu = x.sw->fused_swiglu ? 6.0 : 10.0;
+  const double act = x.swiglu ? swiglu * x.n * x.f / x.t : 4.0 * x.n * x.f / x.t;
   ks.push_back(memory(x.swiglu ? "swiglu.fwd" : "gelu.fwd", act));
   ks.push_back(gemm("fc2.fprop", x.n, x.h, x.f / x.t));
   ks.push_back(residual_forward("residual2.fwd", x));
@@ -289,21 +307,23 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   std::vector<Kernel> ks;
   if (x.gpt) ks.push_back(dropout_backward("residual2.bwd", x));
   ks.push_back(gemm("fc2.dgrad", x.n, x.f / x.t, x.h));
-  ks.push_back(wgrad("fc2.wgrad", x.f / x.t, x.h, x.n, x.grad_bytes));
-  // SwiGLU: read dy, gate, up (6 n f / t), write dgate, dup (4 n f / t).
+  wgrad(ks, "fc2.wgrad", x.f / x.t, x.h, x.n, x);
+  // SwiGLU fused: read dy, gate, up (6 n f / t), write dgate, dup (4 n f / t); unfused: the
+  // multiply's two gradients (read 4, write 2 each) and the SiLU backward (read 4, write 2), 18 n f / t.
   // GeLU: read dy and the input (4 n f / t), write dx (2 n f / t).
-  const double act = x.swiglu ? 10.0 * x.n * x.f / x.t : 6.0 * x.n * x.f / x.t;
+  const double swiglu = x.sw->fused_swiglu ? 10.0 : 18.0;
+  const double act = x.swiglu ? swiglu * x.n * x.f / x.t : 6.0 * x.n * x.f / x.t;
   ks.push_back(memory(x.swiglu ? "swiglu.bwd" : "gelu.bwd", act));
   ks.push_back(gemm("fc1.dgrad", x.n, x.h, fc1_width(x)));
-  ks.push_back(wgrad("fc1.wgrad", x.h, fc1_width(x), x.n, x.grad_bytes));
+  wgrad(ks, "fc1.wgrad", x.h, fc1_width(x), x.n, x);
   ks.push_back(norm_backward("norm2.bwd", x));
   if (x.gpt) ks.push_back(dropout_backward("residual1.bwd", x));
   ks.push_back(gemm("proj.dgrad", x.n, q_t, x.h));
-  ks.push_back(wgrad("proj.wgrad", q_t, x.h, x.n, x.grad_bytes));
+  wgrad(ks, "proj.wgrad", q_t, x.h, x.n, x);
   append(ks, attention_core_backward(x));
   if (!x.gpt) ks.push_back(rope("rope.bwd", x));
   ks.push_back(gemm("qkv.dgrad", x.n, x.h, qkv_width(x)));
-  ks.push_back(wgrad("qkv.wgrad", x.h, qkv_width(x), x.n, x.grad_bytes));
+  wgrad(ks, "qkv.wgrad", x.h, qkv_width(x), x.n, x);
   ks.push_back(norm_backward("norm1.bwd", x));
   return ks;
 }
@@ -358,33 +378,37 @@ std::vector<Kernel> embedding_backward(const Scenario& s) {
 }
 
 // Last stage forward: final norm on [n_sp, h]; logits GEMM (M n, N v/t, K h) after the sequence
-// all-gather; Megatron's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py)
-// in fp32 over [n, v/t], with V = n v/t elements: cast to fp32 and row max (read 2V + 4V, write 4V);
-// [TP all-reduce of the max] subtract the max, exp in place, row sum (read 12V, write 8V);
-// [TP all-reduces of the target logit and the sum] divide by the sum in place, the softmax kept
-// for backward (read 4V, write 4V).
+// all-gather; Megatron's vocab-parallel cross-entropy in fp32 over [n, v/t], with V = n v/t elements.
+// Unfused (megatron/core/tensor_parallel/cross_entropy.py, op by op): cast to fp32 and row max
+// (read 2V + 4V, write 4V); [TP all-reduce of the max] subtract the max, exp in place, row sum
+// (read 12V, write 8V); [TP all-reduces of the target logit and the sum] divide by the sum in
+// place, the softmax kept for backward (read 4V, write 4V). Fused
+// (megatron/core/fusions/fused_cross_entropy.py, one kernel per jit-fused function): cast and max
+// (read 2V, write the fp32 copy 4V), exp and sums (read 4V, write 4V), divide (read 4V, write 4V).
 std::vector<Kernel> output_forward(const Scenario& s) {
   const Dims x = dims(s);
   const double elems = x.n * x.v_t;
+  const bool fused = x.sw->fused_cross_entropy;
   std::vector<Kernel> ks;
   ks.push_back(norm_forward("final_norm.fwd", x));
   ks.push_back(gemm("logits.fprop", x.n, x.v_t, x.h));
-  ks.push_back(memory("ce.max", 10.0 * elems));
-  ks.push_back(memory("ce.exp_sum", 20.0 * elems));
+  ks.push_back(memory("ce.max", (fused ? 6.0 : 10.0) * elems));
+  ks.push_back(memory("ce.exp_sum", (fused ? 8.0 : 20.0) * elems));
   ks.push_back(memory("ce.softmax", 8.0 * elems));
   return ks;
 }
 
-// Last stage backward: softmax minus one-hot times the loss gradient in place (read 4V, write 4V),
-// cast to bf16 for the GEMMs (read 4V, write 2V); logits dgrad (M n, N h, K v/t) and wgrad
+// Last stage backward: unfused, softmax minus one-hot times the loss gradient in place (read 4V,
+// write 4V), cast to bf16 for the GEMMs (read 4V, write 2V); fused, one kernel reads the softmax
+// and writes the bf16 gradient (read 4V, write 2V). Then logits dgrad (M n, N h, K v/t) and wgrad
 // (M h, N v/t, K n) into the main gradient; final norm backward.
 std::vector<Kernel> output_backward(const Scenario& s) {
   const Dims x = dims(s);
   const double elems = x.n * x.v_t;
   std::vector<Kernel> ks;
-  ks.push_back(memory("ce.bwd", 14.0 * elems));
+  ks.push_back(memory("ce.bwd", (x.sw->fused_cross_entropy ? 6.0 : 14.0) * elems));
   ks.push_back(gemm("logits.dgrad", x.n, x.h, x.v_t));
-  ks.push_back(wgrad("logits.wgrad", x.h, x.v_t, x.n, x.grad_bytes));
+  wgrad(ks, "logits.wgrad", x.h, x.v_t, x.n, x);
   ks.push_back(norm_backward("final_norm.bwd", x));
   return ks;
 }
@@ -408,6 +432,13 @@ std::vector<Kernel> zero_grad_buffer(const Scenario& s, double params) {
   return {memory("grad_buffer.zero", shape_of(s).grad_bytes_per_param * params)};
 }
 
+
+std::vector<Kernel> host_pass() {
+  Kernel k;
+  k.name = "host.pass";
+  k.kind = KernelKind::Host;
+  return {k};
+}
 
 double total_flops(const std::vector<Kernel>& ks) {
   double f = 0;

@@ -1,10 +1,15 @@
 #pragma once
-// Compute time: the kernels of workload/kernels.hpp on a GPU through a roofline with
-// size-dependent efficiency:
-// time = max(flops / (peak * eff_flops(size)), bytes / (hbm * eff_bytes)).
-// The efficiency curves have a few parameters per GPU type, part of the GPU's spec (presets read
-// scenarios/presets/efficiency/, fitted by `stepsim calibrate`), never constants in code.
-// Model-FLOP formulas of whole steps (megatron_model_flops and the published variants).
+// Compute time: the kernels of workload/kernels.hpp on a GPU under a software stack, each priced
+// from the GPU's published ceilings (docs/hardware.md) and a few fitted fractions of them
+// (scenarios::Efficiency, from scenarios/presets/efficiency/, fitted by `stepsim calibrate`):
+// - GEMM: output tiles of the kernel library (tile quantization), executed in waves over the SMs
+//   (wave quantization), each SM at its share of the maximum achievable matmul throughput times
+//   gemm_max; never faster than its bytes at the HBM bandwidth (skinny shapes).
+// - Attention: the published throughput of the stack's attention kernel on this architecture
+//   (by pass, causal mask, head dimension and sequence length) times attn_max; HBM bound alike.
+// - Memory-bound kernels: bytes at hbm_eff of the HBM bandwidth.
+// Every kernel adds the stack's launch gap. Model-FLOP formulas of whole steps (megatron_model_flops
+// and the published variants).
 
 #include <cstdint>
 #include <string>
@@ -15,31 +20,48 @@
 
 namespace stepsim::costmodel {
 
-// The efficiency curves of a GPU are a value of its spec (scenarios::GpuSpec::efficiency, loaded
-// from the GPU preset's efficiency file, the scenario or the default curve).
+// The fitted fractions of a GPU type (scenarios::GpuSpec::efficiency).
 using Efficiency = scenarios::Efficiency;
+
+// Output tiles and waves of one GEMM: the tile orientation that finishes first.
+struct GemmTiling {
+  double tiles = 0;       // output tiles of all `batch` products
+  double waves = 0;       // ceil(tiles / SMs); tiles / SMs when the SM count is unknown
+  double tile_m = 0, tile_n = 0;
+};
 
 class ComputeModel {
  public:
-  // The model of `gpu` with its efficiency curves (gpu.efficiency). Throws ScenarioError on a
-  // non-positive peak or HBM bandwidth and on efficiency parameters out of range.
-  explicit ComputeModel(const scenarios::GpuSpec& gpu);
+  // The model of `gpu` (ceilings, SMs, tile, efficiency) under `software` (attention curves,
+  // launch gap). Throws ScenarioError on a non-positive peak or HBM bandwidth and on efficiency
+  // parameters out of range.
+  ComputeModel(const scenarios::GpuSpec& gpu, const scenarios::SoftwareSpec& software);
 
-  // Gemm: eff = gemm_max x / (x + gemm_half_flops) with x = kernel flops; Attention alike with the
-  // attn_* parameters; time = max(flops / (peak eff), bytes / (hbm_Bps hbm_eff)). Memory: the bytes
-  // term only. Note flops / (peak gemm_max x / (x + half)) = (x + half) / (peak gemm_max): the
-  // saturating curve is a roofline at gemm_max plus a fixed latency half / (peak gemm_max).
+  // Launch gap plus the kernel's body (see above); a Host kernel is the stack's per-pass host time.
   [[nodiscard]] double time_s(const workload::Kernel& k) const;
   [[nodiscard]] double time_s(const std::vector<workload::Kernel>& ks) const;
+  // GEMM body: max(waves x tile FLOPs / (per-SM matmul rate), bytes / HBM).
+  [[nodiscard]] double gemm_time_s(const workload::Kernel& k) const;
+  [[nodiscard]] GemmTiling gemm_tiling(const workload::Kernel& k) const;
+  // Attention body: max(flops / (published rate x attn_max), bytes / HBM).
+  [[nodiscard]] double attention_time_s(const workload::Kernel& k) const;
+  // The published attention throughput (FLOP/s) for this kernel's pass, mask, head dimension and
+  // query length: the series of the nearest head dimension (log scale), linear in log2 of the
+  // sequence length, constant beyond the published range. No curves (unknown architecture): the
+  // matmul ceiling.
+  [[nodiscard]] double attention_rate_flops(const workload::Kernel& k) const;
   // The SM-sharing rule: compute that runs while communication kernels share the SMs takes
   // time_s x (1 + comm_slowdown).
   [[nodiscard]] double comm_slowed_time_s(double time_s) const;
   [[nodiscard]] double overlapped_time_s(const workload::Kernel& k) const;
   [[nodiscard]] const Efficiency& efficiency() const { return gpu_.efficiency; }
   [[nodiscard]] const scenarios::GpuSpec& gpu() const { return gpu_; }
+  [[nodiscard]] const scenarios::SoftwareSpec& software() const { return software_; }
 
  private:
+  [[nodiscard]] double memory_time_s(const workload::Kernel& k) const;
   scenarios::GpuSpec gpu_;
+  scenarios::SoftwareSpec software_;
 };
 
 // Megatron's model FLOPs of one step (megatron/training/training.py num_floating_point_operations,

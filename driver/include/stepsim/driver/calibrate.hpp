@@ -17,8 +17,7 @@
 
 namespace stepsim::driver {
 
-// Names of the fittable parameters, in Efficiency's order: gemm_max, gemm_half_flops, attn_max,
-// attn_half_flops, hbm_eff, comm_slowdown.
+// Names of the fittable parameters, in Efficiency's order: gemm_max, attn_max, hbm_eff, comm_slowdown.
 [[nodiscard]] std::vector<std::string> efficiency_parameter_names();
 // Physical bounds of a parameter: efficiencies in [0.2, 0.95], half-saturation sizes in
 // [1e6, 1e12] FLOPs, comm_slowdown in [0, 0.5]. Throws ScenarioError("--params", ...) for an unknown name.
@@ -35,8 +34,8 @@ struct CalibrateOptions {
   std::vector<std::string> record_filters;        // keep records whose name contains one of these; empty: all
   std::vector<std::string> params;                // parameters to fit; empty: none (write the start point)
   std::vector<scenarios::Override> overrides;     // applied to every record's scenario
-  // Start point: empty = default_efficiency(gpu); else the embedded efficiency of this GPU, its
-  // half-saturation sizes scaled by the ratio of the peaks (a fixed per-kernel latency).
+  // Start point: empty = default_efficiency(gpu); else the embedded efficiency of this GPU: its
+  // fractions of the published ceilings, applied to the fitted GPU's own ceilings.
   std::string base_gpu;
   FitOptions fit = calibrate_fit_options();
 };

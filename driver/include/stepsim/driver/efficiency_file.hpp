@@ -1,7 +1,6 @@
 #pragma once
 // Efficiency files as `stepsim calibrate` writes them: {"source": ..., "gemm_max": ...,
-// "gemm_half_flops": ..., "attn_max": ..., "attn_half_flops": ..., "hbm_eff": ...,
-// "comm_slowdown": ...}. The scenario loader reads them (cluster.gpu.efficiency = FILE, and the GPU
+// "attn_max": ..., "hbm_eff": ..., "comm_slowdown": ...}. The scenario loader reads them (cluster.gpu.efficiency = FILE, and the GPU
 // presets' scenarios/presets/efficiency/<gpu>.json).
 
 #include <string>

@@ -30,8 +30,8 @@ class SimulationCache {
 
   // The cluster model of `c` (built on first use).
   [[nodiscard]] const topology::Cluster& cluster(const scenarios::ClusterSpec& c);
-  // The compute model of `gpu` with its embedded efficiency (built on first use).
-  [[nodiscard]] const costmodel::ComputeModel& compute(const scenarios::GpuSpec& gpu);
+  // The compute model of `gpu` with its embedded efficiency under `software` (built on first use).
+  [[nodiscard]] const costmodel::ComputeModel& compute(const scenarios::GpuSpec& gpu, const scenarios::SoftwareSpec& software);
 
  private:
   struct Models;

@@ -39,6 +39,8 @@ struct StepReport {
   std::string engine;
   std::string efficiency_kind;    // the GPU's efficiency: "fitted", "derived" or "default"
   std::string efficiency_source;  // and where it came from (scenarios::Efficiency::source)
+  std::string software;           // the software stack (scenarios::SoftwareSpec::name)
+  std::string attention_kernel;   // its attention kernel on this GPU ("cudnn", ...; "unfused", or "" without figures)
   std::int64_t gpus = 0;
   double step_time_s = 0;
   double tokens_per_step = 0;

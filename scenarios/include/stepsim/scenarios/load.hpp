@@ -55,5 +55,7 @@ void for_each_input_line(const std::string& file, const std::string& what,
 // GPU presets with an efficiency file (scenarios/presets/efficiency/<gpu>.json); gpu_preset(name)
 // carries it as its efficiency.
 [[nodiscard]] std::vector<std::string> efficiency_preset_names();
+// Software stack presets (scenarios/presets/software/<name>.json).
+[[nodiscard]] std::vector<std::string> software_preset_names();
 
 }  // namespace stepsim::scenarios

@@ -37,33 +37,39 @@ struct ModelSpec {
 // derivation from another GPU's fit, or the built-in default curve (default_efficiency).
 enum class EfficiencyKind { Fitted, Derived, Default };
 
-// Parameters of the compute model's efficiency curves for one GPU type (costmodel/compute.hpp
-// says how they enter the kernel times), with their provenance. JSON: "cluster.gpu.efficiency",
-// an object or the path of an efficiency file; presets read scenarios/presets/efficiency/<gpu>.json.
+// Parameters of the compute model for one GPU type (costmodel/compute.hpp says how they enter the
+// kernel times), with their provenance: fractions of the GPU's published ceilings that the
+// training kernels reach. JSON: "cluster.gpu.efficiency", an object or the path of an efficiency
+// file; presets read scenarios/presets/efficiency/<gpu>.json.
 struct Efficiency {
-  double gemm_max = 0;         // asymptotic fraction of peak for large GEMMs
-  double gemm_half_flops = 0;  // GEMM size (FLOPs) at which half of gemm_max is reached
-  double attn_max = 0;         // same for the fused attention kernels
-  double attn_half_flops = 0;
+  double gemm_max = 0;         // fraction of the maximum achievable matmul throughput (matmul_bf16_flops) at full tiles and waves
+  double attn_max = 0;         // fraction of the attention kernel's published throughput
   double hbm_eff = 0;          // fraction of HBM bandwidth reached by memory-bound kernels
   double comm_slowdown = 0;    // compute slowdown while communication kernels run alongside (SM sharing)
   EfficiencyKind kind = EfficiencyKind::Default;
-  std::string source;          // the file it came from, the scenario field, or "built-in ... curve"
+  std::string source;          // the file it came from, the scenario field, or "built-in ..."
   std::string fit;             // the fit record of its file ("source" key), empty when none
 };
+
+// GPU architecture: which published attention-kernel figures apply (scenarios/presets/kernels/).
+enum class GpuArchitecture { Unknown, Ampere, Hopper, Blackwell };
 
 struct GpuSpec {
   std::string name;
   double memory_bytes = 0;        // device memory as the job sees it (GiB in JSON: "memory_gib")
   double peak_bf16_flops = 0;     // dense BF16 FLOP/s ("peak_bf16_tflops")
+  double matmul_bf16_flops = 0;   // published maximum achievable BF16 matmul FLOP/s ("matmul_bf16_tflops"; the peak when absent)
   double hbm_Bps = 0;             // HBM bandwidth ("hbm_TBps")
   double nvlink_Bps = 0;          // NVLink bandwidth per GPU per direction ("nvlink_GBps")
+  std::int64_t sms = 0;           // streaming multiprocessors; 0: unknown (no wave quantization)
+  std::int64_t gemm_tile_m = 0;   // GEMM output tile of the kernel library (the transposed tile is also tried);
+  std::int64_t gemm_tile_n = 0;   // 0: no tile quantization
+  GpuArchitecture architecture = GpuArchitecture::Unknown;
   Efficiency efficiency;          // "efficiency": the compute model's curves for this GPU
 };
 
-// The efficiency of a GPU without efficiency data: the A100 curve for GPUs with a dense BF16 peak
-// below 600 TFLOP/s, the H100 curve otherwise; the half-saturation sizes scale with the peak
-// (peak x 5 us for GEMMs, peak x 8 us for attention: a fixed per-kernel latency). Kind Default.
+// The efficiency of a GPU without efficiency data: the published ceilings themselves (gemm_max and
+// attn_max 1), HBM at 0.85, SM sharing 0.05. Kind Default.
 [[nodiscard]] Efficiency default_efficiency(const GpuSpec& gpu);
 
 struct IntraNodeSpec {
@@ -164,6 +170,44 @@ struct EngineSpec {
   std::int64_t auto_simgrid_max_gpus = static_cast<std::int64_t>(param_default("engine.auto_simgrid_max_gpus"));
 };
 
+// Fused attention kernel of the software stack. Auto: TransformerEngine's backend choice (cuDNN
+// fused attention on Hopper and Blackwell, FlashAttention-2 on Ampere).
+enum class AttentionKernel { Auto, FlashAttention2, FlashAttention3, CuDnn };
+
+// Published throughput of one attention implementation on one GPU architecture (FLOP/s as the
+// FlashAttention papers count them: causal forward 2 s^2 d_h per head and sequence, backward 2.5 x
+// forward), by sequence length, per pass, causal mask and head dimension.
+struct AttentionSeries {
+  bool backward = false;
+  bool causal = true;
+  std::int64_t head_dim = 0;
+  std::vector<double> flops_per_s;  // one per AttentionCurves::seq_len
+};
+
+struct AttentionCurves {
+  std::string implementation;       // "flash-attention-2", ...
+  std::string source;               // figures and derivations
+  std::vector<double> seq_len;      // ascending
+  std::vector<AttentionSeries> series;  // every (pass, causal) pair present for each head dim
+};
+
+// The software stack ("software": a preset name or an object, scenarios/presets/software/): which
+// kernels run and which fusions the framework does; each field's source is in the preset files.
+struct SoftwareSpec {
+  std::string name;                      // preset name or "custom"
+  AttentionKernel attention = AttentionKernel::Auto;
+  bool fused_rope = true;                // TransformerEngine's fused RoPE (one pass) vs Megatron's unfused rotary ops
+  bool fused_swiglu = true;              // Megatron's bias-SwiGLU fusion (one pass) vs SiLU and multiply
+  bool fused_cross_entropy = false;      // Megatron's fused vocab-parallel cross-entropy
+  bool grad_accum_fusion = true;         // wgrad GEMMs accumulate into the fp32 main gradient
+  bool fused_norm_gemm = true;           // TransformerEngine LayerNormLinear (carried; no BF16 time effect)
+  bool cuda_graphs = false;              // carried
+  bool tp_comm_overlap = false;          // TE userbuffers TP overlap (carried; the next issue prices it)
+  double kernel_launch_s = 0;            // GPU idle between two kernels of a stream
+  double microbatch_host_s = 0;          // host time per micro-batch and pass not hidden behind the GPU
+  AttentionCurves attention_curves;      // resolved for the scenario's GPU architecture at load time
+};
+
 struct CostSpec {
   std::optional<double> usd_per_gpu_hour;
 };
@@ -178,6 +222,7 @@ struct Scenario {
   CostSpec cost;
   CommSpec comm;
   EngineSpec engine;
+  SoftwareSpec software;
 
   [[nodiscard]] std::int64_t world_size() const { return cluster.world_size(); }
   // Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
@@ -192,6 +237,14 @@ inline constexpr NameTable<MlpKind, 2> kMlpNames{{{"swiglu", MlpKind::SwiGlu}, {
 inline constexpr NameTable<NormKind, 2> kNormNames{{{"rmsnorm", NormKind::RmsNorm}, {"layernorm", NormKind::LayerNorm}}};
 inline constexpr NameTable<EfficiencyKind, 3> kEfficiencyKindNames{
     {{"fitted", EfficiencyKind::Fitted}, {"derived", EfficiencyKind::Derived}, {"default", EfficiencyKind::Default}}};
+inline constexpr NameTable<GpuArchitecture, 4> kGpuArchitectureNames{{{"unknown", GpuArchitecture::Unknown},
+                                                                       {"ampere", GpuArchitecture::Ampere},
+                                                                       {"hopper", GpuArchitecture::Hopper},
+                                                                       {"blackwell", GpuArchitecture::Blackwell}}};
+inline constexpr NameTable<AttentionKernel, 4> kAttentionKernelNames{{{"auto", AttentionKernel::Auto},
+                                                                     {"flash-attention-2", AttentionKernel::FlashAttention2},
+                                                                     {"flash-attention-3", AttentionKernel::FlashAttention3},
+                                                                     {"cudnn", AttentionKernel::CuDnn}}};
 inline constexpr NameTable<FabricTopology, 3> kFabricTopologyNames{{{"rail-fat-tree", FabricTopology::RailFatTree},
                                                                      {"fat-tree", FabricTopology::FatTree},
                                                                      {"single-switch", FabricTopology::SingleSwitch}}};
@@ -206,6 +259,8 @@ inline constexpr NameTable<CollectiveAlgorithm, 1> kCollectiveAlgorithmNames{{{"
 [[nodiscard]] inline std::string to_string(Recompute r) { return name_of(kRecomputeNames, r); }
 [[nodiscard]] inline std::string to_string(Attention a) { return name_of(kAttentionNames, a); }
 [[nodiscard]] inline std::string to_string(FabricTopology t) { return name_of(kFabricTopologyNames, t); }
+[[nodiscard]] inline std::string to_string(GpuArchitecture a) { return name_of(kGpuArchitectureNames, a); }
+[[nodiscard]] inline std::string to_string(AttentionKernel a) { return name_of(kAttentionKernelNames, a); }
 [[nodiscard]] inline std::string to_string(EfficiencyKind k) { return name_of(kEfficiencyKindNames, k); }
 [[nodiscard]] inline std::string to_string(CollectiveAlgorithm a) { return name_of(kCollectiveAlgorithmNames, a); }
 

@@ -15,6 +15,9 @@
 //   main gradient (Megatron's gradient-accumulation fusion): 2 (mk + kn) + 2 g mn with g = 4 bytes
 //   for fp32 main gradients (read + write) or 2 for bf16. Biases are added / reduced in the
 //   cuBLASLt epilogues, so they add no kernels.
+// - The software stack (scenario.software) decides which fusions run: fused RoPE, bias-SwiGLU and
+//   cross-entropy fusions, and gradient-accumulation fusion (without it a wgrad GEMM writes a bf16
+//   gradient, 2 mn, and a separate kernel adds it to the main gradient: read 2 mn + g mn, write g mn).
 // - Memory kernels carry flops = 0 (their arithmetic is not counted in hardware FLOPs); their time
 //   is the bytes term alone.
 // - `flops` is what runs (FlashAttention backward = 2.5 x forward; recomputation included in the
@@ -29,7 +32,8 @@
 
 namespace stepsim::workload {
 
-enum class KernelKind { Gemm, Attention, Memory };
+// Host: time the GPU waits for the host (the software stack's per-micro-batch host time), no work.
+enum class KernelKind { Gemm, Attention, Memory, Host };
 
 struct Kernel {
   std::string name;          // "qkv.fprop", "attn.fwd", "fc1.wgrad", "norm1.fwd", ...
@@ -37,7 +41,13 @@ struct Kernel {
   double flops = 0;          // executed FLOPs (FlashAttention backward: 2.5 x forward)
   double model_flops = 0;    // the part counted as model FLOPs (see above)
   double bytes = 0;          // HBM bytes read + written
-  double m = 0, n = 0, k = 0;  // GEMM shape (Y[m,n] = X[m,k] W[k,n]); attention: m = queries, n = keys, k = head dim
+  // GEMM shape (Y[m,n] = X[m,k] W[k,n]) of one of `batch` independent products (batched GEMMs of
+  // the unfused attention; 1 otherwise). Attention: m = query rows and n = keys of one sequence on
+  // this rank, k = head dim, batch = micro-batch x heads on this rank.
+  double m = 0, n = 0, k = 0;
+  double batch = 1;
+  bool backward = false;     // attention: the backward kernel
+  bool causal = true;        // attention: causal mask
 
   bool operator==(const Kernel&) const = default;
 };
@@ -59,6 +69,10 @@ struct Kernel {
 // Zeroing of the rank's gradient buffer at the start of a step (`params` = all parameters the
 // rank holds, not the optimizer shard): one write of 4 bytes (fp32) or 2 bytes (bf16) per parameter.
 [[nodiscard]] std::vector<Kernel> zero_grad_buffer(const scenarios::Scenario& s, double params);
+
+// The host's part of one pass (forward or backward) of one model chunk for one micro-batch: one
+// Host kernel, priced at the software stack's microbatch_host_us.
+[[nodiscard]] std::vector<Kernel> host_pass();
 
 [[nodiscard]] double total_flops(const std::vector<Kernel>& ks);
 [[nodiscard]] double total_model_flops(const std::vector<Kernel>& ks);
