@@ -9,8 +9,8 @@ build=${1:-build}
 bin="$build/app/stepsim"
 out=scenarios/presets/efficiency
 "$bin" calibrate --gpu a100-sxm-80gb --sets narayanan-sc21-table1 --params gemm_max --out $out/a100-sxm-80gb.json
-"$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-slice --records gpus8,gpus16,gpus32 --params gemm_max --out $out/a100-sxm-40gb.json
-"$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-slice --records tp2 --params gemm_max --out $out/h100-sxm-94gb.json
+"$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-abci-a100 --records tp4-cp1-pp2-mbs1-gpus8,tp4-cp1-pp2-mbs1-gpus16,tp4-cp1-pp2-mbs1-gpus32 --params gemm_max --out $out/a100-sxm-40gb.json
+"$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-tsubame-h100 --records tp2 --params gemm_max --out $out/h100-sxm-94gb.json
 # The files are embedded in the binary: rebuild before deriving from the new H100 fit.
 cmake --build "$build" -j2 --target stepsim > /dev/null
 for gpu in h100-sxm-80gb h200-sxm-141gb b200-180gb; do
