@@ -379,6 +379,13 @@ std::string cross_validation_json(const CrossValidationReport& r) {
 
 namespace {
 
+std::string coverage_verdict(const GpuCoverage& g) {
+  if (g.records == 0)
+    return g.efficiency_kind == "fitted" ? "not checked: no record in these sets" : "derived, no measured record";
+  return g.efficiency_kind == "fitted" ? "checked against measurements"
+                                       : "checked against measurements (efficiency not fitted)";
+}
+
 Table coverage_table(const std::vector<GpuCoverage>& gpus) {
   Table t;
   t.columns = {"GPU", "measured records", "sets", "efficiency file", "predictions"};
@@ -386,10 +393,7 @@ Table coverage_table(const std::vector<GpuCoverage>& gpus) {
   for (const auto& g : gpus) {
     std::string sets;
     for (std::size_t i = 0; i < g.sets.size(); ++i) sets += (i ? ", " : "") + g.sets[i];
-    t.rows.push_back({g.gpu, std::to_string(g.records), sets.empty() ? "-" : sets, g.efficiency_kind,
-                      g.records == 0                      ? "derived, no measured record"
-                      : g.efficiency_kind == "fitted" ? "checked against measurements"
-                                                      : "checked against measurements (efficiency not fitted)"});
+    t.rows.push_back({g.gpu, std::to_string(g.records), sets.empty() ? "-" : sets, g.efficiency_kind, coverage_verdict(g)});
   }
   return t;
 }
