@@ -168,14 +168,21 @@ std::string notes_text() {
 
 std::string validation_table(const ValidationReport& r) {
   std::ostringstream o;
+  // Name and table columns as wide as their longest entry.
+  int name_width = 34, table_width = 16;
+  for (const auto& set : r.sets)
+    for (const auto& c : set.records) {
+      name_width = std::max(name_width, static_cast<int>(c.name.size()) + 1);
+      table_width = std::max(table_width, static_cast<int>(c.table.size()) + 1);
+    }
   for (const auto& set : r.sets) {
     o << set.name << "  (" << stats_line(set.stats) << ")\n";
     if (set.tables.size() > 1)
       for (const auto& table : set.tables) o << "  table " << table.name << ": " << stats_line(table.stats) << "\n";
-    o << "  " << pad("record", -34) << pad("table", -16) << pad("GPU", -16) << pad("step s", 10) << pad("measured", 10)
+    o << "  " << pad("record", -name_width) << pad("table", -table_width) << pad("GPU", -16) << pad("step s", 10) << pad("measured", 10)
       << pad("TFLOP/s", 9) << pad("measured", 10) << pad("error", 10) << "\n";
     for (const auto& c : set.records) {
-      o << "  " << pad(c.name, -34) << pad(c.table, -16) << pad(c.gpu, -16) << pad(fixed(c.predicted_step_time_s, 3), 10)
+      o << "  " << pad(c.name, -name_width) << pad(c.table, -table_width) << pad(c.gpu, -16) << pad(fixed(c.predicted_step_time_s, 3), 10)
         << pad(opt_fixed(c.measured_step_time_s, 3), 10) << pad(fixed(c.predicted_tflops_per_gpu, 1), 9)
         << pad(opt_fixed(c.measured_tflops_per_gpu, 1), 10) << pad(percent(c.error, 1, true), 10) << "\n";
     }
