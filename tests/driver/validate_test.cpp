@@ -195,6 +195,23 @@ TEST_CASE("validate lists skipped records by name with their reason and simulate
   CHECK(seen);
 }
 
+TEST_CASE("validate: a record beyond the chosen engine's limits is listed as skipped with the engine's reason") {
+  // The Megatron-LM README's largest run has 6144 GPUs, beyond the SimGrid platform's 4096.
+  std::vector<stepsim::driver::ValidationRecord> largest;
+  for (const auto& rec : stepsim::driver::validation_records("megatron-lm-readme-h100"))
+    if (rec.name == "gpt-462b-gpus6144") largest.push_back(rec);
+  REQUIRE(largest.size() == 1);
+  ValidateOptions o;
+  o.engine = stepsim::sim::EngineKind::SimGrid;
+  const auto set = stepsim::driver::validate_set("megatron-lm-readme-h100", largest, o);
+  CHECK(set.records.empty());
+  REQUIRE(set.skipped.size() == 1);
+  CHECK(set.skipped[0].name == "gpt-462b-gpus6144");
+  CHECK(set.skipped[0].reason == "the simgrid engine handles up to 4096 GPUs; this cluster has 6144 (use --engine analytic)");
+  o.engine = stepsim::sim::EngineKind::Analytic;
+  CHECK(stepsim::driver::validate_set("megatron-lm-readme-h100", largest, o).records.size() == 1);
+}
+
 TEST_CASE("cross-validation: leave one table out recovers a parameter that generated the data") {
   // Two tables whose "measurements" are the simulator's own step times with gemm_max = 0.6: each
   // fold fits 0.6 on the other table and predicts the left-out one exactly; the committed file

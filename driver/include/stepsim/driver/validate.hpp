@@ -36,8 +36,12 @@ using report::ValidationSetResult;
 // Simulates one record (loading its scenario with `options.overrides`) and compares it. The record
 // must not be skipped (InternalError).
 [[nodiscard]] ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options);
-// Every record of the requested sets (skipped ones listed); throws ScenarioError("validate", ...)
-// for an unknown set.
+// The records of one set: skipped ones listed with their reason, the others simulated; a record the
+// chosen engine cannot run (ScenarioError on "--engine": the simgrid engine's GPU or flow limits) is
+// listed as skipped with the engine's reason.
+[[nodiscard]] ValidationSetResult validate_set(const std::string& name, const std::vector<ValidationRecord>& records,
+                                               const ValidateOptions& options);
+// validate_set of every requested set; throws ScenarioError("validate", ...) for an unknown set.
 [[nodiscard]] ValidationReport validate(const ValidateOptions& options);
 
 struct CrossValidateOptions {
