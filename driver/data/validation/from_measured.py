@@ -60,8 +60,9 @@ def gpt_model(r, name):
 
 
 def container(framework):
+    # "nvcr.io/nvidia/nemo:25.02.01" -> "nemo-25.02": the release, as the software presets name it.
     tag = framework.split("nvcr.io/nvidia/nemo:")[-1].strip().rstrip(")")
-    return "nemo-" + tag
+    return "nemo-" + ".".join(tag.split(".")[:2])
 
 
 def dgxc(measured, out):
@@ -107,7 +108,8 @@ def dgxc(measured, out):
                 "Performance' tables of Llama 3.1 8B and 70B on H100, releases v24.11.1 to v25.04.01 (commits per "
                 "record)"),
         software="NeMo Framework containers nvcr.io/nvidia/nemo 24.09, 24.12 (NeMo 1.x launcher) and 25.02.01 "
-                 "(NeMo 2.0 performance recipes); the container of each record is its 'software'",
+                 "(NeMo 2.0 performance recipes); each record's 'software' names its release (nemo-25.02 for "
+                 "25.02.01)",
         cluster="NVIDIA DGX Cloud: DGX H100 nodes, 8 x H100 SXM5 80 GB on NVSwitch, InfiniBand NDR 400 Gb/s per GPU "
                 "(preset dgx-h100)",
         notes=("Measured: train_step_timing of the last step of a 50-step synthetic-data run, in seconds. Llama 3.1 "
