@@ -30,25 +30,57 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
 }
 
 void register_validate_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("validate", "predicted vs published step time and TFLOP/s per GPU, error per case, MAPE per set");
+  auto* cmd = app.add_subcommand(
+      "validate", "predicted vs published step time and TFLOP/s per GPU: error per case; MAPE, max error and Spearman "
+                  "rank correlation per set and per table");
   auto sets = std::make_shared<std::vector<std::string>>();
   auto overrides = std::make_shared<std::vector<std::string>>();
+  auto params = std::make_shared<std::vector<std::string>>();
+  auto gpus = std::make_shared<bool>(false);
+  auto cross = std::make_shared<bool>(false);
   auto o = std::make_shared<OutputArgs>();
   o->engine = "analytic";
-  cmd->add_option("--set-name", *sets, "validation set to run (repeatable; default: all of them)");
+  cmd->add_option("--set-name", *sets, "validation set to run (repeatable or comma-separated; default: all of them)");
   add_set_option(*cmd, *overrides, "override a field of every record's scenario, e.g. --set training.attention=unfused");
   add_format_option(*cmd, o->format, {"table", "json", "md"}, "table, json or md");
   add_engine_option(*cmd, o->engine, false);
   add_out_option(*cmd, o->out);
+  auto* gpus_flag = cmd->add_flag("--gpus", *gpus, "list which GPUs have measured records and which efficiencies are derived");
+  auto* cross_flag = cmd->add_flag(
+      "--cross-validate", *cross,
+      "leave one table out per GPU: fit --params on the GPU's other records (as calibrate), predict the table; "
+      "analytic engine");
+  cmd->add_option("--params", *params,
+                  "parameters fitted by --cross-validate, comma-separated (calibrate's names; default gemm_max)")
+      ->needs(cross_flag);
+  gpus_flag->excludes(cross_flag);
   cmd->callback([=]() {
     driver::ValidateOptions vo;
     vo.set_names = split_commas(*sets);
     vo.engine = engine_choice(o->engine).value_or(sim::EngineKind::Analytic);
     vo.overrides = parse_overrides(*overrides);
-    const auto result = driver::validate(vo);
-    const std::string text = o->format == "json" ? report::validation_json(result)
-                             : o->format == "md" ? report::validation_markdown(result)
-                                               : report::validation_table(result);
+    std::string text;
+    if (*gpus) {
+      const auto g = driver::gpu_coverage(vo.set_names);
+      text = o->format == "json" ? report::gpu_coverage_json(g)
+             : o->format == "md" ? report::gpu_coverage_markdown(g)
+                                 : report::gpu_coverage_table(g);
+    } else if (*cross) {
+      if (vo.engine != sim::EngineKind::Analytic)
+        throw ScenarioError("--engine", "--cross-validate fits with the analytic engine (as calibrate)");
+      driver::CrossValidateOptions co;
+      co.validate = vo;
+      if (!params->empty()) co.params = split_commas(*params);
+      const auto r = driver::cross_validate(co);
+      text = o->format == "json" ? report::cross_validation_json(r)
+             : o->format == "md" ? report::cross_validation_markdown(r)
+                                 : report::cross_validation_table(r);
+    } else {
+      const auto result = driver::validate(vo);
+      text = o->format == "json" ? report::validation_json(result)
+             : o->format == "md" ? report::validation_markdown(result)
+                                 : report::validation_table(result);
+    }
     emit(text, o->out);
   });
 }

@@ -82,6 +82,7 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
   std::vector<ValidationRecord> used;
   CalibrateResult r;
   for (const auto& rec : records) {
+    if (rec.skipped()) continue;
     const auto s = scenarios::load_scenario_text(rec.scenario_json, options.overrides,
                                                  "validation set " + rec.set + ", record " + rec.name);
     if (s.cluster.gpu.name != gpu.name) continue;
@@ -158,7 +159,7 @@ CalibrateResult calibrate(const CalibrateOptions& options) {
   std::vector<bool> matched(options.record_filters.size(), false);
   for (const auto& name : names)
     for (const auto& rec : validation_records(name)) {
-      if (!selected(rec.name, options.record_filters)) continue;
+      if (rec.skipped() || !selected(rec.name, options.record_filters)) continue;
       records.push_back(rec);
       for (std::size_t i = 0; i < options.record_filters.size(); ++i)
         if (rec.name.find(options.record_filters[i]) != std::string::npos) matched[i] = true;

@@ -1,19 +1,37 @@
 #include "stepsim/driver/validate.hpp"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "stepsim/driver/calibrate.hpp"
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::driver {
 
+namespace {
+
+std::string record_context(const ValidationRecord& record) {
+  return "validation set " + record.set + ", record " + record.name;
+}
+
+std::vector<std::string> requested_sets(const std::vector<std::string>& names) {
+  return names.empty() ? validation_set_names() : names;
+}
+
+}  // namespace
+
 ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options) {
-  const auto s = scenarios::load_scenario_text(record.scenario_json, options.overrides,
-                                               "validation set " + record.set + ", record " + record.name);
+  if (record.skipped()) throw InternalError("validate_record: record " + record.name + " is skipped");
+  const auto s = scenarios::load_scenario_text(record.scenario_json, options.overrides, record_context(record));
   SimulateOptions so;
   so.engine = options.engine;
   if (options.efficiency && s.cluster.gpu.name == options.efficiency_gpu) so.efficiency = options.efficiency;
   const auto sim = simulate(s, so);
   ValidationCase c;
   c.name = record.name;
+  c.table = record.table;
   c.gpu = s.cluster.gpu.name;
   c.measured_step_time_s = record.step_time_s;
   c.measured_tflops_per_gpu = record.tflops_per_gpu;
@@ -28,19 +46,159 @@ ValidationCase validate_record(const ValidationRecord& record, const ValidateOpt
   return c;
 }
 
+ValidationSetResult validate_set(const std::string& name, const std::vector<ValidationRecord>& records,
+                                 const ValidateOptions& options) {
+  ValidationSetResult set;
+  set.name = name;
+  for (const auto& rec : records) {
+    if (rec.skipped()) {
+      set.skipped.push_back({rec.name, rec.table, rec.skip_reason});
+      continue;
+    }
+    try {
+      set.records.push_back(validate_record(rec, options));
+    } catch (const ScenarioError& e) {
+      if (e.path() != "--engine") throw;
+      // A record beyond the chosen engine's limits: listed with the engine's reason, not dropped.
+      const std::string what = e.what();
+      set.skipped.push_back({rec.name, rec.table, what.substr(e.path().size() + 2)});
+    }
+  }
+  report::summarize(set);
+  return set;
+}
+
 ValidationReport validate(const ValidateOptions& options) {
   ValidationReport r;
   r.engine = sim::to_string(options.engine);
   for (const auto& o : options.overrides) r.overrides.push_back(o.path + "=" + o.value);
-  const auto names = options.set_names.empty() ? validation_set_names() : options.set_names;
-  for (const auto& name : names) {
-    ValidationSetResult set;
-    set.name = name;
-    for (const auto& rec : validation_records(name)) set.records.push_back(validate_record(rec, options));
-    set.mape = report::mean_absolute_error(set.records);
-    r.sets.push_back(std::move(set));
-  }
+  for (const auto& name : requested_sets(options.set_names))
+    r.sets.push_back(validate_set(name, validation_records(name), options));
   return r;
+}
+
+CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>& records,
+                                             const CrossValidateOptions& options) {
+  if (options.params.empty()) throw ScenarioError("--params", "cross-validation needs at least one parameter to fit");
+  for (const auto& p : options.params) (void)efficiency_parameter_bounds(p);  // names checked first
+  ValidateOptions vo = options.validate;
+  vo.engine = sim::EngineKind::Analytic;
+  vo.efficiency.reset();
+  vo.efficiency_gpu.clear();
+
+  CrossValidationReport r;
+  r.engine = sim::to_string(vo.engine);
+  r.params = options.params;
+  for (const auto& o : vo.overrides) r.overrides.push_back(o.path + "=" + o.value);
+
+  // Every simulated record with its GPU and its table's key ("set/table"); the sets in order of
+  // first appearance.
+  struct Item {
+    ValidationRecord record;
+    std::string gpu;
+    std::string key;
+  };
+  std::vector<Item> items;
+  std::vector<std::string> names;
+  for (const auto& rec : records) {
+    if (rec.skipped()) continue;
+    const auto s = scenarios::load_scenario_text(rec.scenario_json, vo.overrides, record_context(rec));
+    items.push_back({rec, s.cluster.gpu.name, rec.set + "/" + rec.table});
+    if (std::find(names.begin(), names.end(), rec.set) == names.end()) names.push_back(rec.set);
+  }
+
+  std::vector<std::optional<ValidationCase>> committed(items.size()), fitted(items.size()), cross(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) committed[i] = validate_record(items[i].record, vo);
+  std::set<std::string> gpus;
+  for (const auto& it : items) gpus.insert(it.gpu);
+  for (const auto& gpu : gpus) {
+    CalibrateOptions co;
+    co.gpu = gpu;
+    co.params = options.params;
+    co.overrides = vo.overrides;
+    auto fit_on = [&](const std::string& left_out) {
+      std::vector<ValidationRecord> training;
+      for (const auto& it : items)
+        if (it.gpu == gpu && it.key != left_out) training.push_back(it.record);
+      const auto result = calibrate_records(training, co);
+      report::CrossValidationFit f{gpu, left_out, training.size(), {}};
+      for (const auto& p : options.params) f.values.push_back(get_efficiency_parameter(result.efficiency, p));
+      r.fits.push_back(std::move(f));
+      ValidateOptions po = vo;
+      po.efficiency = result.efficiency;
+      po.efficiency_gpu = gpu;
+      return po;
+    };
+    const auto all = fit_on("");
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i].gpu != gpu) continue;
+      fitted[i] = validate_record(items[i].record, all);
+      if (std::find(keys.begin(), keys.end(), items[i].key) == keys.end()) keys.push_back(items[i].key);
+    }
+    for (const auto& key : keys) {
+      std::size_t others = 0;
+      for (const auto& it : items) others += it.gpu == gpu && it.key != key ? 1 : 0;
+      if (others == 0) {
+        r.not_cross_validated.push_back(key + ": no other record runs on " + gpu);
+        continue;
+      }
+      const auto fold = fit_on(key);
+      for (std::size_t i = 0; i < items.size(); ++i)
+        if (items[i].gpu == gpu && items[i].key == key) cross[i] = validate_record(items[i].record, fold);
+    }
+  }
+
+  auto assemble = [&](const std::vector<std::optional<ValidationCase>>& cases) {
+    ValidationReport out;
+    out.engine = r.engine;
+    out.overrides = r.overrides;
+    for (const auto& name : names) {
+      ValidationSetResult set;
+      set.name = name;
+      for (std::size_t i = 0; i < items.size(); ++i)
+        if (items[i].record.set == name && cases[i]) set.records.push_back(*cases[i]);
+      report::summarize(set);
+      out.sets.push_back(std::move(set));
+    }
+    return out;
+  };
+  r.committed = assemble(committed);
+  r.fitted = assemble(fitted);
+  r.cross_validated = assemble(cross);
+  return r;
+}
+
+CrossValidationReport cross_validate(const CrossValidateOptions& options) {
+  std::vector<ValidationRecord> records;
+  for (const auto& name : requested_sets(options.validate.set_names))
+    for (auto& rec : validation_records(name)) records.push_back(std::move(rec));
+  return cross_validate_records(records, options);
+}
+
+std::vector<GpuCoverage> gpu_coverage(const std::vector<std::string>& set_names) {
+  std::map<std::string, GpuCoverage> by_gpu;
+  for (const auto& name : scenarios::gpu_preset_names()) {
+    const auto gpu = scenarios::gpu_preset(name);
+    GpuCoverage g;
+    g.gpu = name;
+    g.efficiency_kind = scenarios::to_string(gpu.efficiency.kind);
+    g.efficiency_fit = gpu.efficiency.fit;
+    by_gpu.emplace(name, std::move(g));
+  }
+  for (const auto& name : requested_sets(set_names))
+    for (const auto& rec : validation_records(name)) {
+      if (rec.skipped()) continue;
+      const auto s = scenarios::load_scenario_text(rec.scenario_json, {}, record_context(rec));
+      auto it = by_gpu.find(s.cluster.gpu.name);
+      if (it == by_gpu.end()) continue;  // a GPU defined inline in the record, not a preset
+      ++it->second.records;
+      auto& sets = it->second.sets;
+      if (std::find(sets.begin(), sets.end(), name) == sets.end()) sets.push_back(name);
+    }
+  std::vector<GpuCoverage> out;
+  for (auto& [name, g] : by_gpu) out.push_back(std::move(g));
+  return out;
 }
 
 }  // namespace stepsim::driver

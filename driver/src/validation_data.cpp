@@ -1,5 +1,6 @@
 #include "stepsim/driver/validation_data.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
 
 namespace stepsim::driver {
 
@@ -55,25 +57,45 @@ class Fields {
 };
 
 ValidationRecord parse_record(const json& r, const std::string& set_name, const std::string& where) {
-  const Fields f(r, where, {"name", "scenario", "measured", "flops_formula", "notes"});
+  const Fields f(r, where, {"name", "table", "software", "scenario", "measured", "flops_formula", "skip", "notes"});
   ValidationRecord rec;
   rec.set = set_name;
   rec.name = f.text("name");
-  if (!f.has("scenario") || !f.get("scenario").is_object()) throw ScenarioError(where + ".scenario", "must be an object");
-  rec.scenario_json = f.get("scenario").dump();
-  if (!f.has("measured") || !f.get("measured").is_object()) throw ScenarioError(where + ".measured", "must be an object");
-  const Fields measured(f.get("measured"), where + ".measured", {"step_time_s", "tflops_per_gpu"});
-  if (measured.has("step_time_s")) rec.step_time_s = measured.number("step_time_s");
-  if (measured.has("tflops_per_gpu")) rec.tflops_per_gpu = measured.number("tflops_per_gpu");
-  if (!rec.step_time_s && !rec.tflops_per_gpu) throw ScenarioError(measured.where(), "needs step_time_s or tflops_per_gpu");
-  if ((rec.step_time_s && !(*rec.step_time_s > 0)) || (rec.tflops_per_gpu && !(*rec.tflops_per_gpu > 0)))
-    throw ScenarioError(measured.where(), "measurements must be positive");
-  const std::string formula = f.text("flops_formula");
-  try {
-    rec.flops_formula = costmodel::flops_formula_from_string(formula);
-  } catch (const ScenarioError&) {
-    throw ScenarioError(where + ".flops_formula",
-                        "unknown formula '" + formula + "' (expected megatron-causal, megatron-pre-0.11 or narayanan-eq3)");
+  rec.table = f.has("table") ? f.text("table") : "all";
+  if (rec.table.empty()) throw ScenarioError(where + ".table", "must not be empty");
+  if (f.has("software")) rec.software = f.text("software");
+  if (f.has("skip")) {
+    rec.skip_reason = f.text("skip");
+    if (rec.skip_reason.empty()) throw ScenarioError(where + ".skip", "must give the reason");
+  }
+  const bool required = !rec.skipped();
+  if (required || f.has("scenario")) {
+    if (!f.has("scenario") || !f.get("scenario").is_object()) throw ScenarioError(where + ".scenario", "must be an object");
+    json scenario = f.get("scenario");
+    // The record's software stack, when it is a preset, is the scenario's unless it names one.
+    const auto stacks = scenarios::software_preset_names();
+    if (!scenario.contains("software") && std::find(stacks.begin(), stacks.end(), rec.software) != stacks.end())
+      scenario["software"] = rec.software;
+    rec.scenario_json = scenario.dump();
+  }
+  if (required || f.has("measured")) {
+    if (!f.has("measured") || !f.get("measured").is_object())
+      throw ScenarioError(where + ".measured", "must be an object");
+    const Fields measured(f.get("measured"), where + ".measured", {"step_time_s", "tflops_per_gpu"});
+    if (measured.has("step_time_s")) rec.step_time_s = measured.number("step_time_s");
+    if (measured.has("tflops_per_gpu")) rec.tflops_per_gpu = measured.number("tflops_per_gpu");
+    if (!rec.step_time_s && !rec.tflops_per_gpu) throw ScenarioError(measured.where(), "needs step_time_s or tflops_per_gpu");
+    if ((rec.step_time_s && !(*rec.step_time_s > 0)) || (rec.tflops_per_gpu && !(*rec.tflops_per_gpu > 0)))
+      throw ScenarioError(measured.where(), "measurements must be positive");
+  }
+  if (required || f.has("flops_formula")) {
+    const std::string formula = f.text("flops_formula");
+    try {
+      rec.flops_formula = costmodel::flops_formula_from_string(formula);
+    } catch (const ScenarioError&) {
+      throw ScenarioError(where + ".flops_formula", "unknown formula '" + formula +
+                                                        "' (expected megatron-causal, megatron-pre-0.11 or narayanan-eq3)");
+    }
   }
   if (f.has("notes")) rec.notes = f.text("notes");
   return rec;
@@ -107,17 +129,28 @@ std::vector<ValidationRecord> parse_validation_set(const std::string& text, cons
     throw ScenarioError(set_name, std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ScenarioError(set_name, "must be a JSON object");
-  const Fields set(j, set_name, {"source", "notes", "records"});
+  const Fields set(j, set_name, {"source", "software", "cluster", "notes", "records"});
   (void)set.text("source");
+  for (const char* key : {"software", "cluster", "notes"})
+    if (set.has(key)) (void)set.text(key);
   if (!set.has("records") || !set.get("records").is_array() || set.get("records").empty())
     throw ScenarioError(set_name + ".records", "must be a non-empty array");
   std::vector<ValidationRecord> out;
   std::set<std::string> seen;
+  std::map<std::string, bool> table_compares_step_time;  // table -> the quantity its records compare
   const json& records = set.get("records");
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::string where = set_name + ".records[" + std::to_string(i) + "]";
     auto rec = parse_record(records[i], set_name, where);
     if (!seen.insert(rec.name).second) throw ScenarioError(where + ".name", "duplicate name '" + rec.name + "'");
+    if (!rec.skipped()) {
+      const bool step = rec.step_time_s.has_value();
+      const auto [it, added] = table_compares_step_time.emplace(rec.table, step);
+      if (!added && it->second != step)
+        throw ScenarioError(where + ".measured", "table '" + rec.table +
+                                                     "' mixes step_time_s and tflops_per_gpu records (its layouts are "
+                                                     "ranked on one quantity)");
+    }
     out.push_back(std::move(rec));
   }
   return out;

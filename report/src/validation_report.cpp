@@ -1,6 +1,8 @@
 #include "stepsim/report/validation_report.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,11 @@ std::string engine_note(const ValidationReport& r) {
 
 }  // namespace
 
+std::pair<double, double> compared_values(const ValidationCase& c) {
+  if (c.measured_step_time_s) return {*c.measured_step_time_s, c.predicted_step_time_s};
+  return {c.measured_tflops_per_gpu.value_or(0.0), c.predicted_tflops_per_gpu};
+}
+
 double mean_absolute_error(const std::vector<ValidationCase>& cases) {
   if (cases.empty()) return 0;
   double sum = 0;
@@ -40,41 +47,168 @@ double mean_absolute_error(const std::vector<ValidationCase>& cases) {
   return sum / static_cast<double>(cases.size());
 }
 
+namespace {
+
+// 1-based ranks; a run of equal values shares the mean of the ranks it spans.
+std::vector<double> average_ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double mean_rank = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (std::size_t k = i; k <= j; ++k) rank[order[k]] = mean_rank;
+    i = j + 1;
+  }
+  return rank;
+}
+
+}  // namespace
+
+std::optional<double> spearman_rank_correlation(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return std::nullopt;
+  const auto rx = average_ranks(x);
+  const auto ry = average_ranks(y);
+  const double n = static_cast<double>(x.size());
+  const double mean = (n + 1.0) / 2.0;  // the mean of any rank vector
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  if (sxx == 0 || syy == 0) return std::nullopt;
+  return sxy / std::sqrt(sxx * syy);
+}
+
+ValidationStats validation_stats(const std::vector<ValidationCase>& cases) {
+  ValidationStats s;
+  s.records = cases.size();
+  s.mape = mean_absolute_error(cases);
+  for (const auto& c : cases) s.max_abs_error = std::max(s.max_abs_error, std::abs(c.error));
+  std::vector<double> measured, predicted;
+  bool same_quantity = true;
+  for (const auto& c : cases) {
+    same_quantity = same_quantity && c.measured_step_time_s.has_value() == cases.front().measured_step_time_s.has_value();
+    const auto [m, p] = compared_values(c);
+    measured.push_back(m);
+    predicted.push_back(p);
+  }
+  if (same_quantity) s.spearman = spearman_rank_correlation(measured, predicted);
+  return s;
+}
+
+void summarize(ValidationSetResult& set) {
+  set.stats = validation_stats(set.records);
+  set.tables.clear();
+  std::vector<std::string> names;
+  for (const auto& c : set.records)
+    if (std::find(names.begin(), names.end(), c.table) == names.end()) names.push_back(c.table);
+  for (const auto& name : names) {
+    std::vector<ValidationCase> cases;
+    for (const auto& c : set.records)
+      if (c.table == name) cases.push_back(c);
+    set.tables.push_back({name, validation_stats(cases)});
+  }
+}
+
+namespace {
+
+std::string opt_ratio(const std::optional<double>& v) { return v ? fixed(*v, 3) : "-"; }
+
+// "MAPE 3.1 %, max 9.0 %, Spearman 0.812, 12 records"
+std::string stats_line(const ValidationStats& s) {
+  return "MAPE " + percent(s.mape, 1, false) + ", max " + percent(s.max_abs_error, 1, false) + ", Spearman " +
+         opt_ratio(s.spearman) + ", " + std::to_string(s.records) + " records";
+}
+
+nlohmann::ordered_json stats_json(const ValidationStats& s) {
+  nlohmann::ordered_json j;
+  j["records_count"] = s.records;
+  j["mape"] = s.mape;
+  j["max_abs_error"] = s.max_abs_error;
+  j["spearman"] = s.spearman ? nlohmann::ordered_json(*s.spearman) : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+// One row per set and per table of the set: name, table, records, MAPE, max, Spearman.
+Table summary_table(const ValidationReport& r) {
+  Table t;
+  t.columns = {"set", "table", "records", "MAPE", "max error", "Spearman"};
+  t.right_aligned = {false, false, true, true, true, true};
+  auto row = [&](const std::string& set, const std::string& table, const ValidationStats& s) {
+    t.rows.push_back({set, table, std::to_string(s.records), percent(s.mape, 1, false), percent(s.max_abs_error, 1, false),
+                      opt_ratio(s.spearman)});
+  };
+  for (const auto& set : r.sets) {
+    row(set.name, "(whole set)", set.stats);
+    if (set.tables.size() > 1)
+      for (const auto& table : set.tables) row(set.name, table.name, table.stats);
+  }
+  return t;
+}
+
+Table skipped_table(const ValidationReport& r) {
+  Table t;
+  t.columns = {"set", "record", "skipped because"};
+  for (const auto& set : r.sets)
+    for (const auto& s : set.skipped) t.rows.push_back({set.name, s.name, s.reason});
+  return t;
+}
+
+std::string notes_text() {
+  return "error = predicted / measured - 1 on the measured quantity (step time where published, else TFLOP/s per GPU);\n"
+         "TFLOP/s per GPU = the record's FLOP formula / (step time x GPUs); Spearman = rank correlation of predicted vs\n"
+         "measured values within the group (ties averaged; - for fewer than 2 records or constant values).\n";
+}
+
+}  // namespace
+
 std::string validation_table(const ValidationReport& r) {
   std::ostringstream o;
-  for (const auto& set : r.sets) {
-    o << set.name << "  (MAPE " << percent(set.mape, 1, false) << ", " << set.records.size() << " records)\n";
-    o << "  " << pad("record", -34) << pad("GPU", -16) << pad("step s", 10) << pad("measured", 10) << pad("TFLOP/s", 9)
-      << pad("measured", 10) << pad("error", 10) << "\n";
+  // Name and table columns as wide as their longest entry.
+  int name_width = 34, table_width = 16;
+  for (const auto& set : r.sets)
     for (const auto& c : set.records) {
-      o << "  " << pad(c.name, -34) << pad(c.gpu, -16) << pad(fixed(c.predicted_step_time_s, 3), 10)
+      name_width = std::max(name_width, static_cast<int>(c.name.size()) + 1);
+      table_width = std::max(table_width, static_cast<int>(c.table.size()) + 1);
+    }
+  for (const auto& set : r.sets) {
+    o << set.name << "  (" << stats_line(set.stats) << ")\n";
+    if (set.tables.size() > 1)
+      for (const auto& table : set.tables) o << "  table " << table.name << ": " << stats_line(table.stats) << "\n";
+    o << "  " << pad("record", -name_width) << pad("table", -table_width) << pad("GPU", -16) << pad("step s", 10) << pad("measured", 10)
+      << pad("TFLOP/s", 9) << pad("measured", 10) << pad("error", 10) << "\n";
+    for (const auto& c : set.records) {
+      o << "  " << pad(c.name, -name_width) << pad(c.table, -table_width) << pad(c.gpu, -16) << pad(fixed(c.predicted_step_time_s, 3), 10)
         << pad(opt_fixed(c.measured_step_time_s, 3), 10) << pad(fixed(c.predicted_tflops_per_gpu, 1), 9)
         << pad(opt_fixed(c.measured_tflops_per_gpu, 1), 10) << pad(percent(c.error, 1, true), 10) << "\n";
     }
+    for (const auto& s : set.skipped) o << "  skipped " << s.name << ": " << s.reason << "\n";
     o << "\n";
   }
+  o << to_markdown(summary_table(r), MarkdownStyle::Padded) << "\n";
   o << engine_note(r) << "\n";
-  o << "error = predicted / measured - 1 on the measured quantity (step time where published, else TFLOP/s per GPU);\n"
-       "TFLOP/s per GPU = the record's FLOP formula / (step time x GPUs).\n";
+  o << notes_text();
   return o.str();
 }
 
 std::string validation_markdown(const ValidationReport& r) {
   Table cases;
-  cases.columns = {"set", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
+  cases.columns = {"set", "table", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
                    "measured TFLOP/s/GPU", "error"};
-  cases.right_aligned = {false, false, false, true, true, true, true, true};
+  cases.right_aligned = {false, false, false, false, true, true, true, true, true};
   for (const auto& set : r.sets)
     for (const auto& c : set.records)
-      cases.rows.push_back({set.name, c.name, c.gpu, fixed(c.predicted_step_time_s, 3), opt_fixed(c.measured_step_time_s, 3),
-                            fixed(c.predicted_tflops_per_gpu, 1), opt_fixed(c.measured_tflops_per_gpu, 1),
-                            percent(c.error, 1, true)});
-  Table sets;
-  sets.columns = {"set", "records", "MAPE"};
-  sets.right_aligned = {false, true, true};
-  for (const auto& set : r.sets) sets.rows.push_back({set.name, std::to_string(set.records.size()), percent(set.mape, 1, false)});
-  return to_markdown(cases, MarkdownStyle::Compact) + "\n" +
-         to_markdown(sets, MarkdownStyle::Compact) + "\n" + engine_note(r) + "\n";
+      cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_step_time_s, 3),
+                            opt_fixed(c.measured_step_time_s, 3), fixed(c.predicted_tflops_per_gpu, 1),
+                            opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true)});
+  std::string out = to_markdown(cases, MarkdownStyle::Compact) + "\n" + to_markdown(summary_table(r), MarkdownStyle::Compact) + "\n";
+  const auto skipped = skipped_table(r);
+  if (!skipped.rows.empty()) out += to_markdown(skipped, MarkdownStyle::Compact) + "\n";
+  return out + engine_note(r) + "\n";
 }
 
 std::string validation_json(const ValidationReport& r) {
@@ -87,11 +221,19 @@ std::string validation_json(const ValidationReport& r) {
   for (const auto& set : r.sets) {
     ordered_json js;
     js["name"] = set.name;
-    js["mape"] = set.mape;
+    js.update(stats_json(set.stats));
+    js["tables"] = ordered_json::array();
+    for (const auto& table : set.tables) {
+      ordered_json jt;
+      jt["name"] = table.name;
+      jt.update(stats_json(table.stats));
+      js["tables"].push_back(std::move(jt));
+    }
     js["records"] = ordered_json::array();
     for (const auto& c : set.records) {
       ordered_json jc;
       jc["name"] = c.name;
+      jc["table"] = c.table;
       jc["gpu"] = c.gpu;
       jc["measured_step_time_s"] = opt(c.measured_step_time_s);
       jc["predicted_step_time_s"] = c.predicted_step_time_s;
@@ -101,7 +243,197 @@ std::string validation_json(const ValidationReport& r) {
       jc["error"] = c.error;
       js["records"].push_back(std::move(jc));
     }
+    js["skipped"] = ordered_json::array();
+    for (const auto& s : set.skipped) js["skipped"].push_back({{"name", s.name}, {"table", s.table}, {"reason", s.reason}});
     j["sets"].push_back(std::move(js));
+  }
+  return j.dump(2) + "\n";
+}
+
+// ---- cross-validation
+
+namespace {
+
+const ValidationSetResult* find_set(const ValidationReport& r, const std::string& name) {
+  for (const auto& s : r.sets)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const ValidationStats* find_table(const ValidationReport& r, const std::string& set, const std::string& table) {
+  const auto* s = find_set(r, set);
+  if (!s) return nullptr;
+  for (const auto& t : s->tables)
+    if (t.name == table) return &t.stats;
+  return nullptr;
+}
+
+// Rows: set (whole) and its tables; for each of committed / fitted / cross-validated: MAPE, max, Spearman.
+Table cross_summary_table(const CrossValidationReport& r) {
+  Table t;
+  t.columns = {"set", "table", "records", "MAPE", "max", "Spearman", "fit MAPE", "fit max", "fit Spearman", "CV MAPE",
+               "CV max", "CV Spearman"};
+  t.right_aligned = {false, false, true, true, true, true, true, true, true, true, true, true};
+  auto cells = [](const ValidationStats* s, std::vector<std::string>& row) {
+    if (!s || s->records == 0) {
+      row.insert(row.end(), {"-", "-", "-"});
+      return;
+    }
+    row.insert(row.end(), {percent(s->mape, 1, false), percent(s->max_abs_error, 1, false), opt_ratio(s->spearman)});
+  };
+  for (const auto& set : r.committed.sets) {
+    auto add = [&](const std::string& table, const ValidationStats& committed, const ValidationStats* fitted,
+                   const ValidationStats* cv) {
+      std::vector<std::string> row{set.name, table, std::to_string(committed.records)};
+      cells(&committed, row);
+      cells(fitted, row);
+      cells(cv, row);
+      t.rows.push_back(std::move(row));
+    };
+    const auto* fs = find_set(r.fitted, set.name);
+    const auto* cs = find_set(r.cross_validated, set.name);
+    add("(whole set)", set.stats, fs ? &fs->stats : nullptr, cs ? &cs->stats : nullptr);
+    if (set.tables.size() > 1)
+      for (const auto& table : set.tables)
+        add(table.name, table.stats, find_table(r.fitted, set.name, table.name),
+            find_table(r.cross_validated, set.name, table.name));
+  }
+  return t;
+}
+
+Table fits_table(const CrossValidationReport& r) {
+  Table t;
+  t.columns = {"GPU", "fitted on", "records"};
+  for (const auto& p : r.params) t.columns.push_back(p);
+  t.right_aligned.assign(t.columns.size(), true);
+  t.right_aligned[0] = t.right_aligned[1] = false;
+  for (const auto& f : r.fits) {
+    std::vector<std::string> row{f.gpu, f.left_out.empty() ? "all records" : "all but " + f.left_out,
+                                 std::to_string(f.training_records)};
+    for (const double v : f.values) row.push_back(significant(v, 4));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string cross_notes(const CrossValidationReport& r) {
+  std::string s = "MAPE/max/Spearman: with the embedded efficiency files (as validate); fit: parameters (" ;
+  for (std::size_t i = 0; i < r.params.size(); ++i) s += (i ? ", " : "") + r.params[i];
+  s += ") fitted on every record of the GPU (in-sample);\nCV: fitted on the GPU's records outside the table, "
+       "predicting the table (leave one table out); a set's CV row pools its tables' predictions.\n";
+  for (const auto& n : r.not_cross_validated) s += "not cross-validated: " + n + "\n";
+  return s;
+}
+
+}  // namespace
+
+std::string cross_validation_table(const CrossValidationReport& r) {
+  std::ostringstream o;
+  o << to_markdown(cross_summary_table(r), MarkdownStyle::Padded) << "\n"
+    << to_markdown(fits_table(r), MarkdownStyle::Padded) << "\n"
+    << "engine: " << r.engine << "\n" << cross_notes(r);
+  return o.str();
+}
+
+std::string cross_validation_markdown(const CrossValidationReport& r) {
+  return to_markdown(cross_summary_table(r), MarkdownStyle::Compact) + "\n" + to_markdown(fits_table(r), MarkdownStyle::Compact) +
+         "\nengine: " + r.engine + "\n\n" + cross_notes(r);
+}
+
+std::string cross_validation_json(const CrossValidationReport& r) {
+  using nlohmann::ordered_json;
+  auto stats = [](const ValidationStats* s) { return s && s->records > 0 ? stats_json(*s) : ordered_json(nullptr); };
+  ordered_json j;
+  j["engine"] = r.engine;
+  j["params"] = r.params;
+  j["overrides"] = r.overrides;
+  j["sets"] = ordered_json::array();
+  for (const auto& set : r.committed.sets) {
+    const auto* fs = find_set(r.fitted, set.name);
+    const auto* cs = find_set(r.cross_validated, set.name);
+    ordered_json js;
+    js["name"] = set.name;
+    js["committed"] = stats(&set.stats);
+    js["fitted"] = stats(fs ? &fs->stats : nullptr);
+    js["cross_validated"] = stats(cs ? &cs->stats : nullptr);
+    js["tables"] = ordered_json::array();
+    for (const auto& table : set.tables) {
+      ordered_json jt;
+      jt["name"] = table.name;
+      jt["committed"] = stats(&table.stats);
+      jt["fitted"] = stats(find_table(r.fitted, set.name, table.name));
+      jt["cross_validated"] = stats(find_table(r.cross_validated, set.name, table.name));
+      js["tables"].push_back(std::move(jt));
+    }
+    j["sets"].push_back(std::move(js));
+  }
+  j["fits"] = ordered_json::array();
+  for (const auto& f : r.fits) {
+    ordered_json jf;
+    jf["gpu"] = f.gpu;
+    jf["left_out"] = f.left_out;
+    jf["training_records"] = f.training_records;
+    ordered_json values;
+    for (std::size_t i = 0; i < r.params.size() && i < f.values.size(); ++i) values[r.params[i]] = f.values[i];
+    jf["values"] = std::move(values);
+    j["fits"].push_back(std::move(jf));
+  }
+  j["not_cross_validated"] = r.not_cross_validated;
+  return j.dump(2) + "\n";
+}
+
+// ---- GPU coverage
+
+namespace {
+
+std::string coverage_verdict(const GpuCoverage& g) {
+  if (g.records == 0)
+    return g.efficiency_kind == "fitted" ? "not checked: no record in these sets" : "derived, no measured record";
+  return g.efficiency_kind == "fitted" ? "checked against measurements"
+                                       : "checked against measurements (efficiency not fitted)";
+}
+
+Table coverage_table(const std::vector<GpuCoverage>& gpus) {
+  Table t;
+  t.columns = {"GPU", "measured records", "sets", "efficiency file", "predictions"};
+  t.right_aligned = {false, true, false, false, false};
+  for (const auto& g : gpus) {
+    std::string sets;
+    for (std::size_t i = 0; i < g.sets.size(); ++i) sets += (i ? ", " : "") + g.sets[i];
+    t.rows.push_back({g.gpu, std::to_string(g.records), sets.empty() ? "-" : sets, g.efficiency_kind, coverage_verdict(g)});
+  }
+  return t;
+}
+
+std::string coverage_notes(const std::vector<GpuCoverage>& gpus) {
+  std::string s = "efficiency file: fitted (to named records), derived (from another GPU's fit) or default (built-in curve);\n"
+                  "its fit record:\n";
+  for (const auto& g : gpus) s += "  " + g.gpu + ": " + (g.efficiency_fit.empty() ? "-" : g.efficiency_fit) + "\n";
+  return s;
+}
+
+}  // namespace
+
+std::string gpu_coverage_table(const std::vector<GpuCoverage>& gpus) {
+  return to_markdown(coverage_table(gpus), MarkdownStyle::Padded) + "\n" + coverage_notes(gpus);
+}
+
+std::string gpu_coverage_markdown(const std::vector<GpuCoverage>& gpus) {
+  return to_markdown(coverage_table(gpus), MarkdownStyle::Compact) + "\n" + coverage_notes(gpus);
+}
+
+std::string gpu_coverage_json(const std::vector<GpuCoverage>& gpus) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["gpus"] = ordered_json::array();
+  for (const auto& g : gpus) {
+    ordered_json jg;
+    jg["gpu"] = g.gpu;
+    jg["records_count"] = g.records;
+    jg["sets"] = g.sets;
+    jg["efficiency_kind"] = g.efficiency_kind;
+    jg["efficiency_fit"] = g.efficiency_fit;
+    j["gpus"].push_back(std::move(jg));
   }
   return j.dump(2) + "\n";
 }

@@ -76,6 +76,19 @@ TEST_CASE("stepsim calibrate: --records that matches no record exits 2 naming th
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
+TEST_CASE("stepsim validate --gpus lists every GPU preset; --params needs --cross-validate") {
+  const auto gpus = run("validate --gpus --set-name fujii-2024-tsubame-h100");
+  CHECK(gpus.status == 0);
+  CHECK(gpus.out.find("| h100-sxm-94gb  |               12 | fujii-2024-tsubame-h100 |") != std::string::npos);
+  CHECK(gpus.out.find("derived, no measured record") != std::string::npos);
+  const auto params = run("validate --params gemm_max");
+  CHECK(params.status == 2);
+  CHECK(params.err.find("--params requires --cross-validate") != std::string::npos);
+  const auto engine = run("validate --cross-validate --engine simgrid --set-name mtnlg-530b");
+  CHECK(engine.status == 2);
+  CHECK(engine.err == "stepsim: error: --engine: --cross-validate fits with the analytic engine (as calibrate)\n");
+}
+
 TEST_CASE("an unknown command and a negative --refine are named in one line, exit 2") {
   const auto unknown = run("frobnicate");
   CHECK(unknown.status == 2);

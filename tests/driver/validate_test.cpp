@@ -30,9 +30,22 @@ ValidateOptions gpt_sets_options() {
   return o;
 }
 
+// The record with its "measurement" replaced by the simulator's own step time at this gemm_max.
+stepsim::driver::ValidationRecord synthetic_record(stepsim::driver::ValidationRecord rec, double gemm_max) {
+  const auto s = stepsim::scenarios::load_scenario_text(rec.scenario_json);
+  auto truth = stepsim::scenarios::default_efficiency(s.cluster.gpu);  // calibrate starts from the default curve
+  truth.gemm_max = gemm_max;
+  stepsim::driver::SimulateOptions so;
+  so.engine = stepsim::sim::EngineKind::Analytic;
+  so.efficiency = truth;
+  rec.step_time_s = stepsim::driver::simulate(s, so).report.step_time_s;
+  rec.tflops_per_gpu.reset();
+  return rec;
+}
+
 double mape_of(const ValidationReport& r, const std::string& name) {
   for (const auto& s : r.sets)
-    if (s.name == name) return s.mape;
+    if (s.name == name) return s.stats.mape;
   FAIL("no set " << name);
   return 0;
 }
@@ -44,9 +57,9 @@ TEST_CASE("validation MAPE bounds with the committed efficiency files (analytic 
   CHECK(mape_of(gpt, "korthikanti-2022-table5") <= 0.08);
   CHECK(mape_of(gpt, "narayanan-sc21-table1") <= 0.10);
   ValidateOptions seed;
-  seed.set_names = {"fujii-2024-slice"};
+  seed.set_names = {"fujii-2024-tsubame-h100"};
   const auto fujii = stepsim::driver::validate(seed);
-  CHECK(mape_of(fujii, "fujii-2024-slice") <= 0.10);
+  CHECK(mape_of(fujii, "fujii-2024-tsubame-h100") <= 0.10);
   CHECK(fujii.engine == "analytic");
 }
 
@@ -64,14 +77,18 @@ TEST_CASE("validate: every record, signed error on the measured quantity, MAPE i
     CHECK(c.predicted_tflops_per_gpu > 0);
     sum += std::abs(c.error);
   }
-  CHECK(set.mape == doctest::Approx(sum / static_cast<double>(set.records.size())));
+  CHECK(set.stats.mape == doctest::Approx(sum / static_cast<double>(set.records.size())));
+  CHECK(set.tables.size() == 1);  // the set's records give no table: one, "all"
+  CHECK(set.tables.at(0).name == "all");
+  CHECK(set.skipped.empty());
 }
 
 TEST_CASE("validate: TFLOP/s records compare the record's FLOP formula over step time and GPUs") {
   ValidateOptions o;
-  o.set_names = {"fujii-2024-slice"};
+  o.set_names = {"fujii-2024-tsubame-h100"};
   const auto r = stepsim::driver::validate(o);
   const auto& c = r.sets.at(0).records.at(0);
+  CHECK(c.table == "gpus4");
   REQUIRE(c.measured_tflops_per_gpu);
   CHECK_FALSE(c.measured_step_time_s);
   CHECK(c.flops_formula == "megatron-pre-0.11");
@@ -89,11 +106,13 @@ TEST_CASE("validate: deterministic JSON with the documented keys") {
   const auto& set = j["sets"][0];
   CHECK(set["name"] == "korthikanti-2022-table5");
   CHECK(set["mape"].is_number());
+  CHECK(set["max_abs_error"].is_number());
+  CHECK(set["spearman"].is_number());
   for (const char* key : {"name", "measured_step_time_s", "predicted_step_time_s", "measured_tflops_per_gpu",
                           "predicted_tflops_per_gpu", "error"})
     CHECK_MESSAGE(set["records"][0].contains(key), key);
   CHECK(set["records"][0]["measured_tflops_per_gpu"].is_null());
-  CHECK(stepsim::report::validation_markdown(stepsim::driver::validate(o)).find("| korthikanti-2022-table5 | 8 |") !=
+  CHECK(stepsim::report::validation_markdown(stepsim::driver::validate(o)).find("| korthikanti-2022-table5 | (whole set) | 8 |") !=
         std::string::npos);
 }
 
@@ -105,15 +124,8 @@ TEST_CASE("validate: an unknown set names the command") {
 
 TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that produced it") {
   // One record whose "measurement" is the simulator's own step time with gemm_max = 0.6.
-  auto rec = stepsim::driver::validation_records("korthikanti-2022-table5").at(1);  // gpt-22b-sp-selective
+  const auto rec = synthetic_record(stepsim::driver::validation_records("korthikanti-2022-table5").at(1), 0.6);  // gpt-22b-sp-selective
   const auto s = stepsim::scenarios::load_scenario_text(rec.scenario_json);
-  auto truth = stepsim::scenarios::default_efficiency(s.cluster.gpu);
-  truth.gemm_max = 0.6;
-  stepsim::driver::SimulateOptions so;
-  so.engine = stepsim::sim::EngineKind::Analytic;
-  so.efficiency = truth;
-  rec.step_time_s = stepsim::driver::simulate(s, so).report.step_time_s;
-  rec.tflops_per_gpu.reset();
 
   stepsim::driver::CalibrateOptions co;
   co.gpu = s.cluster.gpu.name;
@@ -162,4 +174,119 @@ TEST_CASE("calibrate: a --records filter that matches no record is an error nami
                        stepsim::ScenarioError);
   co.record_filters = {"gpt-22b"};
   CHECK(stepsim::driver::calibrate(co).records.size() >= 1);
+}
+
+TEST_CASE("validate lists skipped records by name with their reason and simulates the others") {
+  // The Fujii A100 log has rows without a number (out of memory or not run): listed, not simulated.
+  ValidateOptions o;
+  o.set_names = {"fujii-2024-abci-a100"};
+  const auto r = stepsim::driver::validate(o);
+  const auto& set = r.sets.at(0);
+  CHECK(set.records.size() == 56);
+  CHECK(set.skipped.size() == 44);
+  CHECK(set.tables.size() == 6);
+  bool seen = false;
+  for (const auto& s : set.skipped)
+    if (s.name == "tp4-cp1-pp2-mbs2-gpus8") {
+      seen = true;
+      CHECK(s.reason == "no throughput in the sweep log: out of memory or not run (the log does not say which)");
+      CHECK(s.table == "gpus8");
+    }
+  CHECK(seen);
+}
+
+TEST_CASE("validate: a record beyond the chosen engine's limits is listed as skipped with the engine's reason") {
+  // The Megatron-LM README's largest run has 6144 GPUs, beyond the SimGrid platform's 4096.
+  std::vector<stepsim::driver::ValidationRecord> largest;
+  for (const auto& rec : stepsim::driver::validation_records("megatron-lm-readme-h100"))
+    if (rec.name == "gpt-462b-gpus6144") largest.push_back(rec);
+  REQUIRE(largest.size() == 1);
+  ValidateOptions o;
+  o.engine = stepsim::sim::EngineKind::SimGrid;
+  const auto set = stepsim::driver::validate_set("megatron-lm-readme-h100", largest, o);
+  CHECK(set.records.empty());
+  REQUIRE(set.skipped.size() == 1);
+  CHECK(set.skipped[0].name == "gpt-462b-gpus6144");
+  CHECK(set.skipped[0].reason == "the simgrid engine handles up to 4096 GPUs; this cluster has 6144 (use --engine analytic)");
+  o.engine = stepsim::sim::EngineKind::Analytic;
+  CHECK(stepsim::driver::validate_set("megatron-lm-readme-h100", largest, o).records.size() == 1);
+}
+
+TEST_CASE("cross-validation: leave one table out recovers a parameter that generated the data") {
+  // Two tables whose "measurements" are the simulator's own step times with gemm_max = 0.6: each
+  // fold fits 0.6 on the other table and predicts the left-out one exactly; the committed file
+  // (A100 80 GB: 0.66) does not.
+  const auto all = stepsim::driver::validation_records("korthikanti-2022-table5");
+  std::vector<stepsim::driver::ValidationRecord> records;
+  for (const auto& original : all) {
+    if (original.name.rfind("gpt-22b", 0) != 0) continue;
+    auto rec = synthetic_record(original, 0.6);
+    rec.table = rec.name.find("full") != std::string::npos ? "full" : "selective";
+    records.push_back(rec);
+  }
+  REQUIRE(records.size() == 2);
+  stepsim::driver::CrossValidateOptions co;
+  const auto r = stepsim::driver::cross_validate_records(records, co);
+  CHECK(r.params == std::vector<std::string>{"gemm_max"});
+  REQUIRE(r.fits.size() == 3);  // all records, then one fold per table
+  CHECK(r.fits[0].left_out.empty());
+  CHECK(r.fits[0].training_records == 2);
+  CHECK(r.fits[1].left_out == "korthikanti-2022-table5/full");
+  CHECK(r.fits[1].training_records == 1);
+  for (const auto& f : r.fits) CHECK(f.values.at(0) == doctest::Approx(0.6).epsilon(1e-4));
+  REQUIRE(r.cross_validated.sets.size() == 1);
+  const auto& cv = r.cross_validated.sets[0];
+  CHECK(cv.stats.records == 2);
+  CHECK(cv.stats.max_abs_error < 1e-4);
+  CHECK(cv.tables.size() == 2);
+  CHECK(r.committed.sets.at(0).stats.mape > 0.02);
+  CHECK(r.not_cross_validated.empty());
+  const auto j = nlohmann::json::parse(stepsim::report::cross_validation_json(r));
+  CHECK(j["sets"][0]["tables"][0]["cross_validated"]["records_count"] == 1);
+  CHECK(j["fits"][2]["values"]["gemm_max"].template get<double>() == doctest::Approx(0.6).epsilon(1e-4));
+
+  // A table whose GPU has no other record cannot be cross-validated, and says so.
+  const auto one = stepsim::driver::cross_validate_records({records[0]}, co);
+  CHECK(one.not_cross_validated ==
+        std::vector<std::string>{"korthikanti-2022-table5/full: no other record runs on a100-sxm-80gb"});
+  CHECK(one.cross_validated.sets.at(0).stats.records == 0);
+  CHECK(stepsim::report::cross_validation_table(one).find("not cross-validated: korthikanti-2022-table5/full") !=
+        std::string::npos);
+  co.params.clear();
+  CHECK_THROWS_WITH_AS(stepsim::driver::cross_validate_records(records, co), doctest::Contains("--params"),
+                       stepsim::ScenarioError);
+}
+
+TEST_CASE("cross-validation of the TSUBAME H100 set: every GPU-count table predicted from the others") {
+  stepsim::driver::CrossValidateOptions co;
+  co.validate.set_names = {"fujii-2024-tsubame-h100"};
+  const auto r = stepsim::driver::cross_validate(co);
+  CHECK(r.fits.size() == 7);  // all 12 records, then 6 folds of 10
+  for (std::size_t i = 1; i < r.fits.size(); ++i) CHECK(r.fits[i].training_records == 10);
+  const auto& cv = r.cross_validated.sets.at(0);
+  CHECK(cv.stats.records == 12);
+  CHECK(cv.tables.size() == 6);
+  CHECK(r.committed.sets.at(0).stats.records == 12);
+  CHECK(r.fitted.sets.at(0).stats.records == 12);
+}
+
+TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies are derived") {
+  const auto gpus = stepsim::driver::gpu_coverage({});
+  auto find = [&](const std::string& name) {
+    for (const auto& g : gpus)
+      if (g.gpu == name) return g;
+    FAIL("no GPU " << name);
+    return stepsim::report::GpuCoverage{};
+  };
+  CHECK(find("a100-sxm-40gb").records == 56);
+  CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
+  CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10);
+  CHECK(find("h100-sxm-80gb").records == 33 + 9);
+  CHECK(find("h100-sxm-94gb").records == 12);
+  CHECK(find("h200-sxm-141gb").records == 0);
+  CHECK(find("b200-180gb").records == 0);
+  CHECK(find("h200-sxm-141gb").efficiency_kind == "derived");
+  CHECK(find("a100-sxm-40gb").efficiency_kind == "fitted");
+  const auto md = stepsim::report::gpu_coverage_markdown(gpus);
+  CHECK(md.find("| b200-180gb | 0 | - | derived | derived, no measured record |") != std::string::npos);
 }

@@ -24,22 +24,77 @@ std::string read_source_file(const std::string& relative) {
 
 TEST_CASE("validation sets are embedded, equal the files on disk, and every scenario loads") {
   const auto names = stepsim::driver::validation_set_names();
-  REQUIRE(names == std::vector<std::string>{"fujii-2024-slice", "korthikanti-2022-table5", "narayanan-sc21-table1"});
-  const std::map<std::string, std::size_t> expected_counts{
-      {"fujii-2024-slice", 18}, {"korthikanti-2022-table5", 8}, {"narayanan-sc21-table1", 10}};
+  REQUIRE(names == std::vector<std::string>{"dgxc-h100-llama3", "fujii-2024-abci-a100", "fujii-2024-tsubame-h100",
+                                            "korthikanti-2022-table5", "megatron-lm-readme-h100", "mtnlg-530b",
+                                            "narayanan-sc21-table1"});
+  // {records, of which skipped}
+  const std::map<std::string, std::pair<std::size_t, std::size_t>> expected_counts{
+      {"dgxc-h100-llama3", {67, 34}},      {"fujii-2024-abci-a100", {100, 44}}, {"fujii-2024-tsubame-h100", {12, 0}},
+      {"korthikanti-2022-table5", {8, 0}}, {"megatron-lm-readme-h100", {9, 0}}, {"mtnlg-530b", {3, 0}},
+      {"narayanan-sc21-table1", {10, 0}}};
   for (const auto& name : names) {
     CAPTURE(name);
     const std::string text = stepsim::driver::validation_set_text(name);
     CHECK(text == read_source_file("driver/data/validation/" + name + ".json"));
     const auto records = stepsim::driver::validation_records(name);
-    CHECK(records.size() == expected_counts.at(name));
+    CHECK(records.size() == expected_counts.at(name).first);
+    std::size_t skipped = 0;
     for (const auto& r : records) {
       CAPTURE(r.name);
       CHECK(r.set == name);
+      CHECK_FALSE(r.table.empty());
+      skipped += r.skipped() ? 1 : 0;
+      if (r.scenario_json.empty()) {
+        CHECK(r.skipped());
+        continue;
+      }
       const auto s = stepsim::scenarios::load_scenario_text(r.scenario_json, {}, name + ":" + r.name);
       CHECK(s.world_size() == s.parallel.tp * s.parallel.cp * s.parallel.pp * s.parallel.dp);
-      CHECK(stepsim::costmodel::model_flops(s, r.flops_formula) > 0);
+      if (!r.skipped()) CHECK(stepsim::costmodel::model_flops(s, r.flops_formula) > 0);
     }
+    CHECK(skipped == expected_counts.at(name).second);
+  }
+}
+
+TEST_CASE("NVIDIA's FP8 rows are listed and skipped by name; the BF16 rows run") {
+  std::size_t fp8 = 0, bf16 = 0;
+  for (const auto& r : stepsim::driver::validation_records("dgxc-h100-llama3")) {
+    CAPTURE(r.name);
+    if (r.name.find("-fp8-") != std::string::npos) {
+      ++fp8;
+      CHECK(r.skip_reason == "FP8 is not modelled yet");
+    } else if (!r.skipped()) {
+      ++bf16;
+      CHECK(r.name.find("-bf16-") != std::string::npos);
+      CHECK(r.step_time_s);
+      CHECK(r.software.rfind("nemo-", 0) == 0);
+    }
+  }
+  CHECK(fp8 == 33);
+  CHECK(bf16 == 33);
+}
+
+TEST_CASE("NVIDIA's published MFU and MT-NLG's TFLOP/s follow from the step times with the records' FLOP formula") {
+  // dgxc-001: Llama 3.1 8B on 8 H100 at 12.91 s, published MFU 59.37 % of 989 TFLOP/s.
+  for (const auto& r : stepsim::driver::validation_records("dgxc-h100-llama3")) {
+    if (r.name != "llama3-8b-nemo-24.09-bf16-gpus8") continue;
+    const auto s = stepsim::scenarios::load_scenario_text(r.scenario_json);
+    REQUIRE(r.step_time_s);
+    const double mfu = stepsim::costmodel::model_flops(s, r.flops_formula) /
+                       (*r.step_time_s * static_cast<double>(s.world_size()) * s.cluster.gpu.peak_bf16_flops);
+    CHECK(100 * mfu == doctest::Approx(59.37).epsilon(0.002));
+  }
+  // MT-NLG: 60.1 / 50.2 / 44.4 s and 126 / 121 / 113 TFLOP/s per GPU (the paper's rounding).
+  const auto mtnlg = stepsim::driver::validation_records("mtnlg-530b");
+  REQUIRE(mtnlg.size() == 3);
+  for (const auto& r : mtnlg) {
+    CAPTURE(r.name);
+    const auto s = stepsim::scenarios::load_scenario_text(r.scenario_json);
+    REQUIRE(r.step_time_s);
+    REQUIRE(r.tflops_per_gpu);
+    const double tflops = stepsim::costmodel::model_flops(s, r.flops_formula) /
+                          (*r.step_time_s * static_cast<double>(s.world_size())) / 1e12;
+    CHECK(tflops == doctest::Approx(*r.tflops_per_gpu).epsilon(0.01));
   }
 }
 
@@ -90,4 +145,19 @@ TEST_CASE("validation set parse errors name the record and key") {
                        stepsim::ScenarioError);
   CHECK_THROWS_WITH_AS(parse_validation_set(R"({"source": "s", "records": []})", "set"),
                        "set.records: must be a non-empty array", stepsim::ScenarioError);
+  // A skipped record needs its reason and nothing else; a table ranks one quantity.
+  const auto skipped = parse_validation_set(R"({"source": "s", "records": [{"name": "a", "table": "t", "skip": "FP8 is not modelled yet"}]})", "set");
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].skipped());
+  CHECK(skipped[0].table == "t");
+  CHECK(skipped[0].scenario_json.empty());
+  CHECK_THROWS_WITH_AS(parse_validation_set(R"({"source": "s", "records": [{"name": "a", "skip": ""}]})", "set"),
+                       "set.records[0].skip: must give the reason", stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(parse_validation_set(R"({"source": "s", "records": [
+                                                {"name": "a", "scenario": {}, "measured": {"step_time_s": 1}, "flops_formula": "megatron-causal"},
+                                                {"name": "b", "scenario": {}, "measured": {"tflops_per_gpu": 1}, "flops_formula": "megatron-causal"}]})",
+                                            "set"),
+                       "set.records[1].measured: table 'all' mixes step_time_s and tflops_per_gpu records (its layouts "
+                       "are ranked on one quantity)",
+                       stepsim::ScenarioError);
 }

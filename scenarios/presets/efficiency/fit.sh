@@ -12,10 +12,9 @@ build=${1:-build}
 bin="$build/app/stepsim"
 out=scenarios/presets/efficiency
 "$bin" calibrate --gpu a100-sxm-80gb --sets narayanan-sc21-table1 --params gemm_max,hbm_eff --out $out/a100-sxm-80gb.json
-"$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-slice --records gpus8,gpus16,gpus32 --set software=megatron-core-0.8 \
-  --params gemm_max --out $out/a100-sxm-40gb.json
-"$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-slice --records tp2 --set software=megatron-core-0.8 \
-  --params gemm_max --out $out/h100-sxm-94gb.json
+"$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-abci-a100 \
+  --records tp4-cp1-pp2-mbs1-gpus8,tp4-cp1-pp2-mbs1-gpus16,tp4-cp1-pp2-mbs1-gpus32 --params gemm_max --out $out/a100-sxm-40gb.json
+"$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-tsubame-h100 --records tp2 --params gemm_max --out $out/h100-sxm-94gb.json
 for gpu in h100-sxm-80gb h200-sxm-141gb b200-180gb; do
   "$bin" calibrate --gpu $gpu --params none --out $out/$gpu.json
   sed -i '1a\  "kind": "derived",' $out/$gpu.json

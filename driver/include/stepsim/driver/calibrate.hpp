@@ -53,11 +53,12 @@ struct CalibrateResult {
 // The start point of CalibrateOptions for `gpu` (see base_gpu).
 [[nodiscard]] costmodel::Efficiency calibration_start(const scenarios::GpuSpec& gpu, const std::string& base_gpu);
 
-// Fits on the given records (only those whose scenario runs on options.gpu are used; throws
+// Fits on the given records (only those whose scenario runs on options.gpu and that are not skipped
+// are used; throws
 // ScenarioError("--gpu", ...) when none is left and parameters are to be fitted).
 [[nodiscard]] CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, const CalibrateOptions& options);
-// Fits on the records of options.set_names selected by options.record_filters; a filter that
-// matches no record is a ScenarioError("--records", ...).
+// Fits on the records of options.set_names selected by options.record_filters (skipped records never
+// are); a filter that matches no record is a ScenarioError("--records", ...).
 [[nodiscard]] CalibrateResult calibrate(const CalibrateOptions& options);
 
 }  // namespace stepsim::driver

@@ -1,7 +1,10 @@
 #pragma once
 // `stepsim validate`: every record of the embedded validation sets (driver/data/validation/)
 // simulated and compared with its published measurement: predicted vs measured step time and
-// TFLOP/s per GPU, the signed error of each case and the mean absolute percentage error per set.
+// TFLOP/s per GPU, the signed error of each case, and per set and per table the mean absolute
+// percentage error, the largest error and the Spearman rank correlation of the layouts. Skipped
+// records are listed with their reason. Also the leave-one-table-out cross-validation of the
+// calibrated efficiency parameters and the list of GPUs with measured records.
 
 #include <optional>
 #include <string>
@@ -24,13 +27,41 @@ struct ValidateOptions {
   std::string efficiency_gpu;
 };
 
+using report::CrossValidationReport;
+using report::GpuCoverage;
 using report::ValidationCase;
 using report::ValidationReport;
 using report::ValidationSetResult;
 
-// Simulates one record (loading its scenario with `options.overrides`) and compares it.
+// Simulates one record (loading its scenario with `options.overrides`) and compares it. The record
+// must not be skipped (InternalError).
 [[nodiscard]] ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options);
-// Every record of the requested sets; throws ScenarioError("validate", ...) for an unknown set.
+// The records of one set: skipped ones listed with their reason, the others simulated; a record the
+// chosen engine cannot run (ScenarioError on "--engine": the simgrid engine's GPU or flow limits) is
+// listed as skipped with the engine's reason.
+[[nodiscard]] ValidationSetResult validate_set(const std::string& name, const std::vector<ValidationRecord>& records,
+                                               const ValidateOptions& options);
+// validate_set of every requested set; throws ScenarioError("validate", ...) for an unknown set.
 [[nodiscard]] ValidationReport validate(const ValidateOptions& options);
+
+struct CrossValidateOptions {
+  ValidateOptions validate;                        // sets and overrides; the engine is analytic (as calibrate)
+  std::vector<std::string> params{"gemm_max"};     // parameters fitted per GPU (calibrate's names)
+};
+
+// Leave one table out, per GPU: for every table (set/table) of the requested sets, the parameters
+// of its GPU are fitted (calibrate_records, from calibrate's start point) on every other
+// non-skipped record of that GPU in the requested sets and predict the table; also the fit on all
+// of the GPU's records and the embedded files' predictions (the committed report has no skipped
+// lists). Deterministic.
+[[nodiscard]] CrossValidationReport cross_validate(const CrossValidateOptions& options);
+// The same on the given records (their sets in order of first appearance; skipped ones ignored);
+// options.validate.set_names is not used.
+[[nodiscard]] CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>& records,
+                                                           const CrossValidateOptions& options);
+
+// Every GPU preset with the number of non-skipped records of the requested sets (all when empty)
+// that run on it, and the kind and fit record of its efficiency file.
+[[nodiscard]] std::vector<GpuCoverage> gpu_coverage(const std::vector<std::string>& set_names);
 
 }  // namespace stepsim::driver

@@ -10,23 +10,33 @@
 
 namespace stepsim::driver {
 
-// ---- validation sets: {"source": "...", "notes": "...", "records": [record, ...]} where a record is
-// {"name", "scenario": {stepsim scenario object}, "measured": {"step_time_s" and/or
+// ---- validation sets: {"source": "...", "software": "...", "cluster": "...", "notes": "...",
+// "records": [record, ...]} (software, cluster and notes optional) where a record is {"name",
+// "table", "software", "scenario": {stepsim scenario object}, "measured": {"step_time_s" and/or
 // "tflops_per_gpu"}, "flops_formula": "narayanan-eq3" | "megatron-causal" | "megatron-pre-0.11",
-// "notes"}. tflops_per_gpu is the paper's: model_flops(scenario, flops_formula) / (step time x GPUs).
+// "skip", "notes"}. tflops_per_gpu is the paper's: model_flops(scenario, flops_formula) / (step time
+// x GPUs). "table" groups the records whose layouts are ranked against each other (default "all");
+// every record of one table compares the same quantity (step time where measured, else TFLOP/s).
+// A record with "skip" (the reason, e.g. "FP8 is not modelled yet") is listed but not simulated;
+// its scenario, measured and flops_formula are optional.
 
 struct ValidationRecord {
   std::string set;                       // the set's name ("narayanan-sc21-table1")
   std::string name;                      // the record's name, unique in its set
+  std::string table;                     // the group of records ranked together ("all" when not given)
+  std::string software;                  // the software stack as published ("" when not given)
   std::string scenario_json;             // the scenario object as JSON text, for scenarios::load_scenario_text
+                                         // ("" for a skipped record without one)
   std::optional<double> step_time_s;     // measured iteration time
   std::optional<double> tflops_per_gpu;  // measured throughput per GPU (TFLOP/s, the paper's count)
   costmodel::FlopsFormula flops_formula = costmodel::FlopsFormula::MegatronCausal;
+  std::string skip_reason;               // non-empty: listed with this reason, not simulated
   std::string notes;
+
+  [[nodiscard]] bool skipped() const { return !skip_reason.empty(); }
 };
 
-// Names of the embedded validation sets, sorted: fujii-2024-slice, korthikanti-2022-table5,
-// narayanan-sc21-table1.
+// Names of the embedded validation sets, sorted (dgxc-h100-llama3, fujii-2024-abci-a100, ...).
 [[nodiscard]] std::vector<std::string> validation_set_names();
 // The embedded JSON text of a set; throws ScenarioError("validate", ...) for an unknown name.
 [[nodiscard]] std::string validation_set_text(const std::string& name);

@@ -1,0 +1,88 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/report/validation_report.hpp"
+
+namespace {
+
+using stepsim::report::ValidationCase;
+
+ValidationCase tflops_case(const std::string& name, const std::string& table, double measured, double predicted) {
+  ValidationCase c;
+  c.name = name;
+  c.table = table;
+  c.gpu = "a100-sxm-40gb";
+  c.measured_tflops_per_gpu = measured;
+  c.predicted_tflops_per_gpu = predicted;
+  c.predicted_step_time_s = 1;
+  c.error = predicted / measured - 1.0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Spearman: ranks with ties averaged, against a hand-computed case") {
+  using stepsim::report::spearman_rank_correlation;
+  // x ranks 1, 2.5, 2.5, 4; y ranks 1, 3, 2, 4; deviations from 2.5: (-1.5, 0, 0, 1.5) and
+  // (-1.5, 0.5, -0.5, 1.5): sum xy = 4.5, sum xx = 4.5, sum yy = 5 -> 4.5 / sqrt(22.5) = 3 / sqrt(10).
+  const auto rho = spearman_rank_correlation({1, 2, 2, 3}, {10, 30, 20, 40});
+  REQUIRE(rho);
+  CHECK(*rho == doctest::Approx(3.0 / std::sqrt(10.0)).epsilon(1e-12));
+  // Ranks only: any monotone map of a side leaves it unchanged; a reversed order gives -1.
+  CHECK(*spearman_rank_correlation({1, 4, 4, 9}, {0.1, 0.9, 0.5, 7}) == doctest::Approx(*rho).epsilon(1e-12));
+  CHECK(*spearman_rank_correlation({1, 2, 3}, {30, 20, 10}) == doctest::Approx(-1.0));
+  // Both sides with ties: x ranks 1.5, 1.5, 3; y ranks 1, 2.5, 2.5: deviations (-0.5, -0.5, 1) and
+  // (-1, 0.5, 0.5): sum xy = 0.75, sum xx = 1.5, sum yy = 1.5 -> 0.5.
+  CHECK(*spearman_rank_correlation({5, 5, 7}, {1, 2, 2}) == doctest::Approx(0.5));
+  // Undefined: fewer than two values, a constant side, different sizes.
+  CHECK_FALSE(spearman_rank_correlation({1}, {2}));
+  CHECK_FALSE(spearman_rank_correlation({1, 2, 3}, {4, 4, 4}));
+  CHECK_FALSE(spearman_rank_correlation({1, 2}, {1, 2, 3}));
+}
+
+TEST_CASE("validation figures per set and per table: MAPE, max |error|, Spearman") {
+  stepsim::report::ValidationSetResult set;
+  set.name = "s";
+  // Table g8: errors +10 %, -20 %, +5 %; measured order 100 < 150 < 200, predicted 110 > 120 < 210.
+  set.records = {tflops_case("a", "g8", 100, 110), tflops_case("b", "g8", 150, 120), tflops_case("c", "g8", 200, 210),
+                 tflops_case("d", "g16", 100, 100)};
+  stepsim::report::summarize(set);
+  CHECK(set.stats.records == 4);
+  CHECK(set.stats.mape == doctest::Approx((0.1 + 0.2 + 0.05 + 0) / 4));
+  CHECK(set.stats.max_abs_error == doctest::Approx(0.2));
+  REQUIRE(set.tables.size() == 2);
+  CHECK(set.tables[0].name == "g8");  // order of first appearance
+  CHECK(set.tables[0].stats.records == 3);
+  CHECK(set.tables[0].stats.mape == doctest::Approx(0.35 / 3));
+  // Ranks measured 1, 2, 3; predicted 1, 2, 3 (110 < 120 < 210): 1.
+  REQUIRE(set.tables[0].stats.spearman);
+  CHECK(*set.tables[0].stats.spearman == doctest::Approx(1.0));
+  CHECK(set.tables[1].name == "g16");
+  CHECK_FALSE(set.tables[1].stats.spearman);  // one record
+
+  // A group that mixes step-time and TFLOP/s comparisons has no rank correlation.
+  auto step = tflops_case("e", "g8", 100, 90);
+  step.measured_step_time_s = 2.0;
+  step.predicted_step_time_s = 2.2;
+  CHECK(stepsim::report::compared_values(step) == std::pair<double, double>{2.0, 2.2});
+  CHECK_FALSE(stepsim::report::validation_stats({tflops_case("a", "t", 1, 2), tflops_case("b", "t", 2, 3), step}).spearman);
+
+  stepsim::report::ValidationReport r;
+  r.engine = "analytic";
+  set.skipped.push_back({"fp8-row", "g8", "FP8 is not modelled yet"});
+  r.sets.push_back(set);
+  const auto j = nlohmann::json::parse(stepsim::report::validation_json(r));
+  CHECK(j["sets"][0]["max_abs_error"].get<double>() == doctest::Approx(0.2));
+  CHECK(j["sets"][0]["tables"][1]["spearman"].is_null());
+  CHECK(j["sets"][0]["skipped"][0]["reason"] == "FP8 is not modelled yet");
+  const auto md = stepsim::report::validation_markdown(r);
+  CHECK(md.find("| s | fp8-row | FP8 is not modelled yet |") != std::string::npos);
+  CHECK(md.find("| s | g8 | 3 | 11.7 % | 20.0 % | 1.000 |") != std::string::npos);
+  CHECK(stepsim::report::validation_table(r).find("skipped fp8-row: FP8 is not modelled yet") != std::string::npos);
+}
