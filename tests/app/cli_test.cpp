@@ -76,7 +76,7 @@ TEST_CASE("stepsim calibrate: --records that matches no record exits 2 naming th
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
-TEST_CASE("stepsim validate --gpus lists every GPU preset; --params needs --cross-validate") {
+TEST_CASE("stepsim validate --gpus lists every GPU preset, --params needs --cross-validate") {
   const auto gpus = run("validate --gpus --set-name fujii-2024-tsubame-h100");
   CHECK(gpus.status == 0);
   CHECK(gpus.out.find("| h100-sxm-94gb  |               12 | fujii-2024-tsubame-h100 |") != std::string::npos);

@@ -201,7 +201,7 @@ TEST_CASE("stepsim report: an unwritable --out leaves no SVG file behind") {
   CHECK(cli::files_starting(dir + "/svg", "") == std::vector<std::string>{"pareto.svg", "tflops_per_gpu.svg", "throughput.svg"});
 }
 
-TEST_CASE("stepsim report: a cut-off last line is ignored with a warning; line order does not matter") {
+TEST_CASE("stepsim report: a cut-off last line is ignored with a warning, line order does not matter") {
   const std::string rows = kRows;
   const auto cut = cli::write_file("cut.jsonl", rows.substr(0, rows.size() - 30));
   const auto r = cli::run("report " + cut + " --format csv");

@@ -174,7 +174,7 @@ TEST_CASE("stepsim compare: interleaving shrinks the bubble of the same layout")
   CHECK(bad.err.find("parallel.vpp") != std::string::npos);
 }
 
-TEST_CASE("stepsim merge: a file without rows or with a bad complete line exits 2; a cut-off last line warns") {
+TEST_CASE("stepsim merge: a file without rows or with a bad complete line exits 2, a cut-off last line warns") {
   const auto dir = cli::empty_dir("merge-bad");
   const std::string row0 = R"({"index":0,"key":"a","status":"ok"})", row1 = R"({"index":1,"key":"b","status":"ok"})";
   const auto garbage = cli::write_file("merge-bad/garbage.jsonl", "garbage\n");

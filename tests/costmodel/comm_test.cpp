@@ -236,7 +236,7 @@ TEST_CASE("comm: bad requests are internal errors") {
                        "costmodel: protocol efficiencies must lie in (0, 1]", stepsim::InternalError);
 }
 
-TEST_CASE("contended time: instances sharing a NIC split it; without sharing it equals the isolated time") {
+TEST_CASE("contended time: instances sharing a NIC split it, without sharing it equals the isolated time") {
   using stepsim::costmodel::contended_time_s;
   // 2 nodes x 2 GPUs, one 50 GB/s NIC per node: DP rings {0, 2} and {1, 3} cross the same two NICs.
   const Cluster shared(make_spec(2, 2, 1));

@@ -116,14 +116,15 @@ TEST_CASE("the automatic engine: simgrid up to engine.auto_simgrid_max_gpus GPUs
   CHECK(default_engine(scenario({"engine.auto_simgrid_max_gpus=64"})) == sim::EngineKind::Analytic);
 }
 
-TEST_CASE("estimated trace events: 2 per estimated op and 7 per stage; beyond the limit --trace is refused") {
+TEST_CASE("estimated trace events: 2 per estimated op and 7 per stage, beyond the limit --trace is refused") {
   const auto def = scenario({});  // pp 4, 256 micro-batches, TP8: 6,144 estimated ops
   CHECK(estimated_trace_events(def, false) == 2.0 * 6144 + 7 * 4);
   CHECK_NOTHROW(check_trace_size(def, false));
-  // 2,097,152 micro-batches: 4 x 2,097,152 x 2 x 3 = 50,331,648 ops, 100,663,324 events.
-  const auto big = scenario({"training.global_batch=8388608"});
+  // 262,144 micro-batches: 4 x 262,144 x 2 x 3 = 6,291,456 ops (within the graph limit), 12,582,940 events.
+  const auto big = scenario({"training.global_batch=1048576"});
+  CHECK(estimated_trace_events(big, false) == 2.0 * 6291456 + 7 * 4);
   CHECK_THROWS_WITH_AS(check_trace_size(big, false),
-                       "--trace: the Chrome trace of this step would hold about 100,663,324 events (limit 5,000,000); use fewer "
+                       "--trace: the Chrome trace of this step would hold about 12,582,940 events (limit 5,000,000); use fewer "
                        "micro-batches (a larger training.micro_batch) or run without --trace",
                        ScenarioError);
 }
@@ -155,7 +156,7 @@ TEST_CASE("a run over the memory budget is refused before it is built, naming th
   CHECK(estimated_memory_bytes(1, kMaxOps, 0, false) > static_cast<double>(kDefaultMemoryBudgetBytes));
 }
 
-TEST_CASE("with simgrid the flows and the route table count; left to choose, simulate() takes the analytic engine") {
+TEST_CASE("with simgrid the flows and the route table count, left to choose, simulate() takes the analytic engine") {
   const auto def = scenario({});
   const topology::Cluster cluster(def.cluster);
   const costmodel::ComputeModel compute(def.cluster.gpu, def.software);

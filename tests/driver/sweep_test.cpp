@@ -163,7 +163,7 @@ TEST_CASE("sweep: the memory prune writes oom rows with the reason, not simulate
   CHECK(rs::memory_verdict(e.candidates[0].scenario, rs::PruneRule::Stepsim).fits == false);
 }
 
-TEST_CASE("sweep: parse_row keeps nulls empty; a results file needs an index and a key per row") {
+TEST_CASE("sweep: parse_row keeps nulls empty, a results file needs an index and a key per row") {
   const auto r = stepsim::report::parse_row(R"({"status":"oom","tp":8,"paper_total_bytes":1000,"step_time_s":null,"oom":null})", "x", 7);
   CHECK(r.index == 7);
   CHECK(r.key.empty());

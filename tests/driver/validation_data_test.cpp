@@ -56,7 +56,7 @@ TEST_CASE("validation sets are embedded, equal the files on disk, and every scen
   }
 }
 
-TEST_CASE("NVIDIA's FP8 rows are listed and skipped by name; the BF16 rows run") {
+TEST_CASE("NVIDIA's FP8 rows are listed and skipped by name, the BF16 rows run") {
   std::size_t fp8 = 0, bf16 = 0;
   for (const auto& r : stepsim::driver::validation_records("dgxc-h100-llama3")) {
     CAPTURE(r.name);

@@ -235,7 +235,7 @@ TEST_CASE("sweep results: the order of the lines does not change the report") {
   }
 }
 
-TEST_CASE("sweep results: wrong types are errors; a cut-off last line is ignored and noted") {
+TEST_CASE("sweep results: wrong types are errors, a cut-off last line is ignored and noted") {
   CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"index\":\"x\"}\n", "r.jsonl"),
                        "r.jsonl:1.index: must be an integer, got a string", ScenarioError);
   CHECK_THROWS_WITH_AS(parse_sweep_results("{\"status\":\"ok\",\"step_time_s\":\"abc\"}\n", "r.jsonl"),
@@ -416,7 +416,7 @@ TEST_CASE("every SVG and the HTML reports are well-formed XML (xmllint)") {
   CHECK(well_formed("doc.html", html_document("a & b", "<c>", {{"h", "n", {"<p>x</p>"}, true}}, "f")));
 }
 
-TEST_CASE("one layout label for scenarios and sweep rows; the metric registry formats every metric") {
+TEST_CASE("one layout label for scenarios and sweep rows, the metric registry formats every metric") {
   const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text(),
                                                {{"parallel.schedule", "interleaved"}, {"parallel.vpp", "2"}}, "<default>");
   const auto l = layout_of(s);
