@@ -159,6 +159,7 @@ void register_commands(CLI::App& app) {
   register_sweep(app);
   register_validate(app);
   register_params(app);
+  register_import(app);
   add_memory_budget_option(app);
 }
 

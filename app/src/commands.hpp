@@ -23,6 +23,7 @@ void register_validate(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_report(CLI::App& app);
 void register_params(CLI::App& app);
+void register_import(CLI::App& app);
 
 // Options shared by commands that read one scenario.
 struct ScenarioArgs {

@@ -3,6 +3,8 @@
 
 #include "stepsim/scenarios/load.hpp"
 
+#include "stepsim/scenarios/import.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -261,7 +263,6 @@ Json resolve_preset_ref(const Json& j, const std::string& kind, const std::strin
   return merged(out, j);
 }
 
-constexpr std::int64_t kBig = std::numeric_limits<std::int32_t>::max();
 
 ModelSpec read_model(const Json& raw, const std::string& path) {
   const Json j = resolve_preset_ref(raw, "models", path);
@@ -969,6 +970,21 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
   Reader r(root, "", "");
   Scenario s;
   s.name = r.string_param("name");
+  // A model given by a Hugging Face config.json (relative to the scenario file's folder): the
+  // config's fields, overridden by the object's others.
+  if (auto m = root.find("model"); m != root.end() && m->is_object() && m->contains("hf_config")) {
+    const Json& path = (*m)["hf_config"];
+    if (!path.is_string() || path.get<std::string>().empty()) throw ScenarioError("model.hf_config", "must be the path of a config.json");
+    if (m->contains("preset")) throw ScenarioError("model.hf_config", "cannot be combined with model.preset");
+    std::filesystem::path file(path.get<std::string>());
+    std::error_code ec;
+    if (file.is_relative() && std::filesystem::is_regular_file(origin, ec)) file = std::filesystem::path(origin).parent_path() / file;
+    Json imported = detail::parse_json_text(model_from_hf_config(read_input_file(file.string(), "Hugging Face config"), file.string()).json,
+                                            file.string());
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (it.key() != "hf_config") imported[it.key()] = it.value();
+    *m = imported;
+  }
   const Json* model = r.raw("model");
   if (model == nullptr) throw ScenarioError("model", "is required (a model preset name or an object)");
   s.model = read_model(*model, "model");
@@ -999,6 +1015,13 @@ Scenario load_scenario_file(const std::string& file, const std::vector<Override>
 std::string default_scenario_text() { return detail::embedded_files().at("examples/default.json"); }
 
 ModelSpec model_preset(const std::string& name, const std::string& path) { return read_model(Json(name), path); }
+
+ClusterSpec cluster_preset(const std::string& name, const std::string& path) {
+  Json j{{"preset", name}};
+  const Json preset = preset_json("clusters", name, path);
+  if (!preset.contains("nodes")) j["nodes"] = 1;
+  return read_cluster(j, path);
+}
 GpuSpec gpu_preset(const std::string& name, const std::string& path) { return read_gpu(Json(name), path); }
 std::vector<std::string> model_preset_names() { return preset_names("models"); }
 std::vector<std::string> gpu_preset_names() { return preset_names("gpus"); }

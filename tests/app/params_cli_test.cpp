@@ -39,3 +39,24 @@ TEST_CASE("stepsim params: every format names every parameter with its default")
   CHECK(csv.out.rfind("field,type,unit / values,default,range,description,source\n", 0) == 0);
   CHECK(cli::run("params --format xml").status == 2);
 }
+
+TEST_CASE("stepsim import: hf prints a model and warns on stderr, megatron prints a scenario that loads, bad input exits 2") {
+  const std::string data = std::string(STEPSIM_SOURCE_DIR) + "/tests/data/hf";
+  const auto hf = cli::run("import hf " + data + "/qwen2-7b/config.json");
+  CHECK(hf.status == 0);
+  CHECK(hf.out.find("\"ffn_hidden\": 18944") != std::string::npos);
+  CHECK(hf.err == "stepsim import hf: warning: attention biases: the Q, K and V biases are not modelled (4608 parameters per layer)\n");
+  const std::string args = " -- --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --vocab-size 128256 --seq-length 4096 "
+                           "--global-batch-size 64 --tensor-model-parallel-size 8 --sequence-parallel";
+  const auto mg = cli::run("import megatron --nodes 2" + args);
+  CHECK(mg.status == 0);
+  CHECK(mg.err.empty());
+  const auto file = cli::write_file("imported.json", mg.out);
+  CHECK(cli::run("run " + file + " --engine analytic").status == 0);
+  const auto missing = cli::run("import hf " + data + "/none.json");
+  CHECK(missing.status == 2);
+  CHECK(missing.err.find("cannot open the Hugging Face config (no such file)") != std::string::npos);
+  const auto heads = cli::run("import megatron --nodes 2" + args + " --tensor-model-parallel-size 5");
+  CHECK(heads.status == 2);
+  CHECK(heads.err.find("parallel.tp") != std::string::npos);
+}

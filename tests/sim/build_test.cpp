@@ -320,7 +320,7 @@ TEST_CASE("with SP, GPT's embedding all-reduces (learned positions), Llama's red
   }
 }
 
-TEST_CASE("re-costing a built graph equals a full build, for each efficiency; the graph is built once") {
+TEST_CASE("re-costing a built graph equals a full build, for each efficiency, the graph is built once") {
   const auto s = scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"});
   const topology::Cluster cluster(s.cluster);
   auto gpu_b = s.cluster.gpu;

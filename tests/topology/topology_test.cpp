@@ -225,7 +225,7 @@ TEST_CASE("cluster: rail fabric, same rail stays in the leaf, other rail crosses
   CHECK(c.link(cross.links[2]).bw_Bps == 200e9);
 }
 
-TEST_CASE("cluster: rail groups of 32 nodes; same rail in another group crosses the spine") {
+TEST_CASE("cluster: rail groups of 32 nodes, same rail in another group crosses the spine") {
   const Cluster c(make_spec(8, 40, 8, FabricTopology::RailFatTree));
   CHECK(leaf_spine(c).num_leaves() == 16);
   CHECK(leaf_of(c, 31, 2) == 2);

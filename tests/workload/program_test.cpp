@@ -47,7 +47,7 @@ TEST_CASE("with SP a layer all-gathers and reduce-scatters S = 2 s b h / c bytes
   CHECK(workload::collective_units(r.backward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 10);
 }
 
-TEST_CASE("without SP a layer all-reduces twice each way; the embedding once, the logits' input gradient once") {
+TEST_CASE("without SP a layer all-reduces twice each way, the embedding once, the logits' input gradient once") {
   auto s = base();
   s.parallel.sequence_parallel = false;
   const auto p = workload::step_program(s);

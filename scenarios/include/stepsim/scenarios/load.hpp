@@ -48,6 +48,8 @@ void for_each_input_line(const std::string& file, const std::string& what,
 
 // Preset lookup (names as in scenarios/presets/). Throw ScenarioError(path, "unknown preset ...").
 [[nodiscard]] ModelSpec model_preset(const std::string& name, const std::string& path = "model");
+// The cluster of a cluster preset (one node unless the preset says otherwise); ScenarioError(path, ...) for an unknown name.
+[[nodiscard]] ClusterSpec cluster_preset(const std::string& name, const std::string& path = "cluster");
 [[nodiscard]] GpuSpec gpu_preset(const std::string& name, const std::string& path = "cluster.gpu");
 [[nodiscard]] std::vector<std::string> model_preset_names();
 [[nodiscard]] std::vector<std::string> gpu_preset_names();

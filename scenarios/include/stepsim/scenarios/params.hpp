@@ -33,6 +33,7 @@ inline constexpr Param kParams[] = {
   {"name", String, "", std::nullopt, "scenario", 0, 0, false, "name of the scenario in outputs", ""},
   {"description", String, "", std::nullopt, "none", 0, 0, false, "free text, ignored", ""},
   {"model", Preset, "preset or object", std::nullopt, "required", 0, 0, false, "the transformer (a preset name, or an object that may name a \"preset\" and override its fields)", "scenarios/presets/models"},
+  {"model.hf_config", String, "path", std::nullopt, "none", 0, 0, false, "a Hugging Face config.json (relative to the scenario file) whose fields give the model; the object's other fields override them", "stepsim import hf"},
   {"model.name", String, "", std::nullopt, "custom", 0, 0, false, "name of the model in outputs (a preset's name)", ""},
   {"model.layers", Integer, "layers", std::nullopt, "required", 1, 100000, false, "transformer layers", ""},
   {"model.hidden", Integer, "", std::nullopt, "required", 1, 1048576, false, "hidden size h", ""},

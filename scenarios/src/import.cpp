@@ -1,0 +1,364 @@
+// Importers of Hugging Face configs and Megatron-LM command lines.
+
+#include "stepsim/scenarios/import.hpp"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "json_text.hpp"
+
+namespace stepsim::scenarios {
+
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+using Json = nlohmann::json;
+
+// Families of Hugging Face configs by model_type.
+enum class HfFamily { Gated, Gpt2, NeoX };
+
+struct HfType {
+  const char* model_type;
+  HfFamily family;
+  bool tied_default;  // tie_word_embeddings when absent (the config class's default)
+  bool bias;          // linear layers with biases (stepsim's model.bias: all of them)
+};
+
+// The config classes of transformers: LlamaConfig, MistralConfig, Qwen2Config (tie false),
+// GemmaConfig and Gemma2Config (tie true), GPT2Config (PretrainedConfig's default: tie true),
+// GPTNeoXConfig (tie false, biases).
+constexpr HfType kHfTypes[] = {
+    {"llama", HfFamily::Gated, false, false},  {"mistral", HfFamily::Gated, false, false},
+    {"qwen2", HfFamily::Gated, false, false},  {"gemma", HfFamily::Gated, true, false},
+    {"gemma2", HfFamily::Gated, true, false},  {"gpt2", HfFamily::Gpt2, true, true},
+    {"gpt_neox", HfFamily::NeoX, false, true},
+};
+
+// Fields that do not change the cost of a training step.
+const std::set<std::string>& hf_cost_free() {
+  static const std::set<std::string> s{
+      "_name_or_path", "architectures", "model_type", "torch_dtype", "transformers_version", "bos_token_id", "eos_token_id",
+      "pad_token_id", "initializer_range", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "use_cache",
+      "max_position_embeddings", "n_positions", "n_ctx", "rope_theta", "rope_scaling", "rotary_emb_base", "attention_dropout",
+      "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop", "summary_type", "summary_use_proj", "summary_activation",
+      "summary_proj_to_labels", "summary_first_dropout", "task_specific_params", "pretraining_tp", "scale_attn_weights",
+      "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx", "classifier_dropout", "tokenizer_class", "id2label",
+      "label2id", "max_window_layers", "use_sliding_window", "attention_bias", "mlp_bias", "head_dim", "hidden_activation",
+      "hidden_act", "activation_function", "tie_word_embeddings", "sliding_window", "n_inner", "query_pre_attn_scalar"};
+  return s;
+}
+
+const Json* field(const Json& j, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (auto it = j.find(n); it != j.end() && !it->is_null()) return &*it;
+  return nullptr;
+}
+
+std::int64_t positive(const Json& j, std::initializer_list<const char*> names, const std::string& origin) {
+  const Json* v = field(j, names);
+  if (v == nullptr) throw ScenarioError(origin + "." + *names.begin(), "is required");
+  if (!v->is_number_integer() || v->get<std::int64_t>() < 1)
+    throw ScenarioError(origin + "." + *names.begin(), "must be a positive integer, got " + v->dump());
+  return v->get<std::int64_t>();
+}
+
+}  // namespace
+
+Imported model_from_hf_config(const std::string& json_text, const std::string& origin) {
+  const Json j = detail::parse_json_text(json_text, origin);
+  if (!j.is_object()) throw ScenarioError(origin, "must hold a JSON object (a Hugging Face config.json)");
+  Imported out;
+  const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  const HfType* t = nullptr;
+  for (const auto& k : kHfTypes)
+    if (type == k.model_type) t = &k;
+  if (t == nullptr) {
+    t = &kHfTypes[0];
+    out.warnings.push_back("model_type: \"" + type + "\" is not one stepsim knows (llama, mistral, qwen2, gemma, gemma2, gpt2, " +
+                           "gpt_neox); read as a Llama-like config");
+  }
+  const std::int64_t layers = positive(j, {"num_hidden_layers", "n_layer"}, origin);
+  const std::int64_t hidden = positive(j, {"hidden_size", "n_embd"}, origin);
+  const std::int64_t heads = positive(j, {"num_attention_heads", "n_head"}, origin);
+  const std::int64_t kv_heads = field(j, {"num_key_value_heads"}) ? positive(j, {"num_key_value_heads"}, origin) : heads;
+  const std::int64_t vocab = positive(j, {"vocab_size"}, origin);
+  std::int64_t ffn = 4 * hidden;
+  if (field(j, {"intermediate_size", "n_inner"}) != nullptr) ffn = positive(j, {"intermediate_size", "n_inner"}, origin);
+  else if (t->family == HfFamily::Gated) throw ScenarioError(origin + ".intermediate_size", "is required");
+  bool tied = t->tied_default;
+  if (const Json* v = field(j, {"tie_word_embeddings"})) {
+    if (!v->is_boolean()) throw ScenarioError(origin + ".tie_word_embeddings", "must be true or false");
+    tied = v->get<bool>();
+  }
+  std::string act = "silu";
+  if (const Json* v = field(j, {"hidden_activation", "hidden_act", "activation_function"}); v != nullptr && v->is_string())
+    act = v->get<std::string>();
+  if (t->family == HfFamily::Gated && act != "silu" && act != "swish")
+    out.warnings.push_back("hidden_act: \"" + act + "\" in a gated MLP is priced as SwiGLU (the same GEMM shapes)");
+  if (t->family != HfFamily::Gated && act.rfind("gelu", 0) != 0)
+    out.warnings.push_back("activation_function: \"" + act + "\" is priced as GeLU");
+  if (const Json* v = field(j, {"head_dim"}); v != nullptr && v->is_number_integer() && v->get<std::int64_t>() * heads != hidden)
+    out.warnings.push_back("head_dim: " + v->dump() + " x " + std::to_string(heads) + " heads differs from hidden_size " +
+                           std::to_string(hidden) + "; stepsim assumes head_dim = hidden_size / heads");
+  const bool attention_bias = field(j, {"attention_bias"}) != nullptr && j["attention_bias"].is_boolean() && j["attention_bias"].get<bool>();
+  if (type == "qwen2" || (!t->bias && attention_bias))
+    out.warnings.push_back("attention biases: the Q, K and V biases are not modelled (" + std::to_string(hidden + 2 * kv_heads * (hidden / heads)) +
+                           " parameters per layer)");
+  if (const Json* v = field(j, {"sliding_window"});
+      v != nullptr && v->is_number_integer() && !(j.contains("use_sliding_window") && j["use_sliding_window"] == false))
+    out.warnings.push_back("sliding_window: " + v->dump() + "-token sliding-window attention is not modelled (attention over the whole sequence)");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static const std::set<std::string> mapped{"num_hidden_layers", "n_layer", "hidden_size", "n_embd", "num_attention_heads", "n_head",
+                                              "num_key_value_heads", "vocab_size", "intermediate_size"};
+    if (mapped.count(it.key()) != 0 || hf_cost_free().count(it.key()) != 0) continue;
+    out.warnings.push_back(it.key() + ": not modelled (ignored)");
+  }
+
+  OrderedJson m;
+  std::string name = j.contains("_name_or_path") && j["_name_or_path"].is_string() ? j["_name_or_path"].get<std::string>() : "";
+  m["name"] = name.empty() ? (type.empty() ? std::string("hf-model") : type) : name;
+  m["source"] = "Hugging Face config " + origin;
+  m["layers"] = layers;
+  m["hidden"] = hidden;
+  m["ffn_hidden"] = ffn;
+  m["heads"] = heads;
+  m["kv_heads"] = kv_heads;
+  m["vocab"] = vocab;
+  m["tied_embeddings"] = tied;
+  m["mlp"] = t->family == HfFamily::Gated ? "swiglu" : "gelu";
+  m["norm"] = t->family == HfFamily::Gated ? "rmsnorm" : "layernorm";
+  m["bias"] = t->bias;
+  out.json = m.dump(2);
+  return out;
+}
+
+std::vector<std::string> split_arguments(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool have = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      else cur += c;
+      continue;
+    }
+    if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i;
+      continue;
+    }
+    if (c == '#' && !have) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      have = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (have) out.push_back(cur);
+      cur.clear();
+      have = false;
+      continue;
+    }
+    cur += c;
+    have = true;
+  }
+  if (quote != 0) throw ScenarioError("arguments", std::string("an unclosed ") + quote + " quote");
+  if (have) out.push_back(cur);
+  return out;
+}
+
+namespace {
+
+// Megatron-LM arguments that take a value, and flags, that do not change the cost of a step.
+const std::set<std::string>& megatron_cost_free() {
+  static const std::set<std::string> s{
+      "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples", "--lr-warmup-iters",
+      "--lr-warmup-samples", "--lr-warmup-fraction", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
+      "--adam-eps", "--init-method-std", "--seed", "--data-path", "--split", "--save", "--load", "--log-interval",
+      "--eval-iters", "--eval-interval", "--save-interval", "--tensorboard-dir", "--tokenizer-type", "--tokenizer-model",
+      "--position-embedding-type", "--rotary-base", "--rotary-percent", "--max-position-embeddings", "--attention-dropout",
+      "--hidden-dropout", "--distributed-backend", "--transformer-impl", "--wandb-project", "--wandb-exp-name",
+      "--exit-interval", "--exit-duration-in-mins", "--make-vocab-size-divisible-by", "--distributed-timeout-minutes",
+      "--norm-epsilon", "--data-cache-path", "--vocab-file", "--merge-file", "--num-workers", "--use-rotary-position-embeddings",
+      "--no-masked-softmax-fusion", "--use-mcore-models", "--mock-data", "--no-load-optim", "--no-load-rng", "--bf16",
+      "--use-flash-attn", "--log-throughput", "--log-timers-to-tensorboard", "--no-bias-swiglu-fusion", "--no-rope-fusion",
+      "--manual-gc", "--ckpt-format", "--dist-ckpt-strictness", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
+      "--rotary-seq-len-interpolation-factor", "--use-rope-scaling", "--attention-backend", "--timing-log-level", "--micro-batch-size",
+      "--global-batch-size", "--seq-length"};
+  return s;
+}
+
+const std::set<std::string>& megatron_flags() {
+  static const std::set<std::string> s{
+      "--swiglu", "--disable-bias-linear", "--untie-embeddings-and-output-weights", "--group-query-attention", "--sequence-parallel",
+      "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--recompute-activations",
+      "--bf16", "--fp16", "--use-flash-attn", "--use-mcore-models", "--mock-data", "--no-load-optim", "--no-load-rng",
+      "--log-throughput", "--log-timers-to-tensorboard", "--no-bias-swiglu-fusion", "--no-rope-fusion", "--manual-gc",
+      "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--use-rope-scaling", "--no-masked-softmax-fusion",
+      "--use-rotary-position-embeddings", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+      "--overlap-p2p-communication", "--no-gradient-accumulation-fusion", "--cross-entropy-loss-fusion"};
+  return s;
+}
+
+}  // namespace
+
+Imported scenario_from_megatron_args(const std::vector<std::string>& args, const MegatronImportOptions& options) {
+  Imported out;
+  std::map<std::string, std::string> values;
+  std::set<std::string> flags;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a.rfind("--", 0) != 0) throw ScenarioError(a, "expected a Megatron argument (--name [value])");
+    std::string value;
+    bool has_value = false;
+    if (const auto eq = a.find('='); eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    } else if (megatron_flags().count(a) == 0 && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      value = args[++i];
+      has_value = true;
+    }
+    if (has_value) values[a] = value;
+    else flags.insert(a);
+  }
+  const auto integer = [&](const std::string& name) -> std::optional<std::int64_t> {
+    auto it = values.find(name);
+    if (it == values.end()) return std::nullopt;
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(it->second, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != it->second.size() || v < 1) throw ScenarioError(name, "must be a positive integer, got \"" + it->second + "\"");
+    return v;
+  };
+  const auto required = [&](const std::string& name) {
+    const auto v = integer(name);
+    if (!v) throw ScenarioError(name, "is required");
+    return *v;
+  };
+  const auto has = [&](const std::string& name) { return flags.count(name) != 0; };
+
+  const std::int64_t layers = required("--num-layers");
+  const std::int64_t hidden = required("--hidden-size");
+  const std::int64_t heads = required("--num-attention-heads");
+  const auto vocab = integer("--vocab-size");
+  if (!vocab) throw ScenarioError("--vocab-size", "is required: the vocabulary comes from the tokenizer, which the import cannot read");
+  const bool swiglu = has("--swiglu");
+  // Megatron's default FFN size: 4h, or with SwiGLU 2/3 of it rounded down to a multiple of 64.
+  const std::int64_t ffn = integer("--ffn-hidden-size").value_or(swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden);
+  std::string norm = "layernorm";
+  if (auto it = values.find("--normalization"); it != values.end()) {
+    if (it->second == "RMSNorm") norm = "rmsnorm";
+    else if (it->second != "LayerNorm") throw ScenarioError("--normalization", "unknown value \"" + it->second + "\" (RMSNorm or LayerNorm)");
+  }
+  OrderedJson model;
+  model["name"] = "megatron-model";
+  model["layers"] = layers;
+  model["hidden"] = hidden;
+  model["ffn_hidden"] = ffn;
+  model["heads"] = heads;
+  model["kv_heads"] = has("--group-query-attention") ? required("--num-query-groups") : heads;
+  model["vocab"] = *vocab;
+  model["tied_embeddings"] = !has("--untie-embeddings-and-output-weights");
+  model["mlp"] = swiglu ? "swiglu" : "gelu";
+  model["norm"] = norm;
+  model["bias"] = !has("--disable-bias-linear");
+
+  const std::int64_t tp = integer("--tensor-model-parallel-size").value_or(1);
+  const std::int64_t pp = integer("--pipeline-model-parallel-size").value_or(1);
+  const std::int64_t cp = integer("--context-parallel-size").value_or(1);
+  OrderedJson parallel;
+  parallel["tp"] = tp;
+  parallel["cp"] = cp;
+  parallel["pp"] = pp;
+  std::int64_t vpp = integer("--virtual-pipeline-model-parallel-size").value_or(1);
+  if (const auto per = integer("--num-layers-per-virtual-pipeline-stage")) {
+    if (layers % (pp * *per) != 0)
+      throw ScenarioError("--num-layers-per-virtual-pipeline-stage", "must divide the layers per stage (" + std::to_string(layers) + " / " +
+                                                                          std::to_string(pp) + ")");
+    vpp = layers / (pp * *per);
+  }
+  parallel["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
+  if (vpp > 1) parallel["vpp"] = vpp;
+  if (const auto f = integer("--decoder-first-pipeline-num-layers")) parallel["first_stage_layers"] = *f;
+  if (const auto l = integer("--decoder-last-pipeline-num-layers")) parallel["last_stage_layers"] = *l;
+  parallel["sequence_parallel"] = has("--sequence-parallel");
+  parallel["distributed_optimizer"] = has("--use-distributed-optimizer");
+  parallel["overlap_grad_reduce"] = has("--overlap-grad-reduce");
+  parallel["overlap_param_gather"] = has("--overlap-param-gather");
+  parallel["tp_comm_overlap"] = has("--tp-comm-overlap");
+
+  OrderedJson training;
+  const std::int64_t seq = required("--seq-length");
+  const std::int64_t gbs = required("--global-batch-size");
+  training["seq_len"] = seq;
+  training["global_batch"] = gbs;
+  training["micro_batch"] = integer("--micro-batch-size").value_or(1);
+  std::string recompute = has("--recompute-activations") ? "selective" : "none";
+  if (auto it = values.find("--recompute-granularity"); it != values.end()) {
+    if (it->second != "full" && it->second != "selective")
+      throw ScenarioError("--recompute-granularity", "unknown value \"" + it->second + "\" (full or selective)");
+    recompute = it->second;
+  }
+  training["recompute"] = recompute;
+  // With --bf16 Megatron accumulates and reduces the gradients in fp32.
+  training["grad_dtype"] = "fp32";
+  if (const auto iters = integer("--train-iters")) training["train_tokens"] = static_cast<double>(*iters) * static_cast<double>(gbs * seq);
+  else if (const auto samples = integer("--train-samples")) training["train_tokens"] = static_cast<double>(*samples) * static_cast<double>(seq);
+
+  for (const auto& [name, v] : values) {
+    static const std::set<std::string> mapped{
+        "--num-layers", "--hidden-size", "--num-attention-heads", "--vocab-size", "--ffn-hidden-size", "--normalization",
+        "--num-query-groups", "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+        "--virtual-pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--decoder-first-pipeline-num-layers",
+        "--decoder-last-pipeline-num-layers", "--seq-length", "--global-batch-size", "--micro-batch-size",
+        "--recompute-granularity", "--train-iters", "--train-samples"};
+    if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
+  }
+  for (const auto& f : flags) {
+    static const std::set<std::string> mapped{"--swiglu", "--disable-bias-linear", "--untie-embeddings-and-output-weights",
+                                              "--group-query-attention", "--sequence-parallel", "--use-distributed-optimizer",
+                                              "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
+                                              "--recompute-activations"};
+    if (mapped.count(f) == 0 && megatron_cost_free().count(f) == 0) out.warnings.push_back(f + ": not modelled (ignored)");
+  }
+  if (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0)
+    out.warnings.push_back("--recompute-method/--recompute-num-layers: stepsim recomputes every layer of the chosen granularity");
+  if (values.count("--fp8-format") != 0) out.warnings.push_back("--fp8-format: FP8 is not modelled; priced as BF16");
+
+  OrderedJson cluster;
+  cluster["preset"] = options.cluster;
+  const std::int64_t gpn = cluster_preset(options.cluster, "--cluster").gpus_per_node;
+  std::int64_t nodes = 0;
+  if (options.nodes) {
+    nodes = *options.nodes;
+  } else {
+    const std::int64_t world = tp * cp * pp;
+    nodes = (world + gpn - 1) / gpn;
+    out.warnings.push_back("the world size is not in Megatron's arguments: " + std::to_string(nodes) + " node(s) of " +
+                           options.cluster + " (pass --nodes for the run's data parallelism)");
+  }
+  cluster["nodes"] = nodes;
+
+  OrderedJson s;
+  s["name"] = options.name;
+  s["model"] = model;
+  s["cluster"] = cluster;
+  s["training"] = training;
+  s["parallel"] = parallel;
+  out.json = s.dump(2);
+  return out;
+}
+
+}  // namespace stepsim::scenarios

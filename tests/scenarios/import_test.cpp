@@ -1,0 +1,182 @@
+// Importers: Hugging Face configs give the presets' models and parameter counts; a Megatron-LM
+// command line gives the scenario a user would write by hand for the same run.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "stepsim/driver/simulate.hpp"
+#include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/import.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/workload/params.hpp"
+
+namespace sc = stepsim::scenarios;
+
+namespace {
+
+const std::string kData = STEPSIM_HF_DATA;
+
+sc::Scenario with_model(const std::string& model_json) {
+  return sc::load_scenario_text(R"({"model": )" + model_json +
+                                R"(, "cluster": {"preset": "dgx-h100", "nodes": 1}, "training": {"seq_len": 4096, "global_batch": 8}})");
+}
+
+// Every parameter of the model (one rank with TP 1 and PP 1 holds them all).
+double total_params(const sc::Scenario& s) { return stepsim::workload::stage_params(s, 0); }
+
+sc::Imported import_file(const std::string& name) {
+  const std::string file = kData + "/" + name + "/config.json";
+  return sc::model_from_hf_config(sc::read_input_file(file), file);
+}
+
+}  // namespace
+
+TEST_CASE("import hf: Llama 3.1 8B's config.json is the llama-3.1-8b preset") {
+  const auto imported = import_file("llama-3.1-8b");
+  CHECK(imported.warnings.empty());
+  const auto hf = with_model(imported.json);
+  const auto preset = with_model(R"("llama-3.1-8b")");
+  const auto &a = hf.model, &b = preset.model;
+  CHECK(a.layers == b.layers);
+  CHECK(a.hidden == b.hidden);
+  CHECK(a.ffn_hidden == b.ffn_hidden);
+  CHECK(a.heads == b.heads);
+  CHECK(a.kv_heads == b.kv_heads);
+  CHECK(a.vocab == b.vocab);
+  CHECK(a.tied_embeddings == b.tied_embeddings);
+  CHECK(a.mlp == b.mlp);
+  CHECK(a.norm == b.norm);
+  CHECK(a.bias == b.bias);
+  CHECK(total_params(hf) == total_params(preset));
+  CHECK(total_params(hf) == 8030261248.0);  // Llama 3.1 8B: 8.03 B
+}
+
+TEST_CASE("import hf: Qwen2-7B's parameters, without the QKV biases it warns about") {
+  const auto imported = import_file("qwen2-7b");
+  REQUIRE(imported.warnings.size() == 1);
+  CHECK(imported.warnings[0] == "attention biases: the Q, K and V biases are not modelled (4608 parameters per layer)");
+  // Embedding and output 2 x 152064 x 3584; per layer q, o 3584^2 each, k, v 3584 x 512 each, MLP
+  // 3 x 3584 x 18944, two norms; the final norm: 7,615,487,488 = the published 7,615,616,512
+  // less 28 x 4,608 bias parameters.
+  CHECK(total_params(with_model(imported.json)) == 7615487488.0);
+}
+
+TEST_CASE("import hf: GPT-2 reads n_layer / n_embd / n_head, GeLU, LayerNorm, biases, tied embeddings") {
+  const auto imported = import_file("gpt2");
+  CHECK(imported.warnings.empty());
+  const auto m = with_model(imported.json).model;
+  CHECK(m.layers == 12);
+  CHECK(m.hidden == 768);
+  CHECK(m.ffn_hidden == 3072);
+  CHECK(m.heads == 12);
+  CHECK(m.kv_heads == 12);
+  CHECK(m.vocab == 50257);
+  CHECK(m.tied_embeddings);
+  CHECK(m.mlp == sc::MlpKind::Gelu);
+  CHECK(m.norm == sc::NormKind::LayerNorm);
+  CHECK(m.bias);
+}
+
+TEST_CASE("import hf: unknown settings warn, missing or malformed ones are errors naming the field") {
+  const auto moe = sc::model_from_hf_config(R"({"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64,
+      "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100, "num_local_experts": 8})", "c.json");
+  CHECK(moe.warnings == std::vector<std::string>{
+                            "model_type: \"mixtral\" is not one stepsim knows (llama, mistral, qwen2, gemma, gemma2, gpt2, gpt_neox); read as a "
+                            "Llama-like config",
+                            "num_local_experts: not modelled (ignored)"});
+  CHECK_THROWS_WITH_AS((void)sc::model_from_hf_config(R"({"model_type": "llama", "hidden_size": 64})", "c.json"),
+                       "c.json.num_hidden_layers: is required", stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS((void)sc::model_from_hf_config(R"({"model_type": "llama", "num_hidden_layers": -2})", "c.json"),
+                       "c.json.num_hidden_layers: must be a positive integer, got -2", stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS((void)sc::model_from_hf_config("[1]", "c.json"), "c.json: must hold a JSON object (a Hugging Face config.json)",
+                       stepsim::ScenarioError);
+}
+
+TEST_CASE("a scenario names a Hugging Face config as its model, relative to its own folder, with overrides") {
+  const auto dir = std::filesystem::temp_directory_path() / ("stepsim_import_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "models");
+  std::filesystem::copy_file(kData + "/llama-3.1-8b/config.json", dir / "models" / "config.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto file = (dir / "s.json").string();
+  std::ofstream(file) << R"({"model": {"hf_config": "models/config.json", "layers": 16},
+    "cluster": {"preset": "dgx-h100", "nodes": 1}, "training": {"seq_len": 4096, "global_batch": 8}})";
+  const auto s = sc::load_scenario_file(file);
+  CHECK(s.model.layers == 16);
+  CHECK(s.model.hidden == 4096);
+  CHECK(s.model.kv_heads == 8);
+  CHECK_THROWS_WITH_AS((void)with_model(R"({"hf_config": 3})"), "model.hf_config: must be the path of a config.json", stepsim::ScenarioError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("import megatron: a Llama 3.1 8B command line is the hand-written scenario of the same run") {
+  const auto args = sc::split_arguments(R"(--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 \
+    --group-query-attention --num-query-groups 8 --vocab-size 128256 --swiglu --normalization RMSNorm \
+    --disable-bias-linear --untie-embeddings-and-output-weights   # Llama's shape
+    --seq-length 8192 --max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size=1024 \
+    --tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer \
+    --overlap-grad-reduce --overlap-param-gather --bf16 --lr 3e-4 --train-iters 100 --position-embedding-type rope \
+    --data-path "/data/my corpus" --use-mcore-models)");
+  sc::MegatronImportOptions o;
+  o.nodes = 2;
+  const auto imported = sc::scenario_from_megatron_args(args, o);
+  CHECK(imported.warnings.empty());
+  const auto mine = sc::load_scenario_text(imported.json);
+  const auto hand = sc::load_scenario_text(R"({"name": "megatron-import", "model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 2},
+      "training": {"seq_len": 8192, "global_batch": 1024, "micro_batch": 1, "train_tokens": 838860800},
+      "parallel": {"tp": 4, "pp": 2, "sequence_parallel": true, "distributed_optimizer": true,
+                   "overlap_grad_reduce": true, "overlap_param_gather": true}})");
+  CHECK(total_params(mine) == total_params(hand));
+  CHECK(mine.parallel.dp == 2);
+  stepsim::driver::SimulateOptions so;
+  so.engine = stepsim::sim::EngineKind::Analytic;
+  const auto a = stepsim::driver::simulate(mine, so).report;
+  const auto b = stepsim::driver::simulate(hand, so).report;
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.peak_memory_bytes == b.peak_memory_bytes);
+  CHECK(a.time_to_train_s == b.time_to_train_s);
+}
+
+TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modelled, errors naming the argument") {
+  const std::vector<std::string> base{"--num-layers", "4", "--hidden-size", "256", "--num-attention-heads", "8", "--vocab-size", "1000",
+                                      "--seq-length", "512", "--global-batch-size", "8"};
+  auto args = base;
+  args.insert(args.end(), {"--fp8-format", "hybrid", "--moe-router-topk", "2", "--num-layers-per-virtual-pipeline-stage", "1",
+                           "--pipeline-model-parallel-size", "2"});
+  const auto imported = sc::scenario_from_megatron_args(args, {});
+  const auto s = sc::load_scenario_text(imported.json);
+  CHECK_FALSE(s.parallel.sequence_parallel);
+  CHECK_FALSE(s.parallel.distributed_optimizer);
+  CHECK(s.model.tied_embeddings);
+  CHECK(s.model.bias);
+  CHECK(s.model.mlp == sc::MlpKind::Gelu);
+  CHECK(s.model.norm == sc::NormKind::LayerNorm);
+  CHECK(s.model.ffn_hidden == 1024);
+  CHECK(s.parallel.vpp == 2);
+  CHECK(s.parallel.schedule == sc::Schedule::Interleaved);
+  CHECK(imported.warnings == std::vector<std::string>{
+                                 "--fp8-format hybrid: not modelled (ignored)", "--moe-router-topk 2: not modelled (ignored)",
+                                 "--fp8-format: FP8 is not modelled; priced as BF16",
+                                 "the world size is not in Megatron's arguments: 1 node(s) of dgx-h100 (pass --nodes for the run's data parallelism)"});
+  // SwiGLU without an FFN size: 2/3 of 4h rounded down to a multiple of 64.
+  auto swiglu = base;
+  swiglu.push_back("--swiglu");
+  CHECK(sc::load_scenario_text(sc::scenario_from_megatron_args(swiglu, {}).json).model.ffn_hidden == 640);
+  auto no_vocab = base;
+  no_vocab.erase(no_vocab.begin() + 6, no_vocab.begin() + 8);
+  CHECK_THROWS_WITH_AS((void)sc::scenario_from_megatron_args(no_vocab, {}),
+                       "--vocab-size: is required: the vocabulary comes from the tokenizer, which the import cannot read", stepsim::ScenarioError);
+  auto bad = base;
+  bad.insert(bad.end(), {"--tensor-model-parallel-size", "two"});
+  CHECK_THROWS_WITH_AS((void)sc::scenario_from_megatron_args(bad, {}), "--tensor-model-parallel-size: must be a positive integer, got \"two\"",
+                       stepsim::ScenarioError);
+}
+
+TEST_CASE("split_arguments: quotes, continuations and comments") {
+  CHECK(sc::split_arguments("a 'b c' \"d\"e \\\n f # g h\n i") == std::vector<std::string>{"a", "b c", "de", "f", "i"});
+  CHECK_THROWS_WITH_AS((void)sc::split_arguments("a 'b"), "arguments: an unclosed ' quote", stepsim::ScenarioError);
+}
