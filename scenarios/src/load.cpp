@@ -379,6 +379,8 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
   if (c.world_size() > (1 << 22)) throw ScenarioError(path + ".nodes", "world size is absurdly large");
   c.ideal_network = r.bool_param("ideal_network");
   c.nvlink_domain_gpus = r.int_param("nvlink_domain_gpus");
+  // A cluster smaller than one NVLink domain (a part of an NVL72 rack) is one domain.
+  if (c.nvlink_domain_gpus > c.world_size() && c.nvlink_domain_gpus % c.gpus_per_node == 0) c.nvlink_domain_gpus = c.world_size();
   if (c.nvlink_domain_gpus > 0 &&
       (c.nvlink_domain_gpus % c.gpus_per_node != 0 || c.world_size() % c.nvlink_domain_gpus != 0))
     throw ScenarioError(path + ".nvlink_domain_gpus",

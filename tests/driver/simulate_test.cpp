@@ -186,3 +186,22 @@ TEST_CASE("the software stack's host time per pass adds to every forward and bac
   const double hosted = simulate(scenario(with_host), o).report.step_time_s;
   CHECK(hosted - plain == doctest::Approx(8e-3).epsilon(1e-6));
 }
+
+TEST_CASE("GB200 NVL72: both engines run it, and TP across two trays stays on NVLink inside the 72-GPU domain") {
+  const std::vector<std::string> nvl72 = {"cluster.preset=gb200-nvl72", "cluster.nodes=36", "parallel.tp=8", "parallel.pp=2",
+                                          "training.global_batch=144"};
+  const auto s = scenario(nvl72);
+  CHECK(s.world_size() == 144);
+  CHECK(s.cluster.gpu.name == "gb200-186gb");
+  SimulateOptions o;
+  o.engine = sim::EngineKind::Analytic;
+  const double analytic = simulate(s, o).report.step_time_s;
+  o.engine = sim::EngineKind::SimGrid;
+  const double simgrid = simulate(s, o).report.step_time_s;
+  CHECK(simgrid == doctest::Approx(analytic).epsilon(0.01));
+  // The same trays with an NVLink domain of one tray: TP 8 crosses the network and is slower.
+  auto split = nvl72;
+  split.push_back("cluster.nvlink_domain_gpus=4");
+  o.engine = sim::EngineKind::Analytic;
+  CHECK(simulate(scenario(split), o).report.step_time_s > 1.2 * analytic);
+}

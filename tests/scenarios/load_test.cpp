@@ -130,7 +130,7 @@ TEST_CASE("overlap_param_gather follows the distributed optimizer and overlap_gr
 
 TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset_names().size() == 7);
-  CHECK(scenarios::gpu_preset_names().size() == 6);
+  CHECK(scenarios::gpu_preset_names().size() == 7);
   for (const auto& n : scenarios::model_preset_names()) CHECK_NOTHROW(scenarios::model_preset(n));
   for (const auto& n : scenarios::gpu_preset_names()) CHECK(scenarios::gpu_preset(n).peak_bf16_flops > 0);
   CHECK(scenarios::model_preset("llama-3.1-405b").layers == 126);

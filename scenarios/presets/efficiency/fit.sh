@@ -15,7 +15,7 @@ out=scenarios/presets/efficiency
 "$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-abci-a100 \
   --records tp4-cp1-pp2-mbs1-gpus8,tp4-cp1-pp2-mbs1-gpus16,tp4-cp1-pp2-mbs1-gpus32 --params gemm_max --out $out/a100-sxm-40gb.json
 "$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-tsubame-h100 --records tp2 --params gemm_max --out $out/h100-sxm-94gb.json
-for gpu in h100-sxm-80gb h200-sxm-141gb b200-180gb; do
+for gpu in h100-sxm-80gb h200-sxm-141gb b200-180gb gb200-186gb; do
   "$bin" calibrate --gpu $gpu --params none --out $out/$gpu.json
   sed -i '1a\  "kind": "derived",' $out/$gpu.json
 done

@@ -67,7 +67,7 @@ inline constexpr Param kParams[] = {
   {"cluster.gpu.efficiency.source", String, "", std::nullopt, "none", 0, 0, false, "the fit record (stepsim calibrate writes it)", ""},
   {"cluster.gpus_per_node", Integer, "GPUs", std::nullopt, "from the preset, else required", 1, 1024, false, "GPUs per node", ""},
   {"cluster.nodes", Integer, "nodes", std::nullopt, "from the preset, else required", 1, 1048576, false, "nodes", ""},
-  {"cluster.nvlink_domain_gpus", Integer, "GPUs", 0.0, "", 0, 1048576, false, "GPUs in one NVLink domain; 0 means gpus_per_node", ""},
+  {"cluster.nvlink_domain_gpus", Integer, "GPUs", 0.0, "", 0, 1048576, false, "GPUs in one NVLink domain (a multiple of gpus_per_node dividing the world size; a cluster smaller than one domain is one domain); 0 means gpus_per_node", "GB200 NVL72: 72"},
   {"cluster.ideal_network", Boolean, "", 0.0, "", 0, 0, false, "communication takes no time (schedule checks)", ""},
   {"cluster.intra_node.bw_GBps", Number, "GB/s", std::nullopt, "the GPU's nvlink_GBps", 0, 1e6, true, "per GPU per direction into the NVLink/NVSwitch domain", ""},
   {"cluster.intra_node.latency_us", Number, "us", 2.0, "", 0, 1e6, false, "latency per NCCL step on NVLink", "NCCL tuner per-step latency 0.6-3.4 us by protocol (docs/training-step.md section 8)"},
