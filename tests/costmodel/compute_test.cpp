@@ -407,12 +407,17 @@ TEST_CASE("attention: the published figures by stack and architecture (scenarios
 
 TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
   const Scenario s = llama70b();
-  // H100 80 GB has no measurements on a stack stepsim knows: its file takes its own published
-  // ceilings as they are (derived), not the TSUBAME (H100 94 GB) fit.
+  // H100 80 GB is fitted on NVIDIA's Llama 3 70B table (its own fraction of its ceilings, not the
+  // TSUBAME H100 94 GB fit); H200 takes its fractions; Blackwell takes its ceilings as they are.
   const Efficiency& h100 = s.cluster.gpu.efficiency;
-  CHECK(h100.gemm_max == 1.0);
+  CHECK(h100.gemm_max > 0.8);
+  CHECK(h100.gemm_max < 1.0);
   CHECK(h100.attn_max == 1.0);
-  CHECK(h100.kind == stepsim::scenarios::EfficiencyKind::Derived);
+  CHECK(h100.kind == stepsim::scenarios::EfficiencyKind::Fitted);
+  CHECK(h100.gemm_max != stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency.gemm_max);
+  CHECK(stepsim::scenarios::gpu_preset("h200-sxm-141gb").efficiency.gemm_max == h100.gemm_max);
+  CHECK(stepsim::scenarios::gpu_preset("h200-sxm-141gb").efficiency.kind == stepsim::scenarios::EfficiencyKind::Derived);
+  CHECK(stepsim::scenarios::gpu_preset("b200-180gb").efficiency.gemm_max == 1.0);
   CHECK(stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency.kind == stepsim::scenarios::EfficiencyKind::Fitted);
   CHECK(h100.source == "scenarios/presets/efficiency/h100-sxm-80gb.json");
   CHECK(h100.fit.find("stepsim calibrate --gpu h100-sxm-80gb") == 0);
