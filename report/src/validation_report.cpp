@@ -406,7 +406,7 @@ Table coverage_table(const std::vector<GpuCoverage>& gpus) {
 }
 
 std::string coverage_notes(const std::vector<GpuCoverage>& gpus) {
-  std::string s = "efficiency file: fitted (to named records), derived (no fit: the GPU's own published ceilings) or default (built-in curve);\n"
+  std::string s = "efficiency file: fitted (to named records), derived (no fit of its own: its published ceilings, or another GPU's fitted fractions of them) or default (built-in curve);\n"
                   "its fit record:\n";
   for (const auto& g : gpus) s += "  " + g.gpu + ": " + (g.efficiency_fit.empty() ? "-" : g.efficiency_fit) + "\n";
   return s;
