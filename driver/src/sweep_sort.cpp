@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -156,7 +157,7 @@ class Emitter {
     }
     if (p.index != last_index_ || p.sweep != last_sweep_) {
       for (std::int64_t i = next_index_; i < p.index && missing_examples_.size() < 5; ++i) missing_examples_.push_back(i);
-      next_index_ = p.index + 1;
+      next_index_ = p.index < INT64_MAX ? p.index + 1 : p.index;
       ++seen_;
       last_index_ = p.index;
       last_sweep_ = p.sweep;

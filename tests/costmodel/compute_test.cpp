@@ -197,7 +197,8 @@ TEST_CASE("the software stack's fusions change the memory kernels' bytes, by han
   // The model FLOPs do not depend on the fusions.
   CHECK(stepsim::workload::total_model_flops(bwd) == stepsim::workload::total_model_flops(layer_backward(fused)));
   // The attention kernel's shape: s / c = 16 queries and s = 32 keys per sequence, d_h 16, b a / t = 4 of them.
-  const Kernel& attn = find(layer_forward(fused), "attn.fwd");
+  const auto forward = layer_forward(fused);
+  const Kernel& attn = find(forward, "attn.fwd");
   CHECK(attn.m == 16);
   CHECK(attn.n == 32);
   CHECK(attn.k == 16);
