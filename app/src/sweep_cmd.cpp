@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -112,13 +113,24 @@ void register_merge(CLI::App& app) {
       for (const auto& w : stats.warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
       if (!summary->empty()) emit_all({{*summary, ranking.markdown({"# Merged sweep", ""})}});
     } else {
-      // The rows are committed only after the summary is written: both or neither.
-      driver::StagedFile staged(*out);
-      so.run_dir = staged.dir();
-      stats = driver::sort_rows(files, staged.stream(), on_row, so);
+      // Rows and summary are written all or none; the ranking is built while the rows are written
+      // (or, when the rows go to a device written last, by a sort of its own).
+      bool ranked = false;
+      std::vector<Output> outputs{{*out, support::ContentWriter([&](std::ostream& o) {
+                                     stats = driver::sort_rows(files, o, on_row, so);
+                                     ranked = true;
+                                   })}};
+      if (!summary->empty())
+        outputs.emplace_back(*summary, support::ContentWriter([&](std::ostream& o) {
+                               if (!ranked) {
+                                 std::ostringstream discard;
+                                 stats = driver::sort_rows(files, discard, on_row, so);
+                                 ranked = true;
+                               }
+                               o << ranking.markdown({"# Merged sweep", ""});
+                             }));
+      emit_all(outputs);
       for (const auto& w : stats.warnings) std::cerr << "stepsim merge: warning: " << w << "\n";
-      if (!summary->empty()) emit_all({{*summary, ranking.markdown({"# Merged sweep", ""})}});
-      staged.commit();
     }
     if (!out->empty() && *out != "-") std::cerr << "stepsim merge: " << stats.rows << " rows in " << *out << "\n";
   });

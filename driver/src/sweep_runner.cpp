@@ -501,7 +501,12 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   Ranking ranking;
   SortOptions sort;
   sort.run_dir = options.out_dir;
-  const auto stats = sort_rows_into({out.results_file}, out.results_file, [&ranking](const SweepRow& r) { ranking.add(r); }, sort);
+  SortStats stats;
+  if (const auto failure = support::write_files_atomically({{out.results_file, support::ContentWriter([&](std::ostream& o) {
+                                                              stats = sort_rows({out.results_file}, o,
+                                                                                [&ranking](const SweepRow& r) { ranking.add(r); }, sort);
+                                                            })}}))
+    throw ScenarioError(out.results_file, "cannot write the file" + (failure->detail.empty() ? std::string() : ": " + failure->detail));
   for (const auto& w : stats.warnings) log(w);
 
   std::vector<std::string> header{"# Sweep " + spec.name, "", "Candidates: " + scenarios::enumeration_summary(counts) + "."};

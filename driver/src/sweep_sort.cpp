@@ -284,46 +284,6 @@ SortStats sort_rows(const std::vector<std::string>& inputs, std::ostream& out, c
   return stats;
 }
 
-StagedFile::StagedFile(const std::string& file) : file_(file) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  // A symlink is written through; a device or FIFO (/dev/null, /dev/stdout) is written in place.
-  const fs::path target = fs::is_symlink(fs::symlink_status(file, ec)) ? fs::weakly_canonical(file, ec) : fs::path(file);
-  const auto st = fs::status(target, ec);
-  if (fs::is_directory(st)) throw ScenarioError(file, "is a directory");
-  target_ = target.string();
-  in_place_ = fs::exists(st) && !fs::is_regular_file(st);
-  dir_ = target.has_parent_path() ? target.parent_path().string() : std::string(".");
-  tmp_ = in_place_ ? target_ : (fs::path(dir_) / (target.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw ScenarioError(file, "cannot write the output file");
-}
-
-StagedFile::~StagedFile() {
-  if (committed_ || in_place_) return;
-  out_.close();
-  std::error_code ec;
-  std::filesystem::remove(tmp_, ec);
-}
-
-void StagedFile::commit() {
-  out_.flush();
-  if (!out_) throw ScenarioError(file_, std::string("cannot write the output file: ") + std::strerror(errno));
-  out_.close();
-  if (!in_place_ && std::rename(tmp_.c_str(), target_.c_str()) != 0)
-    throw ScenarioError(file_, std::string("cannot replace the output file: ") + std::strerror(errno));
-  committed_ = true;
-}
-
-SortStats sort_rows_into(const std::vector<std::string>& inputs, const std::string& file, const std::function<void(const SweepRow&)>& on_row,
-                         SortOptions options) {
-  StagedFile staged(file);
-  if (options.run_dir.empty()) options.run_dir = staged.dir();
-  auto stats = sort_rows(inputs, staged.stream(), on_row, options);
-  staged.commit();
-  return stats;
-}
-
 std::vector<SweepRow> merge_rows(const std::vector<std::string>& inputs, std::vector<std::string>* warnings) {
   std::vector<SweepRow> out;
   std::ostringstream sink;

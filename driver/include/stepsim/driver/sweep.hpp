@@ -103,28 +103,6 @@ struct SortOptions {
 // row written. A file with text but no row, or no row at all, is a ScenarioError.
 SortStats sort_rows(const std::vector<std::string>& inputs, std::ostream& out, const std::function<void(const SweepRow&)>& on_row = {},
                     const SortOptions& options = {});
-// A file written through a temporary next to it and renamed onto it by commit() (removed when
-// not committed). A symlink is written through; a device or FIFO (/dev/null) is written in place.
-class StagedFile {
- public:
-  explicit StagedFile(const std::string& file);  // ScenarioError(file, "cannot write the output file")
-  ~StagedFile();
-  StagedFile(const StagedFile&) = delete;
-  StagedFile& operator=(const StagedFile&) = delete;
-  [[nodiscard]] std::ostream& stream() { return out_; }
-  [[nodiscard]] const std::string& dir() const { return dir_; }  // the directory of the file written
-  void commit();
-
- private:
-  std::string file_, target_, tmp_, dir_;
-  std::ofstream out_;
-  bool in_place_ = false;
-  bool committed_ = false;
-};
-
-// sort_rows into `file` (it may be one of the inputs) through a StagedFile.
-SortStats sort_rows_into(const std::vector<std::string>& inputs, const std::string& file,
-                         const std::function<void(const SweepRow&)>& on_row = {}, SortOptions options = {});
 
 // The default ceiling on the candidates one sweep process evaluates (its shard), and on the
 // combinations the axes may generate (this many times the ceiling).
