@@ -82,7 +82,7 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
   std::vector<ValidationRecord> used;
   CalibrateResult r;
   for (const auto& rec : records) {
-    if (rec.skipped()) continue;
+    if (rec.skipped() || rec.measures_memory()) continue;
     const auto s = scenarios::load_scenario_text(rec.scenario_json, options.overrides,
                                                  "validation set " + rec.set + ", record " + rec.name);
     if (s.cluster.gpu.name != gpu.name) continue;

@@ -6,6 +6,7 @@
 
 #include "stepsim/driver/calibrate.hpp"
 #include "stepsim/driver/simulate.hpp"
+#include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::driver {
@@ -20,11 +21,32 @@ std::vector<std::string> requested_sets(const std::vector<std::string>& names) {
   return names.empty() ? validation_set_names() : names;
 }
 
+// A memory record: stepsim's peak of the last pipeline stage (the rank the measurement is of) without
+// the terms torch's allocator does not count (CUDA context and NCCL buffers, allocated outside it)
+// or counts as reserved, not allocated (fragmentation), against the measured peak allocated bytes.
+ValidationCase validate_memory_record(const ValidationRecord& record, const scenarios::Scenario& s) {
+  const auto est = memory::stepsim_estimate(s);
+  const auto& last = est.stages.back();
+  std::int64_t allocated = last.total_bytes;
+  for (const auto& t : last.terms)
+    if (t.key == "cuda_context_bytes" || t.key == "nccl_buffers_bytes" || t.key == "fragmentation_bytes") allocated -= t.bytes;
+  ValidationCase c;
+  c.name = record.name;
+  c.table = record.table;
+  c.gpu = s.cluster.gpu.name;
+  c.flops_formula = costmodel::to_string(record.flops_formula);
+  c.measured_peak_allocated_gib = record.peak_allocated_gib;
+  c.predicted_peak_allocated_gib = static_cast<double>(allocated) / memory::kGiB;
+  c.error = c.predicted_peak_allocated_gib / *record.peak_allocated_gib - 1.0;
+  return c;
+}
+
 }  // namespace
 
 ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options) {
   if (record.skipped()) throw InternalError("validate_record: record " + record.name + " is skipped");
   const auto s = scenarios::load_scenario_text(record.scenario_json, options.overrides, record_context(record));
+  if (record.measures_memory()) return validate_memory_record(record, s);
   SimulateOptions so;
   so.engine = options.engine;
   if (options.efficiency && s.cluster.gpu.name == options.efficiency_gpu) so.efficiency = options.efficiency;
@@ -101,7 +123,7 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
   std::vector<Item> items;
   std::vector<std::string> names;
   for (const auto& rec : records) {
-    if (rec.skipped()) continue;
+    if (rec.skipped() || rec.measures_memory()) continue;
     const auto s = scenarios::load_scenario_text(rec.scenario_json, vo.overrides, record_context(rec));
     items.push_back({rec, s.cluster.gpu.name, rec.set + "/" + rec.table});
     if (std::find(names.begin(), names.end(), rec.set) == names.end()) names.push_back(rec.set);
@@ -188,7 +210,7 @@ std::vector<GpuCoverage> gpu_coverage(const std::vector<std::string>& set_names)
   }
   for (const auto& name : requested_sets(set_names))
     for (const auto& rec : validation_records(name)) {
-      if (rec.skipped()) continue;
+      if (rec.skipped() || rec.measures_memory()) continue;
       const auto s = scenarios::load_scenario_text(rec.scenario_json, {}, record_context(rec));
       auto it = by_gpu.find(s.cluster.gpu.name);
       if (it == by_gpu.end()) continue;  // a GPU defined inline in the record, not a preset

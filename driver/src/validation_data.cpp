@@ -81,11 +81,16 @@ ValidationRecord parse_record(const json& r, const std::string& set_name, const 
   if (required || f.has("measured")) {
     if (!f.has("measured") || !f.get("measured").is_object())
       throw ScenarioError(where + ".measured", "must be an object");
-    const Fields measured(f.get("measured"), where + ".measured", {"step_time_s", "tflops_per_gpu"});
+    const Fields measured(f.get("measured"), where + ".measured", {"step_time_s", "tflops_per_gpu", "peak_allocated_gib"});
     if (measured.has("step_time_s")) rec.step_time_s = measured.number("step_time_s");
     if (measured.has("tflops_per_gpu")) rec.tflops_per_gpu = measured.number("tflops_per_gpu");
-    if (!rec.step_time_s && !rec.tflops_per_gpu) throw ScenarioError(measured.where(), "needs step_time_s or tflops_per_gpu");
-    if ((rec.step_time_s && !(*rec.step_time_s > 0)) || (rec.tflops_per_gpu && !(*rec.tflops_per_gpu > 0)))
+    if (measured.has("peak_allocated_gib")) rec.peak_allocated_gib = measured.number("peak_allocated_gib");
+    if (!rec.step_time_s && !rec.tflops_per_gpu && !rec.peak_allocated_gib)
+      throw ScenarioError(measured.where(), "needs step_time_s, tflops_per_gpu or peak_allocated_gib");
+    if (rec.peak_allocated_gib && (rec.step_time_s || rec.tflops_per_gpu))
+      throw ScenarioError(measured.where(), "peak_allocated_gib is a memory record's only measurement");
+    if ((rec.step_time_s && !(*rec.step_time_s > 0)) || (rec.tflops_per_gpu && !(*rec.tflops_per_gpu > 0)) ||
+        (rec.peak_allocated_gib && !(*rec.peak_allocated_gib > 0)))
       throw ScenarioError(measured.where(), "measurements must be positive");
   }
   if (required || f.has("flops_formula")) {
@@ -137,19 +142,19 @@ std::vector<ValidationRecord> parse_validation_set(const std::string& text, cons
     throw ScenarioError(set_name + ".records", "must be a non-empty array");
   std::vector<ValidationRecord> out;
   std::set<std::string> seen;
-  std::map<std::string, bool> table_compares_step_time;  // table -> the quantity its records compare
+  std::map<std::string, int> table_quantity;  // table -> the quantity its records compare (0 step time, 1 TFLOP/s, 2 memory)
   const json& records = set.get("records");
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::string where = set_name + ".records[" + std::to_string(i) + "]";
     auto rec = parse_record(records[i], set_name, where);
     if (!seen.insert(rec.name).second) throw ScenarioError(where + ".name", "duplicate name '" + rec.name + "'");
     if (!rec.skipped()) {
-      const bool step = rec.step_time_s.has_value();
-      const auto [it, added] = table_compares_step_time.emplace(rec.table, step);
-      if (!added && it->second != step)
+      const int quantity = rec.measures_memory() ? 2 : rec.step_time_s ? 0 : 1;
+      const auto [it, added] = table_quantity.emplace(rec.table, quantity);
+      if (!added && it->second != quantity)
         throw ScenarioError(where + ".measured", "table '" + rec.table +
-                                                     "' mixes step_time_s and tflops_per_gpu records (its layouts are "
-                                                     "ranked on one quantity)");
+                                                     "' mixes step_time_s, tflops_per_gpu and peak_allocated_gib records "
+                                                     "(its layouts are ranked on one quantity)");
     }
     out.push_back(std::move(rec));
   }

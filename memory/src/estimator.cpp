@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "stepsim/workload/params.hpp"
 #include "stepsim/workload/program.hpp"
@@ -38,7 +39,7 @@ PaperEstimate paper_estimate(const Scenario& s) {
   if (p.pp == 1) P += h * v / t + h;
   e.params_first_stage = P;
   const double grad_bytes = x.grad_bytes_per_param;
-  const double opt_bytes = p.distributed_optimizer ? 12.0 / (dp * c) : 12.0;
+  const double opt_bytes = p.shards_optimizer() ? 12.0 / (dp * c) : 12.0;
   e.bytes_per_param = 2.0 + grad_bytes + opt_bytes;
   e.weights_bytes = to_bytes(2.0 * P);
   e.grads_bytes = to_bytes(grad_bytes * P);
@@ -76,9 +77,13 @@ std::int64_t output_transient_bytes(const workload::StepProgram& program) { retu
 
 std::int64_t output_transient_bytes(const Scenario& s) { return output_transient_bytes(workload::step_program(s)); }
 
-std::int64_t backward_transient_bytes(const Scenario& s) {
-  return to_bytes(workload::layer_program(s).backward_transient_bytes);
+std::int64_t backward_transient_bytes(const workload::StepProgram& program) {
+  double bytes = 0;
+  for (const auto& l : program.layers) bytes = std::max(bytes, l.backward_transient_bytes);
+  return to_bytes(bytes);
 }
+
+std::int64_t backward_transient_bytes(const Scenario& s) { return backward_transient_bytes(workload::step_program(s)); }
 
 std::int64_t in_flight(const Scenario& s, std::int64_t stage) {
   return workload::in_flight_passes(s.parallel.schedule, s.parallel.pp, s.micro_batches(), s.parallel.vpp, stage);
@@ -91,18 +96,31 @@ std::int64_t fragmentation_bytes(const Scenario& s, std::int64_t dynamic_bytes) 
 namespace {
 
 struct StaticTerms {
-  std::int64_t weights = 0, grads = 0, optimizer = 0, cuda_context = 0, nccl = 0, distopt = 0, pp_buffers = 0;
-  std::int64_t sum() const { return weights + grads + optimizer + cuda_context + nccl + distopt + pp_buffers; }
+  std::int64_t weights = 0, grads = 0, optimizer = 0, cuda_context = 0, nccl = 0, distopt = 0, grad_bucket = 0, gathered_params = 0,
+               pp_buffers = 0;
+  std::int64_t sum() const { return weights + grads + optimizer + cuda_context + nccl + distopt + grad_bucket + gathered_params + pp_buffers; }
 };
+
+// The largest unit ZeRO-3 gathers on `stage`: a transformer layer, or the embedding (first stage)
+// or output layer (last stage) when larger.
+double largest_unit_params(const Scenario& s, std::int64_t stage) {
+  double unit = scenarios::stage_layers(s, stage) > 0 ? workload::layer_params(s) : 0.0;
+  if (stage == 0) unit = std::max(unit, workload::embedding_params(s));
+  if (stage == s.parallel.pp - 1) unit = std::max(unit, workload::output_params(s) + workload::final_norm_params(s));
+  return unit;
+}
 
 StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   const auto& p = s.parallel;
   StaticTerms st;
   const workload::Shape x = workload::shape_of(s);
   const double P = workload::stage_params(s, stage);
-  st.weights = to_bytes(2.0 * P);
-  st.grads = to_bytes(x.grad_bytes_per_param * P);
-  st.optimizer = to_bytes(12.0 * P / (p.distributed_optimizer ? d(p.dp * p.cp) : 1.0));
+  const double shards = d(p.dp * p.cp);
+  // Parameters, main gradients and optimizer state, each divided over DP x CP where sharded; the
+  // offloaded fraction of the optimizer state lives on the host.
+  st.weights = to_bytes(2.0 * P / (p.shards_params() ? shards : 1.0));
+  st.grads = to_bytes(x.grad_bytes_per_param * P / (p.shards_grads() ? shards : 1.0));
+  st.optimizer = to_bytes(12.0 * P * (1.0 - s.training.optimizer_offload_fraction) / (p.shards_optimizer() ? shards : 1.0));
   st.cuda_context = to_bytes(s.memory.cuda_context_bytes);
   int groups = 0;
   groups += p.tp > 1 ? 1 : 0;
@@ -110,14 +128,27 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   groups += p.pp > 1 ? 1 : 0;
   groups += p.dp * p.cp > 1 ? 1 : 0;
   st.nccl = to_bytes(groups * s.memory.nccl_buffer_bytes_per_group);
-  // Distributed optimizer: one bucket of bf16 parameters staged for the all-gather.
-  if (p.distributed_optimizer && p.dp * p.cp > 1) st.distopt = to_bytes(2.0 * std::min(P, x.bucket_params));
+  const bool dp_active = p.dp * p.cp > 1;
+  // Distributed optimizer (parameters not sharded): one bucket of bf16 parameters staged for the
+  // all-gather.
+  if (p.shards_optimizer() && !p.shards_params() && dp_active) st.distopt = to_bytes(2.0 * std::min(P, x.bucket_params));
+  // Sharded gradients: one bucket of whole gradients staged for its reduce-scatter.
+  if (p.shards_grads() && dp_active) st.grad_bucket = to_bytes(x.grad_bytes_per_param * std::min(P, x.bucket_params));
+  // Sharded parameters: the unit being computed whole in bf16, and the next one while it is
+  // prefetched (overlap_param_gather).
+  if (p.shards_params() && dp_active)
+    st.gathered_params = to_bytes(2.0 * largest_unit_params(s, stage) * (p.overlap_param_gather ? 2.0 : 1.0));
   // Pipeline: receive buffers for one activation and one gradient shard, 2sbh/(ct) each.
   if (p.pp > 1) {
     const double shard = 2.0 * (x.tokens_per_rank * d(s.model.hidden)) / (p.sequence_parallel ? d(p.tp) : 1.0);
     st.pp_buffers = to_bytes(2.0 * shard);
   }
   return st;
+}
+
+std::string grads_label(const Scenario& s) {
+  std::string label = s.training.grads_in_fp32 ? "gradients (fp32" : "gradients (bf16";
+  return label + (s.parallel.shards_grads() ? ", sharded)" : ")");
 }
 
 }  // namespace
@@ -131,7 +162,7 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
   const workload::StepProgram program = workload::step_program(s);
   const auto chunk_bytes = [&](std::int64_t stage, std::int64_t chunk) { return memory::chunk_activation_bytes(program, s, stage, chunk); };
   const std::int64_t out_bytes = output_transient_bytes(program);
-  const std::int64_t recompute = to_bytes(program.layers.front().backward_transient_bytes);
+  const std::int64_t recompute = backward_transient_bytes(program);
   for (std::int64_t stage = 0; stage < p; ++stage) {
     StageEstimate se;
     se.stage = stage;
@@ -162,9 +193,9 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     const std::int64_t dynamic = acts + output + recompute;
     const std::int64_t frag = fragmentation_bytes(s, dynamic);
     se.terms = {
-        {"weights_bytes", "weights (bf16)", st.weights},
-        {"grads_bytes", s.training.grads_in_fp32 ? "gradients (fp32)" : "gradients (bf16)", st.grads},
-        {"optimizer_bytes", "optimizer (fp32 master, Adam m, v)", st.optimizer},
+        {"weights_bytes", s.parallel.shards_params() ? "weights (bf16, sharded)" : "weights (bf16)", st.weights},
+        {"grads_bytes", grads_label(s), st.grads},
+        {"optimizer_bytes", s.training.optimizer_offload_fraction > 0 ? "optimizer (fp32 master, Adam m, v; on GPU)" : "optimizer (fp32 master, Adam m, v)", st.optimizer},
         {"activations_bytes", "activations (in-flight)", acts},
         {"output_layer_bytes", "output layer + loss (fp32 logits)", output},
         {"recompute_bytes", "recomputation working set", recompute},
@@ -174,6 +205,12 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"pp_buffers_bytes", "pipeline send/recv buffers", st.pp_buffers},
         {"fragmentation_bytes", "allocator fragmentation", frag},
     };
+    // The buffers of sharded gradients and parameters, where the sharding has them.
+    if (s.parallel.shards_grads()) {
+      const auto at = se.terms.insert(se.terms.end() - 2, {"grad_bucket_bytes", "gradient reduce-scatter bucket", st.grad_bucket});
+      if (s.parallel.shards_params())
+        se.terms.insert(at + 1, {"gathered_params_bytes", "gathered parameters (sharded weights)", st.gathered_params});
+    }
     se.total_bytes = 0;
     for (const auto& t : se.terms) se.total_bytes += t.bytes;
     if (se.total_bytes > out.peak_bytes) {

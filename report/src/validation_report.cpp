@@ -37,7 +37,13 @@ std::string engine_note(const ValidationReport& r) {
 
 std::pair<double, double> compared_values(const ValidationCase& c) {
   if (c.measured_step_time_s) return {*c.measured_step_time_s, c.predicted_step_time_s};
+  if (c.measured_peak_allocated_gib) return {*c.measured_peak_allocated_gib, c.predicted_peak_allocated_gib};
   return {c.measured_tflops_per_gpu.value_or(0.0), c.predicted_tflops_per_gpu};
+}
+
+std::size_t cases_within(const std::vector<ValidationCase>& cases, double bound) {
+  return static_cast<std::size_t>(
+      std::count_if(cases.begin(), cases.end(), [&](const ValidationCase& c) { return std::abs(c.error) <= bound; }));
 }
 
 double mean_absolute_error(const std::vector<ValidationCase>& cases) {
@@ -91,7 +97,8 @@ ValidationStats validation_stats(const std::vector<ValidationCase>& cases) {
   std::vector<double> measured, predicted;
   bool same_quantity = true;
   for (const auto& c : cases) {
-    same_quantity = same_quantity && c.measured_step_time_s.has_value() == cases.front().measured_step_time_s.has_value();
+    same_quantity = same_quantity && c.measured_step_time_s.has_value() == cases.front().measured_step_time_s.has_value() &&
+                    c.measured_peak_allocated_gib.has_value() == cases.front().measured_peak_allocated_gib.has_value();
     const auto [m, p] = compared_values(c);
     measured.push_back(m);
     predicted.push_back(p);
@@ -158,8 +165,22 @@ Table skipped_table(const ValidationReport& r) {
   return t;
 }
 
+// A set whose records are memory records (compared on peak allocated memory).
+bool memory_set(const ValidationSetResult& set) {
+  return !set.records.empty() && set.records.front().measured_peak_allocated_gib.has_value();
+}
+
+std::string within_line(const ValidationSetResult& set) {
+  const std::size_t n = cases_within(set.records, 0.05);
+  std::ostringstream o;
+  o << "within 5 %: " << n << " of " << set.records.size() << " ("
+    << percent(static_cast<double>(n) / static_cast<double>(set.records.size()), 1, false) << ")";
+  return o.str();
+}
+
 std::string notes_text() {
-  return "error = predicted / measured - 1 on the measured quantity (step time where published, else TFLOP/s per GPU);\n"
+  return "error = predicted / measured - 1 on the measured quantity (step time where published, peak allocated memory for\n"
+         "memory records, else TFLOP/s per GPU);\n"
          "TFLOP/s per GPU = the record's FLOP formula / (step time x GPUs); Spearman = rank correlation of predicted vs\n"
          "measured values within the group (ties averaged; - for fewer than 2 records or constant values).\n";
 }
@@ -179,6 +200,18 @@ std::string validation_table(const ValidationReport& r) {
     o << set.name << "  (" << stats_line(set.stats) << ")\n";
     if (set.tables.size() > 1)
       for (const auto& table : set.tables) o << "  table " << table.name << ": " << stats_line(table.stats) << "\n";
+    if (memory_set(set)) {
+      o << "  " << within_line(set) << "\n";
+      o << "  " << pad("record", -name_width) << pad("table", -table_width) << pad("GPU", -16) << pad("peak GiB", 10)
+        << pad("measured", 10) << pad("error", 10) << "\n";
+      for (const auto& c : set.records)
+        o << "  " << pad(c.name, -name_width) << pad(c.table, -table_width) << pad(c.gpu, -16)
+          << pad(fixed(c.predicted_peak_allocated_gib, 3), 10) << pad(opt_fixed(c.measured_peak_allocated_gib, 3), 10)
+          << pad(percent(c.error, 1, true), 10) << "\n";
+      for (const auto& s : set.skipped) o << "  skipped " << s.name << ": " << s.reason << "\n";
+      o << "\n";
+      continue;
+    }
     o << "  " << pad("record", -name_width) << pad("table", -table_width) << pad("GPU", -16) << pad("step s", 10) << pad("measured", 10)
       << pad("TFLOP/s", 9) << pad("measured", 10) << pad("error", 10) << "\n";
     for (const auto& c : set.records) {
@@ -200,12 +233,26 @@ std::string validation_markdown(const ValidationReport& r) {
   cases.columns = {"set", "table", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
                    "measured TFLOP/s/GPU", "error"};
   cases.right_aligned = {false, false, false, false, true, true, true, true, true};
-  for (const auto& set : r.sets)
-    for (const auto& c : set.records)
-      cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_step_time_s, 3),
-                            opt_fixed(c.measured_step_time_s, 3), fixed(c.predicted_tflops_per_gpu, 1),
-                            opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true)});
-  std::string out = to_markdown(cases, MarkdownStyle::Compact) + "\n" + to_markdown(summary_table(r), MarkdownStyle::Compact) + "\n";
+  Table memory_cases;
+  memory_cases.columns = {"set", "table", "record", "GPU", "predicted peak allocated (GiB)", "measured (GiB)", "error"};
+  memory_cases.right_aligned = {false, false, false, false, true, true, true};
+  std::string within;
+  for (const auto& set : r.sets) {
+    if (memory_set(set)) within += "- " + set.name + ": " + within_line(set) + "\n";
+    for (const auto& c : set.records) {
+      if (c.measured_peak_allocated_gib)
+        memory_cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_peak_allocated_gib, 3),
+                                     opt_fixed(c.measured_peak_allocated_gib, 3), percent(c.error, 1, true)});
+      else
+        cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_step_time_s, 3),
+                              opt_fixed(c.measured_step_time_s, 3), fixed(c.predicted_tflops_per_gpu, 1),
+                              opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true)});
+    }
+  }
+  std::string out;
+  if (!cases.rows.empty()) out += to_markdown(cases, MarkdownStyle::Compact) + "\n";
+  if (!memory_cases.rows.empty()) out += to_markdown(memory_cases, MarkdownStyle::Compact) + "\n" + within + "\n";
+  out += to_markdown(summary_table(r), MarkdownStyle::Compact) + "\n";
   const auto skipped = skipped_table(r);
   if (!skipped.rows.empty()) out += to_markdown(skipped, MarkdownStyle::Compact) + "\n";
   return out + engine_note(r) + "\n";
@@ -222,6 +269,7 @@ std::string validation_json(const ValidationReport& r) {
     ordered_json js;
     js["name"] = set.name;
     js.update(stats_json(set.stats));
+    if (memory_set(set)) js["within_5_percent"] = cases_within(set.records, 0.05);
     js["tables"] = ordered_json::array();
     for (const auto& table : set.tables) {
       ordered_json jt;
@@ -235,11 +283,16 @@ std::string validation_json(const ValidationReport& r) {
       jc["name"] = c.name;
       jc["table"] = c.table;
       jc["gpu"] = c.gpu;
-      jc["measured_step_time_s"] = opt(c.measured_step_time_s);
-      jc["predicted_step_time_s"] = c.predicted_step_time_s;
-      jc["measured_tflops_per_gpu"] = opt(c.measured_tflops_per_gpu);
-      jc["predicted_tflops_per_gpu"] = c.predicted_tflops_per_gpu;
-      jc["flops_formula"] = c.flops_formula;
+      if (c.measured_peak_allocated_gib) {
+        jc["measured_peak_allocated_gib"] = *c.measured_peak_allocated_gib;
+        jc["predicted_peak_allocated_gib"] = c.predicted_peak_allocated_gib;
+      } else {
+        jc["measured_step_time_s"] = opt(c.measured_step_time_s);
+        jc["predicted_step_time_s"] = c.predicted_step_time_s;
+        jc["measured_tflops_per_gpu"] = opt(c.measured_tflops_per_gpu);
+        jc["predicted_tflops_per_gpu"] = c.predicted_tflops_per_gpu;
+        jc["flops_formula"] = c.flops_formula;
+      }
       jc["error"] = c.error;
       js["records"].push_back(std::move(jc));
     }

@@ -2,7 +2,9 @@
 
 #include "stepsim/scenarios/import.hpp"
 
+#include <map>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -203,7 +205,14 @@ const std::set<std::string>& megatron_flags() {
       "--log-throughput", "--log-timers-to-tensorboard", "--no-bias-swiglu-fusion", "--no-rope-fusion", "--manual-gc",
       "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--use-rope-scaling", "--no-masked-softmax-fusion",
       "--use-rotary-position-embeddings", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
-      "--overlap-p2p-communication", "--no-gradient-accumulation-fusion", "--cross-entropy-loss-fusion"};
+      "--overlap-p2p-communication", "--no-gradient-accumulation-fusion", "--cross-entropy-loss-fusion", "--grad-reduce-in-bf16",
+      "--optimizer-cpu-offload", "--use-megatron-fsdp"};
+  return s;
+}
+
+// Arguments that take a list of values (nargs="*" / "+").
+const std::set<std::string>& megatron_list_args() {
+  static const std::set<std::string> s{"--recompute-modules"};
   return s;
 }
 
@@ -221,6 +230,9 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     if (const auto eq = a.find('='); eq != std::string::npos) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
+      has_value = true;
+    } else if (megatron_list_args().count(a) != 0) {
+      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) value += (value.empty() ? "" : " ") + args[++i];
       has_value = true;
     } else if (megatron_flags().count(a) == 0 && i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
       value = args[++i];
@@ -294,7 +306,20 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   if (const auto f = integer("--decoder-first-pipeline-num-layers")) parallel["first_stage_layers"] = *f;
   if (const auto l = integer("--decoder-last-pipeline-num-layers")) parallel["last_stage_layers"] = *l;
   parallel["sequence_parallel"] = has("--sequence-parallel");
-  parallel["distributed_optimizer"] = has("--use-distributed-optimizer");
+  std::string sharding = has("--use-distributed-optimizer") ? "optimizer" : "none";
+  if (has("--use-megatron-fsdp")) {
+    // Megatron-FSDP's --data-parallel-sharding-strategy (default optim_grads_params).
+    static const std::map<std::string, std::string> strategies{
+        {"no_shard", "none"}, {"optim", "optimizer"}, {"optim_grads", "optimizer_grads"}, {"optim_grads_params", "optimizer_grads_params"}};
+    const auto it = values.find("--data-parallel-sharding-strategy");
+    const std::string strategy = it == values.end() ? "optim_grads_params" : it->second;
+    const auto found = strategies.find(strategy);
+    if (found == strategies.end())
+      throw ScenarioError("--data-parallel-sharding-strategy",
+                          "unknown value \"" + strategy + "\" (no_shard, optim, optim_grads or optim_grads_params)");
+    sharding = found->second;
+  }
+  parallel["sharding"] = sharding;
   parallel["overlap_grad_reduce"] = has("--overlap-grad-reduce");
   parallel["overlap_param_gather"] = has("--overlap-param-gather");
   parallel["tp_comm_overlap"] = has("--tp-comm-overlap");
@@ -312,8 +337,38 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     recompute = it->second;
   }
   training["recompute"] = recompute;
-  // With --bf16 Megatron accumulates and reduces the gradients in fp32.
-  training["grad_dtype"] = "fp32";
+  if (recompute == "full") {
+    if (auto it = values.find("--recompute-method"); it != values.end()) {
+      if (it->second != "uniform" && it->second != "block")
+        throw ScenarioError("--recompute-method", "unknown value \"" + it->second + "\" (uniform or block)");
+      training["recompute_method"] = it->second;
+    }
+    if (const auto n = integer("--recompute-num-layers")) training["recompute_num_layers"] = *n;
+  }
+  if (auto it = values.find("--recompute-modules"); it != values.end() && recompute == "selective") {
+    std::vector<std::string> modules;
+    std::istringstream words(it->second);
+    for (std::string w; words >> w;) modules.push_back(w);
+    training["recompute_modules"] = modules;
+  }
+  // With --bf16 Megatron accumulates and reduces the gradients in fp32 unless told otherwise.
+  const auto main_grads = values.find("--main-grads-dtype");
+  const bool bf16_grads = has("--grad-reduce-in-bf16") || (main_grads != values.end() && main_grads->second == "bf16");
+  training["grad_dtype"] = bf16_grads ? "bf16" : "fp32";
+  if (has("--optimizer-cpu-offload")) {
+    double fraction = 1.0;  // Megatron's default --optimizer-offload-fraction
+    if (auto it = values.find("--optimizer-offload-fraction"); it != values.end()) {
+      std::size_t used = 0;
+      try {
+        fraction = std::stod(it->second, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != it->second.size() || !(fraction >= 0.0 && fraction <= 1.0))
+        throw ScenarioError("--optimizer-offload-fraction", "must be a number in [0, 1], got \"" + it->second + "\"");
+    }
+    training["optimizer_offload_fraction"] = fraction;
+  }
   if (const auto iters = integer("--train-iters")) training["train_tokens"] = static_cast<double>(*iters) * static_cast<double>(gbs * seq);
   else if (const auto samples = integer("--train-samples")) training["train_tokens"] = static_cast<double>(*samples) * static_cast<double>(seq);
 
@@ -323,18 +378,22 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--num-query-groups", "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
         "--virtual-pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--decoder-first-pipeline-num-layers",
         "--decoder-last-pipeline-num-layers", "--seq-length", "--global-batch-size", "--micro-batch-size",
-        "--recompute-granularity", "--train-iters", "--train-samples"};
+        "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
+        "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
   }
   for (const auto& f : flags) {
     static const std::set<std::string> mapped{"--swiglu", "--disable-bias-linear", "--untie-embeddings-and-output-weights",
                                               "--group-query-attention", "--sequence-parallel", "--use-distributed-optimizer",
                                               "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
-                                              "--recompute-activations"};
+                                              "--recompute-activations", "--grad-reduce-in-bf16", "--optimizer-cpu-offload",
+                                              "--use-megatron-fsdp"};
     if (mapped.count(f) == 0 && megatron_cost_free().count(f) == 0) out.warnings.push_back(f + ": not modelled (ignored)");
   }
-  if (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0)
-    out.warnings.push_back("--recompute-method/--recompute-num-layers: stepsim recomputes every layer of the chosen granularity");
+  if (recompute != "full" && (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0))
+    out.warnings.push_back("--recompute-method/--recompute-num-layers: apply to full recomputation only (ignored)");
+  if (recompute != "selective" && values.count("--recompute-modules") != 0)
+    out.warnings.push_back("--recompute-modules: applies to selective recomputation only (ignored)");
   if (values.count("--fp8-format") != 0) out.warnings.push_back("--fp8-format: FP8 is not modelled; priced as BF16");
 
   OrderedJson cluster;

@@ -421,6 +421,24 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
   return c;
 }
 
+// "recompute_modules": a non-empty list of Megatron's --recompute-modules names that a dense
+// model has.
+RecomputeModules read_recompute_modules(const Json& j, const std::string& path) {
+  if (!j.is_array() || j.empty()) throw ScenarioError(path, "must be a non-empty list of module names (core_attn, mlp, layernorm)");
+  RecomputeModules m{false, false, false};
+  for (const Json& e : j) {
+    const std::string name = e.is_string() ? e.get<std::string>() : e.dump();
+    if (name == "core_attn") m.core_attn = true;
+    else if (name == "mlp") m.mlp = true;
+    else if (name == "layernorm") m.layernorm = true;
+    else if (name == "moe_act" || name == "moe" || name == "shared_experts" || name == "mla_up_proj")
+      throw ScenarioError(path, "\"" + name + "\" is a module of mixture-of-experts or MLA layers, which stepsim does not model");
+    else
+      throw ScenarioError(path, "unknown module \"" + name + "\" (expected core_attn, mlp or layernorm)");
+  }
+  return m;
+}
+
 TrainingSpec read_training(const Json& j, const std::string& path) {
   Reader r(j, path, "training");
   TrainingSpec t;
@@ -428,6 +446,16 @@ TrainingSpec read_training(const Json& j, const std::string& path) {
   t.global_batch = r.int_param("global_batch");
   t.micro_batch = r.int_param("micro_batch");
   t.recompute = r.choice_param("recompute", kRecomputeNames);
+  // Megatron's method and layer count apply to full recomputation, the modules to selective.
+  for (const char* key : {"recompute_method", "recompute_num_layers"})
+    if (r.has(key) && t.recompute != Recompute::Full)
+      throw ScenarioError(r.path(key), "applies to full recomputation only (recompute is \"" + to_string(t.recompute) + "\")");
+  if (r.has("recompute_modules") && t.recompute != Recompute::Selective)
+    throw ScenarioError(r.path("recompute_modules"), "applies to selective recomputation only (recompute is \"" + to_string(t.recompute) + "\")");
+  t.recompute_method = r.choice_param("recompute_method", kRecomputeMethodNames);
+  t.recompute_num_layers = r.int_param("recompute_num_layers");
+  if (const Json* mods = r.raw("recompute_modules")) t.recompute_modules = read_recompute_modules(*mods, r.path("recompute_modules"));
+  t.optimizer_offload_fraction = r.num_param("optimizer_offload_fraction");
   t.grads_in_fp32 = r.choice_param<bool>("grad_dtype", {{"fp32", true}, {"bf16", false}});
   t.attention = r.choice_param("attention", kAttentionNames);
   if (r.has("train_tokens")) t.train_tokens = r.num_param("train_tokens");
@@ -448,16 +476,26 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   if (r.has("last_stage_layers")) p.last_stage_layers = r.int_param("last_stage_layers");
   p.schedule = r.choice_param("schedule", kScheduleNames);
   p.sequence_parallel = r.bool_param("sequence_parallel");
-  p.distributed_optimizer = r.bool_param("distributed_optimizer");
+  p.sharding = r.choice_param("sharding", kShardingNames);
+  // The deprecated alias: alone it sets the sharding; beside it, it must agree.
+  if (r.has("distributed_optimizer")) {
+    const bool distopt = r.boolean("distributed_optimizer", true);
+    if (!r.has("sharding")) {
+      p.sharding = distopt ? Sharding::Optimizer : Sharding::None;
+    } else if (distopt != p.shards_optimizer()) {
+      throw ScenarioError(r.path("distributed_optimizer"), std::string(distopt ? "true" : "false") + " contradicts sharding \"" +
+                                                               to_string(p.sharding) + "\" (true means any sharding but \"none\")");
+    }
+  }
   p.overlap_grad_reduce = r.bool_param("overlap_grad_reduce");
   // Megatron overlaps the parameter all-gather only with the distributed optimizer and with the
   // gradient reduce overlapped; unset, the flag follows them; set, it must agree with them.
   const bool param_gather_given = r.has("overlap_param_gather");
   p.overlap_param_gather = r.bool_param("overlap_param_gather", true);
   if (!param_gather_given) {
-    p.overlap_param_gather = p.distributed_optimizer && p.overlap_grad_reduce;
-  } else if (p.overlap_param_gather && !(p.distributed_optimizer && p.overlap_grad_reduce)) {
-    throw ScenarioError(r.path("overlap_param_gather"), "needs distributed_optimizer and overlap_grad_reduce (Megatron's rule)");
+    p.overlap_param_gather = p.shards_optimizer() && p.overlap_grad_reduce;
+  } else if (p.overlap_param_gather && !(p.shards_optimizer() && p.overlap_grad_reduce)) {
+    throw ScenarioError(r.path("overlap_param_gather"), "needs a sharded optimizer (sharding not \"none\") and overlap_grad_reduce (Megatron's rule)");
   }
   p.tp_comm_overlap = r.bool_param("tp_comm_overlap");
   p.rank_order = r.string_param("rank_order");

@@ -262,7 +262,7 @@ class Builder {
   bool dp_active() const { return dp_ * c_ > 1; }
   bool tp_overlap() const { return t_ > 1 && tp_with_compute_; }
   bool gathers_overlap() const {
-    return dp_active() && s_.parallel.distributed_optimizer && s_.parallel.overlap_param_gather;
+    return dp_active() && s_.parallel.shards_optimizer() && !s_.parallel.shards_params() && s_.parallel.overlap_param_gather;
   }
 
   std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const workload::Bucket& b) {
@@ -274,7 +274,7 @@ class Builder {
   }
 
   void add_param_gathers_at_start() {
-    if (!s_.parallel.distributed_optimizer || !dp_active()) return;
+    if (!s_.parallel.shards_optimizer() || s_.parallel.shards_params() || !dp_active()) return;
     for (std::int64_t i = 0; i < p_; ++i)
       for (std::int64_t j = 0; j < v_; ++j) {
         const auto& bs = buckets_.of(i, j);
@@ -390,7 +390,8 @@ class Builder {
       if (tail && last_virtual) add_extra(terms, comm, out_fwd_, prog_.output_forward);
       // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
       // the first micro-batch (those of later buckets and chunks) share the SMs.
-      const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + count));
+      const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + count)) ||
+                          (head && prefetches_params());
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, work(terms, shares), "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
       deps.clear();
@@ -404,6 +405,7 @@ class Builder {
         o.alloc_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0);
       }
       std::int32_t end = op;
+      if (head) end = unshard_params(stage, chunk, mb, Phase::Forward, op, end);
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Forward, comm, op);
       if (t_ > 1) {
         end = add_tp(stage, chunk, mb, Phase::Forward, comm.tp_units, op, end);
@@ -479,6 +481,26 @@ class Builder {
     return join(compute, cp, stage);
   }
 
+  // Sharded parameters (ZeRO-3): before each forward and backward pass of a chunk its parameters are
+  // all-gathered in bf16 over DP x CP (the bytes of its per-layer gathers in one collective) and
+  // freed after. Prefetched (overlap_param_gather) the gather runs alongside the pass's compute and
+  // the pass ends when both have; otherwise the pass waits for it. Returns the pass's new end.
+  bool prefetches_params() const { return s_.parallel.shards_params() && dp_active() && s_.parallel.overlap_param_gather; }
+  std::int32_t unshard_params(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int32_t compute, std::int32_t end) {
+    if (!s_.parallel.shards_params() || !dp_active()) return end;
+    double params = d(workload::chunk_layers(s_, stage)) * workload::layer_params(s_);
+    if (layout_.is_first(stage, chunk)) params += workload::embedding_params(s_);
+    if (layout_.is_last(stage, chunk)) params += workload::output_params(s_) + workload::final_norm_params(s_);
+    const auto ag = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, phase, group(GroupKind::DataContext, stage),
+                            prog_.shape.activation_bytes_per_element * params, 1.0, "dp.param_unshard", mb, chunk);
+    starts_with(compute, ag);
+    if (!s_.parallel.overlap_param_gather) {
+      out_.graph.add_edge(ag, compute);
+      return end;
+    }
+    return join(end, ag, stage);
+  }
+
   // `op` may start exactly when `compute` may: it gets the same predecessors.
   void starts_with(std::int32_t compute, std::int32_t op) {
     const auto preds = out_.graph.predecessors(compute);
@@ -498,7 +520,7 @@ class Builder {
   // Gradient reductions running while the last backward of (stage, chunk) computes layers below
   // `end_layer`: buckets it has completed above them, and the chunks it finished before.
   bool reductions_running(std::int64_t stage, std::int64_t chunk, std::int64_t end_layer) const {
-    if (!dp_active() || !s_.parallel.overlap_grad_reduce) return false;
+    if (!dp_active() || !reduces_in_backward()) return false;
     for (std::int64_t j = chunk; j < v_; ++j)
       for (const auto& b : buckets_.of(stage, j))
         if (j > chunk || b.lowest_layer >= end_layer) return true;
@@ -524,7 +546,8 @@ class Builder {
     const bool last_virtual = layout_.is_last(stage, chunk);
     const auto& bs = buckets_.of(stage, chunk);
     const bool last_mb = mb == m_ - 1;
-    const bool split = last_mb && dp_active() && s_.parallel.overlap_grad_reduce && bs.size() > 1;
+    const bool reduces = last_mb || reduces_every_micro_batch();
+    const bool split = reduces && dp_active() && reduces_in_backward() && bs.size() > 1;
     std::int32_t dep = fwd_end_[slot(stage, chunk, mb)];
     if (const auto next = layout_.next(stage, chunk)) dep = bwd_send_[slot(next->stage, next->chunk, mb)];
     const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
@@ -543,7 +566,8 @@ class Builder {
       if (tail && first_virtual) add_extra(terms, comm, emb_bwd_, prog_.embedding_backward);
       // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
       // backward has already completed (last micro-batch) share the SMs.
-      const bool shares = c_ > 1 || tp_overlap() || (last_mb && reductions_running(stage, chunk, first + count));
+      const bool shares = c_ > 1 || tp_overlap() || (reduces && reductions_running(stage, chunk, first + count)) ||
+                          (head && prefetches_params());
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, work(terms, shares), "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
@@ -553,7 +577,8 @@ class Builder {
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op);
       if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm.tp_units, op, end);
       prev = end;
-      if (last_mb) finish_buckets(stage, chunk, first, count, end);
+      if (head) end = unshard_params(stage, chunk, mb, Phase::Backward, op, end);
+      if (reduces) finish_buckets(stage, chunk, first, count, end);
     }
     const auto previous = layout_.previous(stage, chunk);
     bwd_send_[slot(stage, chunk, mb)] =
@@ -561,10 +586,10 @@ class Builder {
     last_compute_[static_cast<std::size_t>(stage)] = bwd_send_[slot(stage, chunk, mb)];
   }
 
-  // Gradient reduction of one bucket over DP x CP: reduce-scatter with the distributed optimizer,
-  // all-reduce without; fp32 (or bf16) gradients.
+  // Gradient reduction of one bucket over DP x CP: reduce-scatter with a sharded optimizer,
+  // all-reduce without; in the main-gradient dtype (training.grad_dtype).
   void grad_reduce_op(std::int64_t stage, std::int64_t chunk, const workload::Bucket& b, std::int32_t after) {
-    const bool distopt = s_.parallel.distributed_optimizer;
+    const bool distopt = s_.parallel.shards_optimizer();
     const auto kind = distopt ? Collective::ReduceScatter : Collective::AllReduce;
     const double bytes = prog_.shape.grad_bytes_per_param * b.params;
     const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, group(GroupKind::DataContext, stage),
@@ -575,9 +600,12 @@ class Builder {
   }
 
   // With overlap, a bucket's reduction starts as soon as the last micro-batch's backward has
-  // finished the bucket's lowest layer (Megatron launches it from the gradient hook).
+  // finished the bucket's lowest layer (Megatron launches it from the gradient hook). Sharded
+  // gradients are reduce-scattered so after every micro-batch's backward, into the kept shard.
+  bool reduces_every_micro_batch() const { return s_.parallel.shards_grads(); }
+  bool reduces_in_backward() const { return s_.parallel.overlap_grad_reduce || reduces_every_micro_batch(); }
   void finish_buckets(std::int64_t stage, std::int64_t chunk, std::int64_t first, std::int64_t count, std::int32_t after) {
-    if (!dp_active() || !s_.parallel.overlap_grad_reduce) return;
+    if (!dp_active() || !reduces_in_backward()) return;
     for (const auto& b : buckets_.of(stage, chunk))
       if (b.lowest_layer >= first && b.lowest_layer < first + count) grad_reduce_op(stage, chunk, b, after);
   }
@@ -592,7 +620,7 @@ class Builder {
     for (std::int64_t stage = 0; stage < p_; ++stage) {
       const auto last = last_compute_[static_cast<std::size_t>(stage)];
       // Without overlap the gradient reduction starts once the whole backward of the stage is done.
-      if (dp_active() && !s_.parallel.overlap_grad_reduce)
+      if (dp_active() && !reduces_in_backward())
         for (std::int64_t j = 0; j < v_; ++j)
           for (const auto& b : buckets_.of(stage, j)) grad_reduce_op(stage, j, b, last);
       const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[stage]);
@@ -625,11 +653,11 @@ class Builder {
     }
     for (std::int64_t stage = 0; stage < p_; ++stage) {
       const double params = workload::stage_params(s_, stage);
-      const double shard = s_.parallel.distributed_optimizer ? params / d(dp_ * c_) : params;
+      const double shard = s_.parallel.shards_optimizer() ? params / d(dp_ * c_) : params;
       const auto list = add_list(workload::optimizer_step(s_, shard));
       const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, work({{list, 1.0}}, false), "optimizer");
       out_.graph.add_edge(norm_op, op);
-      if (!s_.parallel.overlap_param_gather && s_.parallel.distributed_optimizer && dp_active()) {
+      if (!s_.parallel.overlap_param_gather && s_.parallel.shards_optimizer() && !s_.parallel.shards_params() && dp_active()) {
         std::int32_t prev = op;
         for (std::int64_t j = 0; j < v_; ++j) {
           const auto& bs = buckets_.of(stage, j);

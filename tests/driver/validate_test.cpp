@@ -290,3 +290,35 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   const auto md = stepsim::report::gpu_coverage_markdown(gpus);
   CHECK(md.find("| b200-180gb | 0 | - | derived | derived, no measured record |") != std::string::npos);
 }
+
+TEST_CASE("validate: a memory record compares the last stage's peak without context, NCCL buffers and fragmentation") {
+  // A tiny GPT (12 layers, h 512, seq 1024, micro-batch 4) on 8 GPUs, TP1 PP1 DP8 with the distributed
+  // optimizer: its last (only) stage without CUDA context, NCCL buffers and fragmentation.
+  const char* set = R"({"source": "test", "records": [
+    {"name": "tiny", "table": "t", "software": "megatron-core-0.20",
+     "scenario": {"model": {"layers": 12, "hidden": 512, "ffn_hidden": 2048, "heads": 8, "vocab": 50257, "tied_embeddings": true,
+                            "mlp": "gelu", "norm": "layernorm", "bias": true},
+                  "cluster": {"preset": "dgx-h100", "nodes": 1},
+                  "training": {"seq_len": 1024, "global_batch": 32, "micro_batch": 4},
+                  "parallel": {"tp": 1, "sharding": "optimizer", "overlap_grad_reduce": false}},
+     "measured": {"peak_allocated_gib": 2.0}, "flops_formula": "megatron-causal"}]})";
+  const auto records = stepsim::driver::parse_validation_set(set, "memory-test");
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].measures_memory());
+  const auto c = stepsim::driver::validate_record(records[0], {});
+  // Parameters: 12 layers of 12 h^2 + 13 h (GeLU MLP 4h, biases, two LayerNorms of 2h each) and the
+  // padded embedding 50,304 x 512 (tied), the final LayerNorm 2 x 512.
+  const double h = 512, layer = 12 * h * h + 13 * h, P = 12 * layer + 50304 * h + 2 * h;
+  // weights 2P, fp32 gradients 4P, optimizer 12P / 8, one bf16 bucket of 40 M parameters (P is 63.6 M);
+  // activations of one micro-batch, sbh = 1024 x 4 x 512 per unit: per layer 8 (norm inputs and outputs)
+  // + 8 (Q, K, V, attention output) + 16 (GeLU MLP, 4f/h) = 32 (flash attention), the token ids 8 s b,
+  // the fp32 logits and final-norm output 4 s b h (1 + v/h).
+  const double sbh = 1024.0 * 4 * 512;
+  const double expected = 2 * P + 4 * P + 12 * P / 8 + 2 * 40e6 + 12 * 32 * sbh + 8 * 1024 * 4 + 4 * sbh * (1 + 50304 / h);
+  CHECK(c.predicted_peak_allocated_gib * (1024.0 * 1024 * 1024) == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(c.error == doctest::Approx(c.predicted_peak_allocated_gib / 2.0 - 1.0));
+  CHECK(c.predicted_step_time_s == 0);
+  stepsim::report::ValidationSetResult r;
+  r.records = {c};
+  CHECK(stepsim::report::cases_within(r.records, 0.05) == (std::abs(c.error) <= 0.05 ? 1U : 0U));
+}

@@ -7,6 +7,7 @@
 
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/driver/validation_data.hpp"
+#include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 
@@ -25,12 +26,13 @@ std::string read_source_file(const std::string& relative) {
 TEST_CASE("validation sets are embedded, equal the files on disk, and every scenario loads") {
   const auto names = stepsim::driver::validation_set_names();
   REQUIRE(names == std::vector<std::string>{"dgxc-h100-llama3", "fujii-2024-abci-a100", "fujii-2024-tsubame-h100",
-                                            "korthikanti-2022-table5", "megatron-lm-readme-h100", "mtnlg-530b",
-                                            "narayanan-sc21-table1"});
+                                            "korthikanti-2022-table5", "megatron-lm-ci-memory", "megatron-lm-readme-h100",
+                                            "mtnlg-530b", "narayanan-sc21-table1"});
   // {records, of which skipped}
   const std::map<std::string, std::pair<std::size_t, std::size_t>> expected_counts{
       {"dgxc-h100-llama3", {67, 34}},      {"fujii-2024-abci-a100", {100, 44}}, {"fujii-2024-tsubame-h100", {12, 0}},
-      {"korthikanti-2022-table5", {8, 0}}, {"megatron-lm-readme-h100", {9, 0}}, {"mtnlg-530b", {3, 0}},
+      {"korthikanti-2022-table5", {8, 0}}, {"megatron-lm-ci-memory", {418, 21}}, {"megatron-lm-readme-h100", {9, 0}},
+      {"mtnlg-530b", {3, 0}},
       {"narayanan-sc21-table1", {10, 0}}};
   for (const auto& name : names) {
     CAPTURE(name);
@@ -72,6 +74,21 @@ TEST_CASE("NVIDIA's FP8 rows are listed and skipped by name, the BF16 rows run")
   }
   CHECK(fp8 == 33);
   CHECK(bf16 == 33);
+}
+
+TEST_CASE("NVIDIA's BF16 Llama 3 runs (optimizer sharded, bf16 gradients) are predicted to fit in 80 GB") {
+  std::size_t fit = 0;
+  for (const auto& r : stepsim::driver::validation_records("dgxc-h100-llama3")) {
+    if (r.skipped()) continue;
+    CAPTURE(r.name);
+    const auto s = stepsim::scenarios::load_scenario_text(r.scenario_json);
+    CHECK(s.parallel.sharding == stepsim::scenarios::Sharding::Optimizer);
+    CHECK_FALSE(s.training.grads_in_fp32);
+    const auto e = stepsim::memory::stepsim_estimate(s);
+    CHECK(e.fits);
+    fit += e.fits ? 1 : 0;
+  }
+  CHECK(fit == 33);
 }
 
 TEST_CASE("NVIDIA's published MFU and MT-NLG's TFLOP/s follow from the step times with the records' FLOP formula") {
@@ -137,7 +154,7 @@ TEST_CASE("validation set parse errors name the record and key") {
   CHECK_THROWS_WITH_AS(parse_validation_set(R"({"source": "s", "records": [{"name": "a", "scenario": {}, "measured": {},
                                                 "flops_formula": "megatron-causal"}]})",
                                             "set"),
-                       "set.records[0].measured: needs step_time_s or tflops_per_gpu", stepsim::ScenarioError);
+                       "set.records[0].measured: needs step_time_s, tflops_per_gpu or peak_allocated_gib", stepsim::ScenarioError);
   CHECK_THROWS_WITH_AS(parse_validation_set(R"({"source": "s", "records": [{"name": "a", "scenario": {},
                                                 "measured": {"step_time_s": 1}, "flops_formula": "x"}]})",
                                             "set"),
@@ -157,7 +174,7 @@ TEST_CASE("validation set parse errors name the record and key") {
                                                 {"name": "a", "scenario": {}, "measured": {"step_time_s": 1}, "flops_formula": "megatron-causal"},
                                                 {"name": "b", "scenario": {}, "measured": {"tflops_per_gpu": 1}, "flops_formula": "megatron-causal"}]})",
                                             "set"),
-                       "set.records[1].measured: table 'all' mixes step_time_s and tflops_per_gpu records (its layouts "
-                       "are ranked on one quantity)",
+                       "set.records[1].measured: table 'all' mixes step_time_s, tflops_per_gpu and peak_allocated_gib records "
+                       "(its layouts are ranked on one quantity)",
                        stepsim::ScenarioError);
 }

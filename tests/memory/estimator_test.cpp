@@ -63,7 +63,7 @@ TEST_CASE("paper mode: worked example term by term (TP2 CP1 PP1 MBS1 on 4 x H100
 
 TEST_CASE("paper mode: 18 bytes per parameter without the distributed optimizer") {
   auto s = llama8b(2, 1, 1, 1, 4);
-  s.parallel.distributed_optimizer = false;
+  s.parallel.sharding = scenarios::Sharding::None;
   const auto e = memory::paper_estimate(s);
   CHECK(e.bytes_per_param == 18.0);
   CHECK(e.model_states_bytes == 18 * 4015132672LL);

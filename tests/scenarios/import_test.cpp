@@ -150,7 +150,7 @@ TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modell
   const auto imported = sc::scenario_from_megatron_args(args, {});
   const auto s = sc::load_scenario_text(imported.json);
   CHECK_FALSE(s.parallel.sequence_parallel);
-  CHECK_FALSE(s.parallel.distributed_optimizer);
+  CHECK_FALSE(s.parallel.shards_optimizer());
   CHECK(s.model.tied_embeddings);
   CHECK(s.model.bias);
   CHECK(s.model.mlp == sc::MlpKind::Gelu);
@@ -179,4 +179,44 @@ TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modell
 TEST_CASE("split_arguments: quotes, continuations and comments") {
   CHECK(sc::split_arguments("a 'b c' \"d\"e \\\n f # g h\n i") == std::vector<std::string>{"a", "b c", "de", "f", "i"});
   CHECK_THROWS_WITH_AS((void)sc::split_arguments("a 'b"), "arguments: an unclosed ' quote", stepsim::ScenarioError);
+}
+
+TEST_CASE("import megatron: sharding, gradient dtype, recomputation options and optimizer offload") {
+  const std::vector<std::string> base{"--num-layers", "8", "--hidden-size", "256", "--num-attention-heads", "8", "--vocab-size", "1000",
+                                      "--seq-length", "512", "--global-batch-size", "8"};
+  auto with = [&](std::vector<std::string> more) {
+    auto args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    sc::MegatronImportOptions o;
+    o.nodes = 1;
+    const auto imported = sc::scenario_from_megatron_args(args, o);
+    return std::make_pair(sc::load_scenario_text(imported.json), imported.warnings);
+  };
+  CHECK(with({}).first.parallel.sharding == sc::Sharding::None);
+  CHECK(with({}).first.training.grads_in_fp32);
+  CHECK(with({"--use-distributed-optimizer"}).first.parallel.sharding == sc::Sharding::Optimizer);
+  CHECK(with({"--use-megatron-fsdp"}).first.parallel.sharding == sc::Sharding::OptimizerGradsParams);
+  CHECK(with({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads"}).first.parallel.sharding ==
+        sc::Sharding::OptimizerGrads);
+  CHECK_THROWS_WITH_AS(with({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", "zero9"}),
+                       doctest::Contains("--data-parallel-sharding-strategy"), stepsim::ScenarioError);
+  CHECK_FALSE(with({"--grad-reduce-in-bf16"}).first.training.grads_in_fp32);
+  CHECK_FALSE(with({"--main-grads-dtype", "bf16"}).first.training.grads_in_fp32);
+  CHECK(with({"--accumulate-allreduce-grads-in-fp32"}).first.training.grads_in_fp32);
+
+  const auto [full, w1] = with({"--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", "2"});
+  CHECK(full.training.recompute == sc::Recompute::Full);
+  CHECK(full.training.recompute_method == sc::RecomputeMethod::Block);
+  CHECK(full.training.recompute_num_layers == 2);
+  CHECK(w1.empty());
+  const auto [sel, w2] = with({"--recompute-granularity", "selective", "--recompute-modules", "core_attn", "mlp", "--bf16"});
+  CHECK(sel.training.recompute_modules == sc::RecomputeModules{true, true, false});
+  CHECK(w2.empty());
+  const auto [none, w3] = with({"--recompute-method", "uniform"});
+  CHECK(none.training.recompute == sc::Recompute::None);
+  CHECK(w3.size() == 1);
+
+  CHECK(with({"--optimizer-cpu-offload"}).first.training.optimizer_offload_fraction == 1.0);
+  CHECK(with({"--optimizer-cpu-offload", "--optimizer-offload-fraction", "0.5"}).first.training.optimizer_offload_fraction == 0.5);
+  CHECK(with({}).first.training.optimizer_offload_fraction == 0.0);
 }

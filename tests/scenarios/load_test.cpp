@@ -128,6 +128,38 @@ TEST_CASE("overlap_param_gather follows the distributed optimizer and overlap_gr
   CHECK_FALSE(load({"parallel.overlap_param_gather=false"}).parallel.overlap_param_gather);
 }
 
+TEST_CASE("sharding, its distributed_optimizer alias, and the recomputation and offload fields") {
+  auto load = [](std::vector<std::string> sets) {
+    std::vector<Override> ov;
+    for (const auto& x : sets) ov.push_back(scenarios::parse_override(x));
+    return scenarios::load_scenario_text(kBase, ov);
+  };
+  using scenarios::Sharding;
+  CHECK(load({}).parallel.sharding == Sharding::Optimizer);
+  CHECK(load({"parallel.distributed_optimizer=true"}).parallel.sharding == Sharding::Optimizer);
+  CHECK(load({"parallel.distributed_optimizer=false"}).parallel.sharding == Sharding::None);
+  CHECK(load({"parallel.sharding=optimizer_grads", "parallel.distributed_optimizer=true"}).parallel.sharding == Sharding::OptimizerGrads);
+  const auto z3 = load({"parallel.sharding=optimizer_grads_params"}).parallel;
+  CHECK(z3.shards_optimizer());
+  CHECK(z3.shards_grads());
+  CHECK(z3.shards_params());
+  CHECK(z3.overlap_param_gather);
+  const auto z2 = load({"parallel.sharding=optimizer_grads"}).parallel;
+  CHECK(z2.shards_grads());
+  CHECK_FALSE(z2.shards_params());
+
+  const auto full = load({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=3"}).training;
+  CHECK(full.recompute_method == scenarios::RecomputeMethod::Block);
+  CHECK(full.recompute_num_layers == 3);
+  CHECK(load({"training.recompute=full"}).training.recompute_method == scenarios::RecomputeMethod::Uniform);
+  CHECK(load({"training.recompute=full"}).training.recompute_num_layers == 1);
+  const auto sel = load({"training.recompute=selective", R"(training.recompute_modules=["mlp", "layernorm"])"}).training;
+  CHECK(sel.recompute_modules == scenarios::RecomputeModules{false, true, true});
+  CHECK(load({"training.recompute=selective"}).training.recompute_modules == scenarios::RecomputeModules{true, false, false});
+  CHECK(load({"training.optimizer_offload_fraction=0.25"}).training.optimizer_offload_fraction == 0.25);
+  CHECK(load({"training.grad_dtype=bf16"}).training.grads_in_fp32 == false);
+}
+
 TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset_names().size() == 7);
   CHECK(scenarios::gpu_preset_names().size() == 7);
@@ -200,8 +232,22 @@ TEST_CASE("bad input: one clear error naming the field") {
            "training": {"seq_len": 67108864, "global_batch": 1048576, "micro_batch": 1048576}})",
        {}, "training.micro_batch", "fp32 logits"},
       {"", {"parallel.overlap_grad_reduce=false", "parallel.overlap_param_gather=true"}, "parallel.overlap_param_gather",
-       "needs distributed_optimizer and overlap_grad_reduce"},
+       "needs a sharded optimizer"},
       {"", {"cluster.inter_node.topology=torus"}, "cluster.inter_node.topology", "unknown value"},
+      {"", {"parallel.sharding=zero3"}, "parallel.sharding", "unknown value"},
+      {"", {"parallel.sharding=optimizer", "parallel.distributed_optimizer=false"}, "parallel.distributed_optimizer", "contradicts sharding"},
+      {"", {"parallel.sharding=none", "parallel.distributed_optimizer=true"}, "parallel.distributed_optimizer", "contradicts sharding"},
+      {"", {"parallel.sharding=none", "parallel.distributed_optimizer=false", "parallel.overlap_param_gather=true"},
+       "parallel.overlap_param_gather", "needs a sharded optimizer"},
+      {"", {"training.recompute_method=block"}, "training.recompute_method", "full recomputation only"},
+      {"", {"training.recompute=selective", "training.recompute_num_layers=2"}, "training.recompute_num_layers", "full recomputation only"},
+      {"", {"training.recompute=full", "training.recompute_num_layers=0"}, "training.recompute_num_layers", "at least 1"},
+      {"", {R"(training.recompute_modules=["mlp"])"}, "training.recompute_modules", "selective recomputation only"},
+      {"", {"training.recompute=selective", R"(training.recompute_modules=["moe_act"])"}, "training.recompute_modules", "mixture-of-experts"},
+      {"", {"training.recompute=selective", R"(training.recompute_modules=["attn"])"}, "training.recompute_modules", "unknown module"},
+      {"", {"training.recompute=selective", "training.recompute_modules=[]"}, "training.recompute_modules", "non-empty list"},
+      {"", {"training.optimizer_offload_fraction=1.5"}, "training.optimizer_offload_fraction", "absurdly large"},
+      {"", {"training.optimizer_offload_fraction=-0.1"}, "training.optimizer_offload_fraction", "at least 0"},
       {"", {"cluster.inter_node.oversubscription=0.5"}, "cluster.inter_node.oversubscription", "at least 1"},
       {"", {"memory.usable_fraction=2"}, "memory.usable_fraction", "absurdly large"},
       {"{\"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"nodes\": 1}, \"training\": {\"seq_len\": 1, \"global_batch\": 1}}",

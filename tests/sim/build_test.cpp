@@ -9,7 +9,9 @@
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/cost.hpp"
+#include "stepsim/workload/params.hpp"
 #include "stepsim/workload/program.hpp"
+#include "stepsim/workload/kernels.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/memory_events.hpp"
 
@@ -79,7 +81,14 @@ TEST_CASE("1F1B: the timeline peak of every stage equals the closed-form stepsim
   for (const auto& extra : std::vector<std::vector<std::string>>{
            {}, {"training.recompute=full"}, {"training.global_batch=2"}, {"parallel.pp=2", "training.micro_batch=2"},
            {"parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
-           {"parallel.tp=1", "parallel.pp=8", "training.recompute=selective"}}) {
+           {"parallel.tp=1", "parallel.pp=8", "training.recompute=selective"},
+           {"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=3"},
+           {"training.recompute=full", "training.recompute_num_layers=3"},
+           {"training.recompute=selective", R"(training.recompute_modules=["mlp", "layernorm"])"},
+           {"cluster.nodes=4", "parallel.sharding=optimizer_grads", "training.grad_dtype=bf16",
+            "training.optimizer_offload_fraction=0.5"},
+           {"cluster.nodes=4", "parallel.sharding=optimizer_grads_params"},
+           {"cluster.nodes=4", "parallel.sharding=none"}}) {
     auto sets = extra;
     auto s = scenario(sets);
     CAPTURE(s.parallel.pp); CAPTURE(s.micro_batches());
@@ -357,4 +366,77 @@ TEST_CASE("the CP ring op is a send/recv, as its plan") {
       CHECK(b.graph.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::ContextRing);
     }
   CHECK(rings > 0);
+}
+
+namespace {
+
+// Collectives of one label in a built step: how many, and their total bytes.
+std::pair<int, double> collectives(const sim::BuiltStep& b, const std::string& label) {
+  int n = 0;
+  double bytes = 0;
+  for (const auto& op : b.graph.ops)
+    if (op.label == label) ++n, bytes += op.bytes;
+  return {n, bytes};
+}
+
+}  // namespace
+
+TEST_CASE("sharding: gradient reductions and parameter gathers per strategy, in the gradient dtype") {
+  // TP2 PP4 on 16 GPUs: DP 2, 8 micro-batches; 8 layers per stage.
+  const auto base = std::vector<std::string>{"cluster.nodes=4"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return scenario(more);
+  };
+  const auto zero1 = with({"parallel.sharding=optimizer"});
+  REQUIRE(zero1.parallel.dp == 2);
+  REQUIRE(zero1.micro_batches() == 8);
+  const auto b1 = build(zero1);
+  const auto [rs1, rs1_bytes] = collectives(b1, "dp.grad_rs");
+  CHECK(rs1 > 0);
+  CHECK(collectives(b1, "dp.param_ag").first == rs1);  // one gather per bucket
+  CHECK(collectives(b1, "dp.param_unshard").first == 0);
+  // Every parameter's fp32 gradient is reduce-scattered once per step.
+  double params = 0;
+  for (int st = 0; st < 4; ++st) params += workload::stage_params(zero1, st);
+  CHECK(rs1_bytes == doctest::Approx(4.0 * params).epsilon(1e-12));
+  const auto none = build(with({"parallel.sharding=none"}));
+  CHECK(collectives(none, "dp.grad_ar").second == doctest::Approx(4.0 * params).epsilon(1e-12));
+  CHECK(collectives(none, "dp.param_ag").first == 0);
+  // bf16 gradients: half the bytes.
+  CHECK(collectives(build(with({"training.grad_dtype=bf16"})), "dp.grad_rs").second ==
+        doctest::Approx(2.0 * params).epsilon(1e-12));
+
+  // ZeRO-2: the same reduce-scatters after every one of the 8 micro-batches' backward.
+  const auto b2 = build(with({"parallel.sharding=optimizer_grads"}));
+  CHECK(collectives(b2, "dp.grad_rs").first == 8 * rs1);
+  CHECK(collectives(b2, "dp.grad_rs").second == doctest::Approx(8.0 * 4.0 * params).epsilon(1e-12));
+  CHECK(collectives(b2, "dp.param_ag").first == rs1);
+
+  // ZeRO-3: a bf16 gather of each stage's parameters before each forward and backward pass (2 x 8
+  // passes on each of 4 stages), no gather after the optimizer.
+  const auto b3 = build(with({"parallel.sharding=optimizer_grads_params"}));
+  const auto [ag3, ag3_bytes] = collectives(b3, "dp.param_unshard");
+  CHECK(ag3 == 4 * 2 * 8);
+  CHECK(ag3_bytes == doctest::Approx(2.0 * 8.0 * 2.0 * params).epsilon(1e-12));
+  CHECK(collectives(b3, "dp.param_ag").first == 0);
+  CHECK(collectives(b3, "dp.grad_rs").first == 8 * rs1);
+}
+
+TEST_CASE("recomputation options: the backward re-runs the FLOPs of the recomputed layers or modules") {
+  const auto flops_of = [](const scenarios::Scenario& s) {
+    double f = 0;
+    for (const auto& op : build(s).graph.ops)
+      if (op.kind == sim::OpKind::Compute) f += op.flops;
+    return f;
+  };
+  const double none = flops_of(scenario({}));
+  const double layer = workload::total_flops(workload::layer_forward(scenario({})));
+  // Full: each of the 32 layers re-runs its forward in every micro-batch (16); block with 2 layers:
+  // the first 2 of each stage's 8.
+  const auto s = scenario({});
+  const double passes = static_cast<double>(s.micro_batches());
+  CHECK(flops_of(scenario({"training.recompute=full"})) - none == doctest::Approx(passes * 32 * layer).epsilon(1e-9));
+  CHECK(flops_of(scenario({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=2"})) - none ==
+        doctest::Approx(passes * 4 * 2 * layer).epsilon(1e-9));
 }

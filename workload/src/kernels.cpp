@@ -328,18 +328,28 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   return ks;
 }
 
-// docs/training-step.md section 3: selective re-runs the attention core forward (F5; unfused: scores,
-// softmax, dropout, P V and the output copy) before B12; full
-// re-runs F1-F15 before the layer's backward. Not model FLOPs.
-std::vector<Kernel> layer_recompute(const Scenario& s) {
+// docs/training-step.md section 3: selective re-runs the forward kernels of the recomputed modules
+// before their backward: core_attn the attention core (F5; unfused: scores, softmax, dropout, P V and
+// the output copy), mlp FC1, the activation and FC2 (F11-F13), layernorm both norms (F1, F9); full
+// re-runs F1-F15 before the backward of each layer the recompute method picks. Not model FLOPs.
+std::vector<Kernel> layer_recompute(const Scenario& s, bool recomputed_layer) {
   switch (s.training.recompute) {
     case Recompute::None:
       return {};
     case Recompute::Selective: {
-      return zero_model_flops(attention_core_forward(dims(s)));
+      const auto& mods = s.training.recompute_modules;
+      std::vector<Kernel> ks;
+      if (mods.layernorm || mods.mlp)
+        for (Kernel& k : layer_forward(s)) {
+          const bool norm = k.name == "norm1.fwd" || k.name == "norm2.fwd";
+          const bool mlp = k.name == "fc1.fprop" || k.name == "swiglu.fwd" || k.name == "gelu.fwd" || k.name == "fc2.fprop";
+          if ((norm && mods.layernorm) || (mlp && mods.mlp)) ks.push_back(std::move(k));
+        }
+      if (mods.core_attn) append(ks, attention_core_forward(dims(s)));
+      return zero_model_flops(std::move(ks));
     }
     case Recompute::Full:
-      return zero_model_flops(layer_forward(s));
+      return recomputed_layer ? zero_model_flops(layer_forward(s)) : std::vector<Kernel>{};
   }
   return {};
 }

@@ -1,5 +1,7 @@
 #include "stepsim/workload/program.hpp"
 
+#include <algorithm>
+
 #include "stepsim/scenarios/names.hpp"
 
 namespace stepsim::workload {
@@ -16,22 +18,43 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 // FC1 (4 x 2sbh); parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (8sbf
 // SwiGLU, 4sbf GeLU). Sequence split by c. With FlashAttention there are no s^2 tensors, so
 // selective recomputation of the attention core stores the same tensors.
-double layer_working_set_bytes(const Scenario& s, const Shape& x) {
+struct LayerActivations {
+  double norm_inputs = 0;   // 2 x 2sbh / (SP ? t : 1)
+  double norm_outputs = 0;  // the QKV and FC1 inputs, 2 x 2sbh / (SP ? t : 1)
+  double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t
+  double mlp = 0;           // FC1 output, activation and FC2 input: 8sbf / t (SwiGLU), 4sbf / t (GeLU)
+  double scores = 0;        // unfused attention's s x s tensors
+  [[nodiscard]] double total() const { return norm_inputs + norm_outputs + attention + mlp + scores; }
+};
+
+LayerActivations layer_activations(const Scenario& s, const Shape& x) {
   const auto& m = s.model;
   const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
   const double sbh = x.tokens_per_rank * h;
-  const double replicated = 8.0 / (s.parallel.sequence_parallel ? t : 1.0);
-  const double mlp = m.mlp == scenarios::MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h;
-  const double split = (4.0 + 4.0 * k / a + mlp) / t;
-  double bytes = sbh * (replicated + split);
+  LayerActivations acts;
+  acts.norm_inputs = acts.norm_outputs = 4.0 * sbh / (s.parallel.sequence_parallel ? t : 1.0);
+  acts.attention = sbh * (4.0 + 4.0 * k / a) / t;
+  acts.mlp = sbh * (m.mlp == scenarios::MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h) / t;
   // Unfused attention keeps the s x s scores and softmax output in bf16 (2 + 2 bytes per score)
   // and, for GPT models with attention dropout, a 1-byte mask: 5 a s^2 b / t (Korthikanti et al.
-  // 2022, Table 2), each CP rank holding s/c query rows. Selective recomputation drops them.
-  if (s.training.attention == scenarios::Attention::Unfused && s.training.recompute != Recompute::Selective) {
+  // 2022, Table 2), each CP rank holding s/c query rows.
+  if (s.training.attention == scenarios::Attention::Unfused) {
     const double sq = d(s.training.seq_len);
     const double per_score = m.mlp == scenarios::MlpKind::Gelu ? 5.0 : 4.0;
-    bytes += per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
+    acts.scores = per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
   }
+  return acts;
+}
+
+// What the forward stores under selective recomputation: the recomputed modules keep only their
+// inputs. core_attn drops the s x s tensors (its inputs Q, K, V and its output, the projection's
+// input, stay); mlp drops FC1's output, the activation and FC2's input (its input, the second norm's
+// output, stays unless the norm is recomputed too); layernorm drops both norm outputs.
+double stored_bytes_selective(const scenarios::RecomputeModules& mods, const LayerActivations& acts) {
+  double bytes = acts.total();
+  if (mods.core_attn) bytes -= acts.scores;
+  if (mods.mlp) bytes -= acts.mlp;
+  if (mods.layernorm) bytes -= acts.norm_outputs;
   return bytes;
 }
 
@@ -44,49 +67,76 @@ std::string to_string(GroupKind g) {
   return scenarios::name_of(kNames, g);
 }
 
-LayerProgram layer_program(const Scenario& s) {
+LayerCheckpoint layer_checkpoint(const Scenario& s, std::int64_t index_in_chunk, std::int64_t chunk_layers) {
+  LayerCheckpoint c;
+  if (s.training.recompute != Recompute::Full) return c;
+  const std::int64_t n = s.training.recompute_num_layers;
+  if (s.training.recompute_method == scenarios::RecomputeMethod::Block) {
+    c.recomputed = index_in_chunk < n;
+    c.keeps_input = c.recomputed;
+    return c;
+  }
+  c.recomputed = true;
+  c.keeps_input = index_in_chunk % n == 0;
+  c.group_layers = c.keeps_input ? std::min(n, chunk_layers - index_in_chunk) : 0;
+  return c;
+}
+
+LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint) {
   const Shape x = shape_of(s);
   const double h = d(s.model.hidden);
   const bool sp = x.sequence_parallel;
-  const bool full = s.training.recompute == Recompute::Full;
+  const bool full = checkpoint.recomputed;
+  const bool selective = s.training.recompute == Recompute::Selective;
+  const auto& mods = s.training.recompute_modules;
   const Overlap tp_overlap = s.parallel.tp_comm_overlap ? Overlap::WithCompute : Overlap::AfterCompute;
   const double tp_bytes = 2.0 * x.tokens_per_rank * h;
 
   LayerProgram l;
   l.forward.kernels = layer_forward(s);
   l.backward.kernels = layer_backward(s);
-  l.recompute = layer_recompute(s);
+  l.recompute = layer_recompute(s, full);
   if (x.tp > 1) {
     auto add = [&](PassProgram& pass, Collective c, double count) {
       pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, c, tp_bytes, count, tp_overlap});
     };
+    // Recomputed forward collectives: the whole layer's (full), or the MLP's all-gather and
+    // reduce-scatter (all-reduce without SP) when the MLP is recomputed.
+    const double rerun = full ? 2.0 : (selective && mods.mlp ? 1.0 : 0.0);
     if (sp) {
       add(l.forward, Collective::AllGather, 2.0);
       add(l.forward, Collective::ReduceScatter, 2.0);
-      add(l.backward, Collective::AllGather, full ? 6.0 : 4.0);
-      add(l.backward, Collective::ReduceScatter, full ? 4.0 : 2.0);
+      add(l.backward, Collective::AllGather, 4.0 + rerun);
+      add(l.backward, Collective::ReduceScatter, 2.0 + rerun);
     } else {
       add(l.forward, Collective::AllReduce, 2.0);
-      add(l.backward, Collective::AllReduce, full ? 4.0 : 2.0);
+      add(l.backward, Collective::AllReduce, 2.0 + rerun);
     }
   }
   if (x.cp > 1) {
     const double kv_bytes = 4.0 * x.tokens_per_rank * d(s.model.kv_heads) * (h / d(s.model.heads)) / d(x.tp);
     const double ring = d(x.cp - 1);
-    const double backward_rings = 2.0 + (s.training.recompute == Recompute::None ? 0.0 : 1.0);
+    const bool attention_rerun = full || (selective && mods.core_attn);
+    const double backward_rings = 2.0 + (attention_rerun ? 1.0 : 0.0);
     l.forward.collectives.push_back(
         CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, ring, Overlap::WithCompute});
     l.backward.collectives.push_back(
         CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, backward_rings * ring, Overlap::WithCompute});
   }
-  l.working_set_bytes = layer_working_set_bytes(s, x);
-  // Full recomputation keeps only each layer's input, 2sbh / (c (SP ? t : 1)), and rebuilds the
-  // rest during the backward.
-  l.stored_activation_bytes =
-      full ? 2.0 * (x.tokens_per_rank * h) / (sp ? d(x.tp) : 1.0) : l.working_set_bytes;
-  l.backward_transient_bytes = full ? l.working_set_bytes : 0.0;
+  const LayerActivations acts = layer_activations(s, x);
+  l.working_set_bytes = acts.total();
+  if (full) {
+    // Full recomputation keeps each checkpoint group's input, 2sbh / (c (SP ? t : 1)), on its first
+    // layer, and rebuilds the whole group's activations during the group's backward.
+    l.stored_activation_bytes = checkpoint.keeps_input ? 2.0 * (x.tokens_per_rank * h) / (sp ? d(x.tp) : 1.0) : 0.0;
+    l.backward_transient_bytes = d(checkpoint.group_layers) * l.working_set_bytes;
+  } else {
+    l.stored_activation_bytes = selective ? stored_bytes_selective(mods, acts) : l.working_set_bytes;
+  }
   return l;
 }
+
+LayerProgram layer_program(const Scenario& s) { return layer_program(s, layer_checkpoint(s, 0, chunk_layers(s, 0))); }
 
 StepProgram step_program(const Scenario& s) {
   StepProgram p;
@@ -95,7 +145,12 @@ StepProgram step_program(const Scenario& s) {
   const double h = d(s.model.hidden);
   const bool sp = x.sequence_parallel;
   p.layout = PipelineLayout(x.pp, x.vpp);
-  p.layers.assign(static_cast<std::size_t>(s.model.layers), layer_program(s));
+  // Layers differ only by where full recomputation checkpoints them in their model chunk.
+  p.layers.reserve(static_cast<std::size_t>(s.model.layers));
+  for (std::int64_t k = 0; k < p.layout.virtual_stages(); ++k) {
+    const std::int64_t n = chunk_layers(s, p.layout.at(k).stage);
+    for (std::int64_t i = 0; i < n; ++i) p.layers.push_back(layer_program(s, layer_checkpoint(s, i, n)));
+  }
   p.embedding_forward.kernels = embedding_forward(s);
   p.embedding_backward.kernels = embedding_backward(s);
   p.output_forward.kernels = output_forward(s);

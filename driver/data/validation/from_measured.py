@@ -5,7 +5,7 @@ row per published metric) into this folder:
     driver/data/validation/from_measured.py MEASURED_DIR
 
 MEASURED_DIR holds dgxc-h100-llama3-8b-70b.csv, megatron-lm-readme-h100-weak-scaling.csv,
-fujii2024-abci-a100-llama31-8b.csv and mtnlg530b.csv. Every choice that a table does not state
+fujii2024-abci-a100-llama31-8b.csv, mtnlg530b.csv and megatron-lm-ci-golden-values-small-gpt.csv. Every choice that a table does not state
 (micro-batch, recompute, model details) is written into the record's notes as "assumed"."""
 
 import csv
@@ -81,7 +81,11 @@ def dgxc(measured, out):
         parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="interleaved" if vpp > 1 else "1f1b")
         if vpp > 1:
             parallel["vpp"] = vpp
-        parallel.update(sequence_parallel=r["sp"] == "True", distributed_optimizer=True, overlap_grad_reduce=True,
+        # NeMo's optimizers in these releases: Apex DistributedFusedAdam (NeMo 1.x launcher) with a contiguous
+        # gradient buffer kept whole until the last micro-batch's reduce-scatter and grad_sync_dtype bf16, and
+        # Megatron's distributed optimizer with grad_reduce_in_fp32 False (NeMo 2.0 performance recipes): both
+        # shard the optimizer state only and keep and reduce bf16 gradients.
+        parallel.update(sequence_parallel=r["sp"] == "True", sharding="optimizer", overlap_grad_reduce=True,
                         overlap_param_gather=True, tp_comm_overlap=tp_overlap)
         rec = OrderedDict()
         rec["name"] = name
@@ -90,7 +94,7 @@ def dgxc(measured, out):
         rec["scenario"] = OrderedDict(
             name=f"dgxc-{name}", model=model, cluster={"preset": "dgx-h100", "nodes": gpus // 8},
             training={"seq_len": int(r["seq_len"]), "global_batch": int(r["gbs"]), "micro_batch": int(r["mbs"]),
-                      "recompute": "none"},
+                      "recompute": "none", "grad_dtype": "bf16"},
             parallel=parallel)
         rec["measured"] = {"step_time_s": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-pre-0.11"
@@ -114,8 +118,10 @@ def dgxc(measured, out):
                 "(preset dgx-h100)",
         notes=("Measured: train_step_timing of the last step of a 50-step synthetic-data run, in seconds. Llama 3.1 "
                "8B (TP1 CP2) and 70B (TP4 PP4 VP5 CP2), sequence 8192, micro-batch 1, global batch 16 (8B) or 2 "
-               "(70B) x GPUs, no recomputation, distributed optimizer with overlapped gradient reduce and parameter "
-               "gather. NVIDIA's published MFU uses Megatron's FLOP count with the s/h attention term "
+               "(70B) x GPUs, no recomputation, optimizer state sharded over DP x CP with overlapped gradient reduce and "
+               "parameter gather, bf16 gradients (NeMo 1.x launcher: Apex DistributedFusedAdam, contiguous "
+               "gradient buffer, grad_sync_dtype bf16; NeMo 2.0 performance recipes: Megatron's distributed "
+               "optimizer with plugins.grad_reduce_in_fp32 = False). NVIDIA's published MFU uses Megatron's FLOP count with the s/h attention term "
                "(megatron-pre-0.11): 8B on 8 GPUs at 12.91 s gives 59.4 % of 989 TFLOP/s, published 59.37 %. One "
                "table per model. FP8 rows are listed and skipped until FP8 is modelled."),
         records=records))
@@ -239,6 +245,97 @@ def mtnlg(measured, out):
                "series."),
         records=records))
 
+CI_GPUS = {"A100-80GB": {"preset": "dgx-a100", "nodes": 1}, "H100-80GB": {"preset": "dgx-h100", "nodes": 1},
+           "GB200": {"gpu": "gb200-186gb", "gpus_per_node": 4, "nodes": 2}}
+
+
+def ci_flags(notes):
+    # "flags: a=b, c=d; ..." of the transcription's notes.
+    text = notes.split("flags: ", 1)[1].split(";", 1)[0] if "flags: " in notes else ""
+    return dict(item.split("=", 1) for item in text.split(", ") if "=" in item)
+
+
+def megatron_ci(measured, out):
+    # Peak allocated memory (torch allocated_bytes.all.peak of the last rank) of Megatron-LM's CI
+    # functional tests: one record per test case and GPU with a peak_mem_gib row.
+    records = []
+    for r in rows(measured / "megatron-lm-ci-golden-values-small-gpt.csv"):
+        if r["measured_metric"] != "peak_mem_gib":
+            continue
+        flags = ci_flags(r["notes"])
+        test = r["model"].removeprefix("mcore-gpt-")
+        name = f"{r['record_id']}-{test}-{r['gpu'].lower()}"
+        gpus, tp, pp, cp, dp = (int(r[k]) for k in ("gpus", "tp", "pp", "cp", "dp"))
+        vpp = int(r["vpp"]) if r["vpp"] else 1
+        rec = OrderedDict()
+        rec["name"] = name
+        rec["table"] = f"gpt-{r['layers']}l-{r['hidden']}h-seq{r['seq_len']}"
+        rec["software"] = "megatron-core-0.20"
+        skip = ""
+        if r["vocab"].isdigit():
+            model = gpt_model(r, f"ci-{rec['table']}")
+            model["tied_embeddings"] = flags.get("untied-emb") != "True"
+            if flags.get("swiglu") == "True":
+                model["mlp"] = "swiglu"
+        else:
+            model = None
+            skip = f"the vocabulary ({r['vocab']}) is not a number in the transcription"
+        precision = r["precision"]
+        if precision.startswith("fp8"):
+            skip = skip or "FP8 is not modelled yet"
+        recompute = "none"
+        training = OrderedDict(seq_len=int(r["seq_len"]), global_batch=int(r["gbs"]), micro_batch=int(r["mbs"]))
+        if r["recompute"].startswith("full"):
+            parts = r["recompute"].split(":")
+            recompute = "full"
+            training["recompute"] = "full"
+            if len(parts) == 3:
+                training["recompute_method"] = parts[1]
+                training["recompute_num_layers"] = int(parts[2])
+        elif r["recompute"] not in ("none", ""):
+            skip = skip or f"recompute setting '{r['recompute']}' is not stated completely"
+        else:
+            training["recompute"] = "none"
+        training["attention"] = "unfused" if flags.get("attention-backend") == "unfused" else "flash"
+        distopt = r["dist_opt"] == "True"
+        parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="interleaved" if vpp > 1 else "1f1b")
+        if vpp > 1:
+            parallel["vpp"] = vpp
+        overlap_grad = flags.get("overlap-grad") == "True"
+        parallel.update(sequence_parallel=r["sp"] == "True", sharding="optimizer" if distopt else "none",
+                        overlap_grad_reduce=overlap_grad,
+                        overlap_param_gather=flags.get("overlap-param") == "True" and distopt and overlap_grad,
+                        tp_comm_overlap=False)
+        micro_batches = int(r["gbs"]) // (int(r["mbs"]) * dp)
+        if "account_for_embedding" in test or "account_for_loss" in test:
+            skip = skip or "the embedding and the loss count as pipeline layers (account_for_*_in_pipeline_split)"
+        elif vpp > 1 and micro_batches % pp != 0:
+            skip = skip or f"interleaving with {micro_batches} micro-batches, not a multiple of pp={pp}"
+        if model is not None and not skip:
+            rec["scenario"] = OrderedDict(name=f"megatron-ci-{name}", model=model, cluster=CI_GPUS[r["gpu"]],
+                                          training=training, parallel=parallel)
+        rec["measured"] = {"peak_allocated_gib": float(r["measured_value"])}
+        rec["flops_formula"] = "megatron-causal"
+        if skip:
+            rec["skip"] = skip
+        rec["notes"] = (f"{r['record_id']}; {r['framework']}; precision {precision} (memory modelled as BF16); "
+                        f"recompute {r['recompute']}; {r['notes']}")
+        records.append(rec)
+    write_set(out / "megatron-lm-ci-memory.json", OrderedDict(
+        source=("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "
+                "tests/functional_tests/test_cases/gpt/*/golden_values_{dev,lts}_dgx_{a100,h100,gb200}.json with their "
+                "model_config.yaml), dense GPT cases, as transcribed in megatron-lm-ci-golden-values-small-gpt.csv"),
+        software="Megatron-Core (CI dev and lts containers at that commit), TransformerEngine",
+        cluster="one DGX A100 or DGX H100 node (8 GPUs), or two GB200 trays of 4",
+        notes=("Measured: torch's peak allocated bytes (mem-max-allocated-bytes, the caching allocator's "
+               "allocated_bytes.all.peak since the process started) of the last rank, the maximum over the golden "
+               "iterations, in GiB. Compared: stepsim's peak of the last pipeline stage without the CUDA context, "
+               "the NCCL buffers and the allocator fragmentation (memory the allocator's peak does not count). The "
+               "CI runs resume from checkpoints, run evaluation and some use fp16 or FP8; what a record's "
+               "configuration does not state is Megatron's default (GeLU, LayerNorm, biases, tied embeddings "
+               "unless the flags say otherwise). One table per model shape."),
+        records=records))
+
 
 def main():
     if len(sys.argv) != 2:
@@ -249,6 +346,7 @@ def main():
     megatron_readme(measured, out)
     fujii(measured, out)
     mtnlg(measured, out)
+    megatron_ci(measured, out)
 
 
 if __name__ == "__main__":

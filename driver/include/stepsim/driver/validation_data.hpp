@@ -13,10 +13,12 @@ namespace stepsim::driver {
 // ---- validation sets: {"source": "...", "software": "...", "cluster": "...", "notes": "...",
 // "records": [record, ...]} (software, cluster and notes optional) where a record is {"name",
 // "table", "software", "scenario": {stepsim scenario object}, "measured": {"step_time_s" and/or
-// "tflops_per_gpu"}, "flops_formula": "narayanan-eq3" | "megatron-causal" | "megatron-pre-0.11",
+// "tflops_per_gpu", or "peak_allocated_gib"}, "flops_formula": "narayanan-eq3" | "megatron-causal" | "megatron-pre-0.11",
 // "skip", "notes"}. tflops_per_gpu is the paper's: model_flops(scenario, flops_formula) / (step time
 // x GPUs). "table" groups the records whose layouts are ranked against each other (default "all");
-// every record of one table compares the same quantity (step time where measured, else TFLOP/s).
+// every record of one table compares the same quantity (step time where measured, else TFLOP/s;
+// peak_allocated_gib: torch's peak allocated memory of the last rank, compared with stepsim's
+// last-stage peak without CUDA context, NCCL buffers and fragmentation).
 // A record with "skip" (the reason, e.g. "FP8 is not modelled yet") is listed but not simulated;
 // its scenario, measured and flops_formula are optional.
 
@@ -29,11 +31,14 @@ struct ValidationRecord {
                                          // ("" for a skipped record without one)
   std::optional<double> step_time_s;     // measured iteration time
   std::optional<double> tflops_per_gpu;  // measured throughput per GPU (TFLOP/s, the paper's count)
+  std::optional<double> peak_allocated_gib;  // measured peak allocated memory of the last rank (GiB)
   costmodel::FlopsFormula flops_formula = costmodel::FlopsFormula::MegatronCausal;
   std::string skip_reason;               // non-empty: listed with this reason, not simulated
   std::string notes;
 
   [[nodiscard]] bool skipped() const { return !skip_reason.empty(); }
+  // A memory record: compared on memory, not simulated in time (calibrate and --gpus skip it).
+  [[nodiscard]] bool measures_memory() const { return peak_allocated_gib.has_value(); }
 };
 
 // Names of the embedded validation sets, sorted (dgxc-h100-llama3, fujii-2024-abci-a100, ...).

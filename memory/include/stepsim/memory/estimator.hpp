@@ -23,7 +23,7 @@ namespace stepsim::memory {
 
 struct PaperEstimate {
   double params_first_stage = 0;          // P1 of the paper (may be fractional: h*v/t)
-  double bytes_per_param = 0;             // 6 + 12/(d*c) with the distributed optimizer, else 18
+  double bytes_per_param = 0;             // 6 + 12/(d*c) with a sharded optimizer, else 18 (grads and weights as the paper: never sharded)
   std::int64_t weights_bytes = 0;         // 2 * P1
   std::int64_t grads_bytes = 0;           // 4 * P1 (2 in bf16)
   std::int64_t optimizer_bytes = 0;       // 12 * P1 / (d*c) (or 12 * P1)
@@ -78,8 +78,10 @@ struct StepsimEstimate {
 // Transient bytes of the output layer and loss on the last stage (fp32 logits; paper's term).
 [[nodiscard]] std::int64_t output_transient_bytes(const scenarios::Scenario& s);
 [[nodiscard]] std::int64_t output_transient_bytes(const workload::StepProgram& program);
-// Transient bytes of a backward pass beyond the stored activations (full recomputation: one layer).
+// Transient bytes of a backward pass beyond the stored activations (full recomputation: the
+// largest checkpoint group's activations, rebuilt at once).
 [[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
+[[nodiscard]] std::int64_t backward_transient_bytes(const workload::StepProgram& program);
 // Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.
 [[nodiscard]] std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
 // Memory held for the whole step on a rank of `stage` (weights, grads, optimizer, buffers).

@@ -20,13 +20,16 @@ struct ValidationCase {
   double predicted_step_time_s = 0;
   double predicted_tflops_per_gpu = 0;              // model_flops(scenario, flops_formula) / (step time x GPUs)
   std::string flops_formula;
+  // A memory record: peak allocated memory of the last rank (no step simulated; times are 0).
+  std::optional<double> measured_peak_allocated_gib;
+  double predicted_peak_allocated_gib = 0;
   // Signed relative error on the measured quantity: predicted / measured - 1, on the step time
-  // where it was measured, else on TFLOP/s per GPU.
+  // where it was measured, the peak allocated memory for a memory record, else on TFLOP/s per GPU.
   double error = 0;
 };
 
 // The quantity a case is compared on: {measured, predicted} step time where the step time was
-// measured, else TFLOP/s per GPU.
+// measured, peak allocated memory for a memory record, else TFLOP/s per GPU.
 [[nodiscard]] std::pair<double, double> compared_values(const ValidationCase& c);
 
 // A record that is listed but not simulated, with the reason ("FP8 is not modelled yet").
@@ -66,6 +69,8 @@ struct ValidationReport {
   std::vector<ValidationSetResult> sets;
 };
 
+// Cases whose |error| is at most `bound` (0.05: within 5 %).
+[[nodiscard]] std::size_t cases_within(const std::vector<ValidationCase>& cases, double bound);
 // Mean absolute error of a list of cases (0 for none).
 [[nodiscard]] double mean_absolute_error(const std::vector<ValidationCase>& cases);
 // Spearman's rank correlation: Pearson's correlation of the ranks, tied values sharing the mean of
@@ -79,8 +84,11 @@ void summarize(ValidationSetResult& set);
 // Writers (deterministic, fixed decimals). JSON keys: engine, overrides, sets[{name, records_count,
 // mape, max_abs_error, spearman, tables[{name, records_count, mape, max_abs_error, spearman}],
 // records[{name, table, gpu, measured_step_time_s, predicted_step_time_s, measured_tflops_per_gpu,
-// predicted_tflops_per_gpu, flops_formula, error}], skipped[{name, table, reason}]}];
-// unmeasured quantities and undefined correlations are null.
+// predicted_tflops_per_gpu, flops_formula, error}; memory records: {name, table, gpu,
+// measured_peak_allocated_gib, predicted_peak_allocated_gib, error}], skipped[{name, table,
+// reason}]}] (a set of memory records also has within_5_percent); unmeasured quantities and
+// undefined correlations are null. A set of memory records prints its peaks and the number of
+// records within 5 % in the table and Markdown forms.
 [[nodiscard]] std::string validation_table(const ValidationReport& r);
 [[nodiscard]] std::string validation_markdown(const ValidationReport& r);
 [[nodiscard]] std::string validation_json(const ValidationReport& r);

@@ -104,6 +104,18 @@ struct ClusterSpec {
 };
 
 enum class Recompute { None, Selective, Full };
+// Megatron's --recompute-method under full recomputation: uniform checkpoints groups of
+// recompute_num_layers layers of every model chunk (each group keeps its input, its backward
+// re-runs the whole group); block recomputes the first recompute_num_layers layers of every chunk
+// (one checkpoint each) and stores the others' activations.
+enum class RecomputeMethod { Uniform, Block };
+// Megatron's --recompute-modules under selective recomputation (the dense-model ones).
+struct RecomputeModules {
+  bool core_attn = true;   // the attention core (its s x s tensors when unfused)
+  bool mlp = false;        // the whole MLP (FC1, activation, FC2) from its input
+  bool layernorm = false;  // the two norms (their outputs, the QKV and FC1 inputs, are not stored)
+  bool operator==(const RecomputeModules&) const = default;
+};
 // Attention kernel: fused FlashAttention (no s x s tensors; Megatron with TransformerEngine), or
 // Megatron's unfused path (scores, fused scale-mask-softmax, dropout; the 2021-22 papers' runs).
 enum class Attention { Flash, Unfused };
@@ -113,12 +125,24 @@ struct TrainingSpec {
   std::int64_t global_batch = 0;
   std::int64_t micro_batch = static_cast<std::int64_t>(param_default("training.micro_batch"));
   Recompute recompute = Recompute::None;
-  bool grads_in_fp32 = true;                    // "grad_dtype": "fp32" | "bf16"
+  RecomputeMethod recompute_method = RecomputeMethod::Uniform;  // full recomputation only
+  std::int64_t recompute_num_layers = static_cast<std::int64_t>(param_default("training.recompute_num_layers"));
+  RecomputeModules recompute_modules;           // selective recomputation only
+  bool grads_in_fp32 = true;                    // "grad_dtype": "fp32" | "bf16": main-grad buffer and DP gradient sync
+  // Fraction of the optimizer (fp32 master weights, Adam moments and its step) held and run on the
+  // host (Megatron --optimizer-cpu-offload --optimizer-offload-fraction).
+  double optimizer_offload_fraction = param_default("training.optimizer_offload_fraction");
   Attention attention = Attention::Flash;       // "attention": "flash" | "unfused"
   std::optional<double> train_tokens;           // token budget for time/cost to train
 };
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
+
+// What is sharded over the data-parallel group (DP x CP), in Megatron-FSDP's names: nothing;
+// the optimizer state (Megatron's distributed optimizer, ZeRO-1); also the main gradients, each
+// micro-batch's gradients reduce-scattered into the shard (ZeRO-2); also the parameters, gathered
+// before each layer's forward and backward and freed after (ZeRO-3, Megatron-FSDP / FSDP2).
+enum class Sharding { None, Optimizer, OptimizerGrads, OptimizerGradsParams };
 
 // Megatron's rank order ("tp-cp-dp-pp", fastest first; "ep" is skipped, EP = 1) as dimension ids
 // 0 = tp, 1 = cp, 2 = dp, 3 = pp. Throws ScenarioError("parallel.rank_order", ...) unless the
@@ -137,11 +161,15 @@ struct ParallelSpec {
   std::optional<std::int64_t> last_stage_layers;
   Schedule schedule = Schedule::OneFOneB;
   bool sequence_parallel = param_default("parallel.sequence_parallel") != 0;
-  bool distributed_optimizer = param_default("parallel.distributed_optimizer") != 0;
+  Sharding sharding = Sharding::Optimizer;      // "sharding"; "distributed_optimizer" is its alias
   bool overlap_grad_reduce = param_default("parallel.overlap_grad_reduce") != 0;
   bool overlap_param_gather = true;             // follows the two above when not given (the loader)
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
+
+  [[nodiscard]] bool shards_optimizer() const { return sharding != Sharding::None; }
+  [[nodiscard]] bool shards_grads() const { return sharding == Sharding::OptimizerGrads || sharding == Sharding::OptimizerGradsParams; }
+  [[nodiscard]] bool shards_params() const { return sharding == Sharding::OptimizerGradsParams; }
 };
 
 // Terms the paper leaves to its 80 % margin; each is a scenario field ("memory": {...}).
@@ -250,6 +278,12 @@ inline constexpr NameTable<FabricTopology, 3> kFabricTopologyNames{{{"rail-fat-t
                                                                      {"single-switch", FabricTopology::SingleSwitch}}};
 inline constexpr NameTable<Recompute, 3> kRecomputeNames{
     {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}}};
+inline constexpr NameTable<RecomputeMethod, 2> kRecomputeMethodNames{
+    {{"uniform", RecomputeMethod::Uniform}, {"block", RecomputeMethod::Block}}};
+inline constexpr NameTable<Sharding, 4> kShardingNames{{{"none", Sharding::None},
+                                                       {"optimizer", Sharding::Optimizer},
+                                                       {"optimizer_grads", Sharding::OptimizerGrads},
+                                                       {"optimizer_grads_params", Sharding::OptimizerGradsParams}}};
 inline constexpr NameTable<Attention, 2> kAttentionNames{{{"flash", Attention::Flash}, {"unfused", Attention::Unfused}}};
 inline constexpr NameTable<Schedule, 3> kScheduleNames{
     {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}}};
@@ -257,6 +291,8 @@ inline constexpr NameTable<CollectiveAlgorithm, 1> kCollectiveAlgorithmNames{{{"
 
 [[nodiscard]] inline std::string to_string(Schedule s) { return name_of(kScheduleNames, s); }
 [[nodiscard]] inline std::string to_string(Recompute r) { return name_of(kRecomputeNames, r); }
+[[nodiscard]] inline std::string to_string(RecomputeMethod r) { return name_of(kRecomputeMethodNames, r); }
+[[nodiscard]] inline std::string to_string(Sharding x) { return name_of(kShardingNames, x); }
 [[nodiscard]] inline std::string to_string(Attention a) { return name_of(kAttentionNames, a); }
 [[nodiscard]] inline std::string to_string(FabricTopology t) { return name_of(kFabricTopologyNames, t); }
 [[nodiscard]] inline std::string to_string(GpuArchitecture a) { return name_of(kGpuArchitectureNames, a); }

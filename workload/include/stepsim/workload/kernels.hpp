@@ -55,9 +55,11 @@ struct Kernel {
 // One rank, one micro-batch, one transformer layer.
 [[nodiscard]] std::vector<Kernel> layer_forward(const scenarios::Scenario& s);
 [[nodiscard]] std::vector<Kernel> layer_backward(const scenarios::Scenario& s);
-// Extra forward work the backward pass of one layer re-runs: selective = attention core forward,
-// full = the whole layer forward, none = empty. model_flops of these kernels are 0.
-[[nodiscard]] std::vector<Kernel> layer_recompute(const scenarios::Scenario& s);
+// Extra forward work the backward pass of one layer re-runs: selective = the forward kernels of
+// training.recompute_modules (core_attn: the attention core; mlp: FC1, activation, FC2; layernorm:
+// both norms); full = the whole layer forward when the recompute method picks the layer
+// (`recomputed_layer`), else nothing; none = empty. model_flops of these kernels are 0.
+[[nodiscard]] std::vector<Kernel> layer_recompute(const scenarios::Scenario& s, bool recomputed_layer = true);
 // First stage: embedding lookup (forward) and scatter-add of its gradient (backward).
 [[nodiscard]] std::vector<Kernel> embedding_forward(const scenarios::Scenario& s);
 [[nodiscard]] std::vector<Kernel> embedding_backward(const scenarios::Scenario& s);

@@ -7,7 +7,8 @@
 // TP/SP collectives (docs/training-step.md sections 1.2, 2), in messages of S = 2 n h bytes:
 //   with SP, per layer: forward 2 all-gathers + 2 reduce-scatters; backward 4 all-gathers (two
 //   re-gather the inputs of the weight gradients) + 2 reduce-scatters, plus the forward's 4 again
-//   under full recomputation. The embedding reduce-scatters its output (GPT: all-reduces it, then
+//   for a layer full recomputation re-runs, or the MLP's all-gather and reduce-scatter when
+//   selective recomputation re-runs the MLP. The embedding reduce-scatters its output (GPT: all-reduces it, then
 //   adds learned positions and keeps its SP shard), its backward all-gathers; the output layer
 //   all-gathers its input, its backward reduce-scatters the input gradient.
 //   without SP: 2 all-reduces per layer each way (+2 under full recomputation), one after the
@@ -16,7 +17,7 @@
 //   sum of exponentials), latency-bound.
 // CP ring (section 4): c - 1 point-to-point steps per ring, each moving one rank's K and V,
 //   4 n k d_h / t bytes, alongside the attention; forward 1 ring per layer, backward 2 (K, V and
-//   dK, dV) plus 1 when the attention is recomputed.
+//   dK, dV) plus 1 when the attention is recomputed (full, or selective with core_attn).
 // PP (section 5): each rank sends its shard [n / t, h] in bf16. Without SP every TP rank holds the
 //   whole activation, and Megatron's scatter/gather optimization (on by default) still sends 1/t of
 //   it per rank and re-gathers it over NVLink on arrival (not modeled: small).
@@ -46,6 +47,18 @@ struct LayerProgram {
   double backward_transient_bytes = 0; // held during the backward beyond the stored bytes (full recomputation)
 };
 
+// How full recomputation treats one layer of a model chunk (Megatron's recompute_method and
+// recompute_num_layers, applied per chunk as Megatron's TransformerBlock does).
+struct LayerCheckpoint {
+  bool recomputed = false;        // the backward re-runs the layer's forward
+  bool keeps_input = false;       // the layer's input is what its checkpoint group stores
+  std::int64_t group_layers = 1;  // on a group's first layer: the layers whose activations its backward rebuilds at once
+};
+
+// The checkpoint of layer `index_in_chunk` of a chunk of `chunk_layers` layers: uniform, groups of
+// recompute_num_layers (the last one shorter); block, the first recompute_num_layers layers.
+[[nodiscard]] LayerCheckpoint layer_checkpoint(const scenarios::Scenario& s, std::int64_t index_in_chunk, std::int64_t chunk_layers);
+
 struct StepProgram {
   Shape shape;
   std::vector<LayerProgram> layers;  // one per model layer, in model order
@@ -59,7 +72,9 @@ struct StepProgram {
 
 [[nodiscard]] StepProgram step_program(const scenarios::Scenario& s);
 
-// The program of one layer (every layer has the same today).
+// The program of one layer, checkpointed as `checkpoint` says.
+[[nodiscard]] LayerProgram layer_program(const scenarios::Scenario& s, const LayerCheckpoint& checkpoint);
+// The program of the first layer of the first chunk.
 [[nodiscard]] LayerProgram layer_program(const scenarios::Scenario& s);
 
 // First model layer of (stage, chunk) and the number of its layers.
