@@ -207,7 +207,9 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     };
     // The buffers of sharded gradients and parameters, where the sharding has them.
     if (s.parallel.shards_grads()) {
-      const auto at = se.terms.insert(se.terms.end() - 2, {"grad_bucket_bytes", "gradient reduce-scatter bucket", st.grad_bucket});
+      // After the distributed-optimizer bucket.
+      const auto distopt = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "distopt_buffer_bytes"; });
+      const auto at = se.terms.insert(distopt + 1, {"grad_bucket_bytes", "gradient reduce-scatter bucket", st.grad_bucket});
       if (s.parallel.shards_params())
         se.terms.insert(at + 1, {"gathered_params_bytes", "gathered parameters (sharded weights)", st.gathered_params});
     }
