@@ -94,7 +94,7 @@ StepProgram step_program(const Scenario& s) {
   const Shape& x = p.shape;
   const double h = d(s.model.hidden);
   const bool sp = x.sequence_parallel;
-  p.layout = PipelineLayout(x.pp, x.vpp);
+  p.layout = scenarios::pipeline_layout(s);
   p.layers.assign(static_cast<std::size_t>(s.model.layers), layer_program(s));
   p.embedding_forward.kernels = embedding_forward(s);
   p.embedding_backward.kernels = embedding_backward(s);
@@ -127,15 +127,9 @@ StepProgram step_program(const Scenario& s) {
   return p;
 }
 
-std::int64_t chunk_first_layer(const Scenario& s, const PipelineLayout& layout, std::int64_t stage, std::int64_t chunk) {
-  std::int64_t first = 0;
-  for (std::int64_t k = 0; k < layout.virtual_stage(stage, chunk); ++k) first += chunk_layers(s, layout.at(k).stage);
-  return first;
-}
-
-double chunk_activation_bytes(const StepProgram& p, const Scenario& s, std::int64_t stage, std::int64_t chunk) {
-  const std::int64_t first = chunk_first_layer(s, p.layout, stage, chunk);
-  const std::int64_t n = chunk_layers(s, stage);
+double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk) {
+  const std::int64_t first = p.layout.first_layer(stage, chunk);
+  const std::int64_t n = p.layout.layers(stage, chunk);
   double bytes = 0;
   for (std::int64_t l = first; l < first + n; ++l) bytes += p.layers[static_cast<std::size_t>(l)].stored_activation_bytes;
   if (p.layout.is_first(stage, chunk)) bytes += p.token_ids_bytes;
