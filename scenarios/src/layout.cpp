@@ -14,8 +14,10 @@ namespace {
 std::string str(std::int64_t x) { return std::to_string(x); }
 
 constexpr const char* kLayoutField = "parallel.pipeline_layout";
-// Expanded layouts longer than this are refused (one symbol per layer or stage boundary).
+// Expanded layouts longer than this are refused (one symbol per layer or stage boundary), and so
+// are parentheses nested deeper than this.
 constexpr std::size_t kMaxExpandedSymbols = 1 << 20;
+constexpr int kMaxNesting = 32;
 
 // Recursive-descent reader of the notation: sequence := item*; item := atom ('*' count)?;
 // atom := symbol | '|' | '(' sequence ')'. Commas are skipped.
@@ -53,6 +55,7 @@ class LayoutReader {
     const char c = text_[pos_];
     const std::size_t at = pos_ + 1;
     if (c == '(') {
+      if (depth >= kMaxNesting) fail("parentheses nested deeper than " + str(kMaxNesting));
       ++pos_;
       unit = sequence(depth + 1);
       if (pos_ >= text_.size()) fail("'(' at position " + str(static_cast<std::int64_t>(at)) + " is not closed");

@@ -179,6 +179,7 @@ TEST_CASE("pipeline_layout in Megatron's notation: virtual stages in model order
   CHECK(l.stage_layers(1) == 16);
   // Repeats of groups, commas, and one chunk per stage.
   CHECK(scenarios::parse_pipeline_layout("Et*3|(tt|)*2,t,L") == std::vector<std::string>{"Ettt", "tt", "tt", "tL"});
+  CHECK(scenarios::parse_pipeline_layout("E((t|)*2)*2,L") == std::vector<std::string>{"Et", "t", "t", "t", "L"});
   const auto one = scenarios::load_scenario_text(kBase, overrides({"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.vpp=null",
                                                                    "parallel.pipeline_layout=Et*15|t*17L"}));
   CHECK(one.parallel.vpp == 1);
@@ -196,6 +197,8 @@ TEST_CASE("pipeline_layout errors name the field and say what is wrong with the 
       {"Et*16|t*15L", "holds 31 transformer layers, the model has 32"},
       {"t*16E|t*16L", "E must open the first stage"},
       {"Et*16|t*16", "exactly one E and one L"},
+      {"E(((((((((((((((((((((((((((((((((t)))))))))))))))))))))))))))))))))t*30|t*L", "nested deeper than 32"},
+      {"E(t*2)*1000000|t*16L", "expands to more than 1048576 symbols"},
   };
   for (const auto& [layout, reason] : cases) {
     const std::string msg = err({"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", std::string("parallel.pipeline_layout=") + layout});
