@@ -213,12 +213,15 @@ TEST_CASE("Llama 3.1 405B examples: Meta's and NVIDIA's layouts load with 126 la
     const char* file;
     std::vector<std::int64_t> stage_layers;  // per stage
     std::int64_t first_chunk, last_chunk;    // layers of the first and the last virtual stage
+    const char* summary;                     // how the run's summary line names the split
   };
   const Case cases[] = {
       // Meta: 16 stages x 8 chunks of one layer, the embedding and the loss alone in their chunks
-      {"meta-h100-8192gpu-tp8-pp16-vp8.json", {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}, 0, 0},
+      {"meta-h100-8192gpu-tp8-pp16-vp8.json", {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}, 0, 0,
+       ", pipeline layout E|(t|)*126,L"},
       // NVIDIA: 8 stages x 8 chunks of two layers, one less beside the embedding and the loss
-      {"nvidia-h100-1024gpu-tp8-pp8-vp8-cp2.json", {15, 16, 16, 16, 16, 16, 16, 15}, 1, 1},
+      {"nvidia-h100-1024gpu-tp8-pp8-vp8-cp2.json", {15, 16, 16, 16, 16, 16, 16, 15}, 1, 1,
+       ", embedding counted in the split, loss counted in the split"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -236,6 +239,7 @@ TEST_CASE("Llama 3.1 405B examples: Meta's and NVIDIA's layouts load with 126 la
     o.engine = sim::EngineKind::Analytic;
     const auto sim = simulate(s, o);
     CHECK(sim.report.step_time_s > 0);
+    CHECK(sim.report.summary.find(c.summary) != std::string::npos);
     const auto est = memory::stepsim_estimate(s);
     REQUIRE(sim.report.stages.size() == est.stages.size());
     for (std::size_t i = 0; i < est.stages.size(); ++i) CHECK(sim.report.stages[i].peak_memory_bytes == est.stages[i].total_bytes);
