@@ -258,4 +258,6 @@ PipelineLayout pipeline_layout(const Scenario& s) {
   return PipelineLayout(pp, vpp, even_layers(s));
 }
 
+std::int64_t stage_layers(const Scenario& s, std::int64_t stage) { return pipeline_layout(s).stage_layers(stage); }
+
 }  // namespace stepsim::scenarios

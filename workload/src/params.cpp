@@ -41,7 +41,7 @@ double output_params(const Scenario& s) {
 }
 
 double stage_params(const Scenario& s, std::int64_t stage) {
-  double P = d(scenarios::pipeline_layout(s).stage_layers(stage)) * layer_params(s);
+  double P = d(scenarios::stage_layers(s, stage)) * layer_params(s);
   if (stage == 0) P += embedding_params(s);
   if (stage == s.parallel.pp - 1) P += final_norm_params(s) + output_params(s);
   return P;

@@ -68,6 +68,8 @@ class PipelineLayout {
 // The layout of `s` (one of the four ways above). Throws ScenarioError naming the field when the
 // layers cannot be placed that way (Megatron's rules: divisibility, conflicting options).
 [[nodiscard]] PipelineLayout pipeline_layout(const Scenario& s);
+// Transformer layers on pipeline stage `stage`: pipeline_layout(s).stage_layers(stage).
+[[nodiscard]] std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
 // Megatron's layout notation: virtual stages in model order separated by '|', each a string of
 // E (embedding), t (transformer layer), L (loss); "x*n" and "(...)*n" repeat, commas are
