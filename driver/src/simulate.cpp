@@ -90,7 +90,7 @@ double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
   const auto d = [](std::int64_t v) { return static_cast<double>(v); };
   std::int64_t per_chunk = 1;
   if (per_layer)
-    for (std::int64_t stage = 0; stage < p.pp; ++stage) per_chunk = std::max(per_chunk, scenarios::stage_layers(s, stage) / p.vpp);
+    per_chunk = std::max(per_chunk, scenarios::pipeline_layout(s).max_chunk_layers());
   const double per_group = 1.0 + (p.cp > 1 ? 2.0 : 0.0) + (p.tp > 1 ? (p.tp_comm_overlap ? 2.0 : 1.0) : 0.0);
   return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * 2.0 * (d(per_chunk) * per_group + 1.0);
 }

@@ -65,8 +65,9 @@ PaperEstimate paper_estimate(const Scenario& s) {
 
 // The stored activations of the chunk's layers; the first chunk of stage 0 adds the token ids
 // (int64, 8sb/c; Megatron's theoretical_memory_usage has 8sbp for p micro-batches).
-std::int64_t chunk_activation_bytes(const workload::StepProgram& program, const Scenario& s, std::int64_t stage, std::int64_t chunk) {
-  return to_bytes(workload::chunk_activation_bytes(program, s, stage, chunk));
+std::int64_t chunk_activation_bytes(const workload::StepProgram& program, const Scenario& /*built from*/, std::int64_t stage,
+                                    std::int64_t chunk) {
+  return to_bytes(workload::chunk_activation_bytes(program, stage, chunk));
 }
 
 std::int64_t chunk_activation_bytes(const Scenario& s, std::int64_t stage, std::int64_t chunk) {

@@ -20,6 +20,13 @@ std::string scenario_summary(const Scenario& s) {
      << "); " << layout_label(layout_of(s)) << ", " << scenarios::to_string(s.parallel.schedule) << ", seq " << s.training.seq_len << ", micro-batch "
      << s.training.micro_batch << ", global batch " << s.training.global_batch << " (" << s.micro_batches()
      << " micro-batches), recompute " << scenarios::to_string(s.training.recompute);
+  // How the layers are split when not evenly (scenarios/layout.hpp).
+  const auto& p = s.parallel;
+  if (!p.pipeline_layout.empty()) os << ", pipeline layout " << p.pipeline_layout;
+  if (p.first_stage_layers) os << ", first stage " << *p.first_stage_layers << " layers";
+  if (p.last_stage_layers) os << ", last stage " << *p.last_stage_layers << " layers";
+  if (p.account_for_embedding_in_pipeline_split) os << ", embedding counted in the split";
+  if (p.account_for_loss_in_pipeline_split) os << ", loss counted in the split";
   return os.str();
 }
 

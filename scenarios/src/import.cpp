@@ -294,17 +294,29 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   parallel["tp"] = tp;
   parallel["cp"] = cp;
   parallel["pp"] = pp;
-  std::int64_t vpp = integer("--virtual-pipeline-model-parallel-size").value_or(1);
+  // The layer split (scenarios/layout.hpp): uneven first/last stages, the embedding and the loss
+  // counted as layers, or an explicit layout whose virtual stages give vpp (the loader derives it).
+  const bool embedding_counted = has("--account-for-embedding-in-pipeline-split");
+  const bool loss_counted = has("--account-for-loss-in-pipeline-split");
+  std::int64_t vpp = integer("--virtual-pipeline-model-parallel-size").value_or(integer("--num-virtual-stages-per-pipeline-rank").value_or(1));
   if (const auto per = integer("--num-layers-per-virtual-pipeline-stage")) {
-    if (layers % (pp * *per) != 0)
-      throw ScenarioError("--num-layers-per-virtual-pipeline-stage", "must divide the layers per stage (" + std::to_string(layers) + " / " +
+    const std::int64_t counted = layers + (embedding_counted ? 1 : 0) + (loss_counted ? 1 : 0);
+    if (counted % (pp * *per) != 0)
+      throw ScenarioError("--num-layers-per-virtual-pipeline-stage", "must divide the layers per stage (" + std::to_string(counted) + " / " +
                                                                           std::to_string(pp) + ")");
-    vpp = layers / (pp * *per);
+    vpp = counted / (pp * *per);
   }
-  parallel["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
-  if (vpp > 1) parallel["vpp"] = vpp;
+  const auto layout = values.find("--pipeline-model-parallel-layout");
+  if (layout != values.end()) {
+    parallel["pipeline_layout"] = layout->second;
+  } else {
+    parallel["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
+    if (vpp > 1) parallel["vpp"] = vpp;
+  }
   if (const auto f = integer("--decoder-first-pipeline-num-layers")) parallel["first_stage_layers"] = *f;
   if (const auto l = integer("--decoder-last-pipeline-num-layers")) parallel["last_stage_layers"] = *l;
+  if (embedding_counted) parallel["account_for_embedding_in_pipeline_split"] = true;
+  if (loss_counted) parallel["account_for_loss_in_pipeline_split"] = true;
   parallel["sequence_parallel"] = has("--sequence-parallel");
   std::string sharding = has("--use-distributed-optimizer") ? "optimizer" : "none";
   if (has("--use-megatron-fsdp")) {
@@ -377,7 +389,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--num-layers", "--hidden-size", "--num-attention-heads", "--vocab-size", "--ffn-hidden-size", "--normalization",
         "--num-query-groups", "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
         "--virtual-pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--decoder-first-pipeline-num-layers",
-        "--decoder-last-pipeline-num-layers", "--seq-length", "--global-batch-size", "--micro-batch-size",
+        "--decoder-last-pipeline-num-layers", "--num-virtual-stages-per-pipeline-rank", "--pipeline-model-parallel-layout", "--seq-length", "--global-batch-size", "--micro-batch-size",
         "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
         "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
@@ -387,7 +399,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
                                               "--group-query-attention", "--sequence-parallel", "--use-distributed-optimizer",
                                               "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
                                               "--recompute-activations", "--grad-reduce-in-bf16", "--optimizer-cpu-offload",
-                                              "--use-megatron-fsdp"};
+                                              "--use-megatron-fsdp", "--account-for-embedding-in-pipeline-split",
+                                              "--account-for-loss-in-pipeline-split"};
     if (mapped.count(f) == 0 && megatron_cost_free().count(f) == 0) out.warnings.push_back(f + ": not modelled (ignored)");
   }
   if (recompute != "full" && (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0))

@@ -474,7 +474,16 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   p.vpp = r.int_param("vpp");
   if (r.has("first_stage_layers")) p.first_stage_layers = r.int_param("first_stage_layers");
   if (r.has("last_stage_layers")) p.last_stage_layers = r.int_param("last_stage_layers");
+  p.account_for_embedding_in_pipeline_split = r.bool_param("account_for_embedding_in_pipeline_split");
+  p.account_for_loss_in_pipeline_split = r.bool_param("account_for_loss_in_pipeline_split");
   p.schedule = r.choice_param("schedule", kScheduleNames);
+  if (r.has("pipeline_layout")) {
+    p.pipeline_layout = r.string_param("pipeline_layout");
+    // As Megatron: the layout's virtual stages give vpp, and more than one chunk interleaves.
+    const auto virtual_stages = static_cast<std::int64_t>(parse_pipeline_layout(p.pipeline_layout).size());
+    if (!r.has("vpp") && p.pp > 0 && virtual_stages % p.pp == 0) p.vpp = virtual_stages / p.pp;
+    if (!r.has("schedule") && p.vpp > 1) p.schedule = Schedule::Interleaved;
+  }
   p.sequence_parallel = r.bool_param("sequence_parallel");
   p.sharding = r.choice_param("sharding", kShardingNames);
   // The deprecated alias: alone it sets the sharding; beside it, it must agree.
@@ -627,28 +636,14 @@ void check(Scenario& s, bool dp_given) {
   if (m.heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
   if (m.kv_heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
   if (m.ffn_hidden % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
-  const bool uneven = p.first_stage_layers || p.last_stage_layers;
-  if (uneven) {
-    const std::string field = p.first_stage_layers ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
-    if (p.pp < 2) throw ScenarioError(field, "needs pp >= 2");
-    if (p.vpp > 1) throw ScenarioError(field, "uneven stages are not supported with interleaving (vpp > 1)");
-    const std::int64_t rest = m.layers - p.first_stage_layers.value_or(0) - p.last_stage_layers.value_or(0);
-    const std::int64_t stages = p.pp - (p.first_stage_layers ? 1 : 0) - (p.last_stage_layers ? 1 : 0);
-    if (stages == 0 ? rest != 0 : (rest < stages || rest % stages != 0))
-      throw ScenarioError(field, "the other " + str(stages) + " stages cannot share the remaining " + str(rest) +
-                                     " of the " + str(m.layers) + " layers evenly");
-  } else if (m.layers % p.pp != 0) {
-    throw ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(m.layers) +
-                                           "; parallel.first_stage_layers / last_stage_layers make stages uneven)");
-  }
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)
     throw ScenarioError("parallel.vpp", "the interleaved schedule needs vpp >= 2, got " + str(p.vpp));
   if (p.schedule != Schedule::Interleaved && p.vpp != 1)
     throw ScenarioError("parallel.vpp", "vpp=" + str(p.vpp) + " needs schedule \"interleaved\" (schedule is \"" + to_string(p.schedule) + "\")");
-  if (p.vpp > 1 && m.layers % (p.pp * p.vpp) != 0)
-    throw ScenarioError("parallel.vpp", "layers (" + str(m.layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp));
   if (p.schedule == Schedule::Interleaved && p.pp < 2)
     throw ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
+  // Layers per stage and chunk: the layout's rules name the field at fault.
+  (void)pipeline_layout(s);
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
     throw ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
   const std::int64_t world = s.world_size();

@@ -7,16 +7,6 @@
 
 namespace stepsim::scenarios {
 
-std::int64_t stage_layers(const Scenario& s, std::int64_t stage) {
-  const auto& p = s.parallel;
-  const bool first = p.first_stage_layers.has_value(), last = p.last_stage_layers.has_value();
-  if (first && stage == 0) return *p.first_stage_layers;
-  if (last && stage == p.pp - 1) return *p.last_stage_layers;
-  const std::int64_t rest = s.model.layers - p.first_stage_layers.value_or(0) - p.last_stage_layers.value_or(0);
-  const std::int64_t stages = p.pp - (first ? 1 : 0) - (last ? 1 : 0);
-  return stages > 0 ? rest / stages : 0;
-}
-
 Efficiency default_efficiency(const GpuSpec&) {
   Efficiency e;
   e.gemm_max = 1.0;

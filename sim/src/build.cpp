@@ -163,7 +163,7 @@ class Builder {
     for (std::int64_t i = 0; i < p_; ++i)
       for (std::int64_t j = 0; j < v_; ++j) {
         chunk_bytes_.push_back(memory::chunk_activation_bytes(prog_, s_, i, j));
-        chunk_first_.push_back(workload::chunk_first_layer(s_, layout_, i, j));
+        chunk_first_.push_back(layout_.first_layer(i, j));
       }
     output_bytes_ = memory::output_transient_bytes(prog_);
     backward_bytes_ = memory::backward_transient_bytes(s_);
@@ -300,11 +300,12 @@ class Builder {
     return bwd_send_[slot(next->stage, next->chunk, ps.micro_batch)] >= 0;
   }
 
-  // Splits a pass of layers into op groups: per layer where asked or where buckets need it.
-  std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(std::int64_t stage, bool split) const {
+  // Splits a pass of a chunk's layers into op groups: per layer where asked or where buckets need
+  // it. A chunk without transformer layers (the embedding or the loss alone) is one empty group.
+  std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(std::int64_t stage, std::int64_t chunk, bool split) const {
     std::vector<std::pair<std::int64_t, std::int64_t>> g;  // [first, count]
-    const std::int64_t n = workload::chunk_layers(s_, stage);
-    if (split || opt_.per_layer) {
+    const std::int64_t n = layout_.layers(stage, chunk);
+    if ((split || opt_.per_layer) && n > 0) {
       for (std::int64_t l = 0; l < n; ++l) g.emplace_back(l, 1);
     } else {
       g.emplace_back(0, n);
@@ -378,7 +379,7 @@ class Builder {
     if (const auto prev = layout_.previous(stage, chunk)) deps.push_back(fwd_send_[slot(prev->stage, prev->chunk, mb)]);
     const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
     std::int32_t prev = -1;
-    const auto groups = layer_groups(stage, wait_params);
+    const auto groups = layer_groups(stage, chunk, wait_params);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
@@ -390,7 +391,7 @@ class Builder {
       if (tail && last_virtual) add_extra(terms, comm, out_fwd_, prog_.output_forward);
       // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
       // the first micro-batch (those of later buckets and chunks) share the SMs.
-      const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + count)) ||
+      const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, work(terms, shares), "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
@@ -398,7 +399,7 @@ class Builder {
       if (prev >= 0) out_.graph.add_edge(prev, op);
       if (mb == 0 && s_.parallel.overlap_param_gather)
         for (std::size_t k = 0; k < bs.size(); ++k)
-          if (gathers[k] >= 0 && bs[k].lowest_layer >= first && bs[k].lowest_layer < first + count)
+          if (gathers[k] >= 0 && in_group(bs[k], first, count))
             out_.graph.add_edge(gathers[k], op);
       if (head) {
         auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
@@ -488,7 +489,7 @@ class Builder {
   bool prefetches_params() const { return s_.parallel.shards_params() && dp_active() && s_.parallel.overlap_param_gather; }
   std::int32_t unshard_params(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int32_t compute, std::int32_t end) {
     if (!s_.parallel.shards_params() || !dp_active()) return end;
-    double params = d(workload::chunk_layers(s_, stage)) * workload::layer_params(s_);
+    double params = d(layout_.layers(stage, chunk)) * workload::layer_params(s_);
     if (layout_.is_first(stage, chunk)) params += workload::embedding_params(s_);
     if (layout_.is_last(stage, chunk)) params += workload::output_params(s_) + workload::final_norm_params(s_);
     const auto ag = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, phase, group(GroupKind::DataContext, stage),
@@ -551,7 +552,7 @@ class Builder {
     std::int32_t dep = fwd_end_[slot(stage, chunk, mb)];
     if (const auto next = layout_.next(stage, chunk)) dep = bwd_send_[slot(next->stage, next->chunk, mb)];
     const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
-    auto groups = layer_groups(stage, split);
+    auto groups = layer_groups(stage, chunk, split);
     std::reverse(groups.begin(), groups.end());
     std::int32_t prev = dep;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -566,7 +567,7 @@ class Builder {
       if (tail && first_virtual) add_extra(terms, comm, emb_bwd_, prog_.embedding_backward);
       // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
       // backward has already completed (last micro-batch) share the SMs.
-      const bool shares = c_ > 1 || tp_overlap() || (reduces && reductions_running(stage, chunk, first + count)) ||
+      const bool shares = c_ > 1 || tp_overlap() || (reduces && reductions_running(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, work(terms, shares), "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
@@ -584,6 +585,12 @@ class Builder {
     bwd_send_[slot(stage, chunk, mb)] =
         previous ? pp_send(stage, previous->stage, chunk, mb, Phase::Backward, "pp.send_grad", prev) : prev;
     last_compute_[static_cast<std::size_t>(stage)] = bwd_send_[slot(stage, chunk, mb)];
+  }
+
+  // Whether a bucket starts in the layer group [first, first + count) (the empty group of a chunk
+  // without layers holds its chunk's bucket).
+  static bool in_group(const workload::Bucket& b, std::int64_t first, std::int64_t count) {
+    return b.lowest_layer >= first && b.lowest_layer < first + std::max<std::int64_t>(count, 1);
   }
 
   // Gradient reduction of one bucket over DP x CP: reduce-scatter with a sharded optimizer,
@@ -607,7 +614,7 @@ class Builder {
   void finish_buckets(std::int64_t stage, std::int64_t chunk, std::int64_t first, std::int64_t count, std::int32_t after) {
     if (!dp_active() || !reduces_in_backward()) return;
     for (const auto& b : buckets_.of(stage, chunk))
-      if (b.lowest_layer >= first && b.lowest_layer < first + count) grad_reduce_op(stage, chunk, b, after);
+      if (in_group(b, first, count)) grad_reduce_op(stage, chunk, b, after);
   }
 
   // Megatron's finalize_model_grads and optimizer step: every stage waits for its gradient
@@ -627,7 +634,7 @@ class Builder {
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
         // fp32 partial sums of the norm weights: two norms per layer, the final norm on the last stage.
-        const double norm_params = d(scenarios::stage_layers(s_, stage)) * 2.0 * workload::final_norm_params(s_) +
+        const double norm_params = d(layout_.stage_layers(stage)) * 2.0 * workload::final_norm_params(s_) +
                                    (stage == p_ - 1 ? workload::final_norm_params(s_) : 0.0);
         done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce,
                        group(GroupKind::Tensor, stage), 4.0 * norm_params, 1.0, "tp.norm_grad_ar", -1, -1);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stepsim/driver/simulate.hpp"
+#include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/topology/cluster.hpp"
@@ -204,4 +205,58 @@ TEST_CASE("GB200 NVL72: both engines run it, and TP across two trays stays on NV
   split.push_back("cluster.nvlink_domain_gpus=4");
   o.engine = sim::EngineKind::Analytic;
   CHECK(simulate(scenario(split), o).report.step_time_s > 1.2 * analytic);
+}
+
+TEST_CASE("Llama 3.1 405B examples: Meta's and NVIDIA's layouts load with 126 layers and simulate, timeline peaks as the estimate") {
+  const std::string dir = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/examples/llama31-405b/";
+  struct Case {
+    const char* file;
+    std::vector<std::int64_t> stage_layers;  // per stage
+    std::int64_t first_chunk, last_chunk;    // layers of the first and the last virtual stage
+    const char* summary;                     // how the run's summary line names the split
+  };
+  const Case cases[] = {
+      // Meta: 16 stages x 8 chunks of one layer, the embedding and the loss alone in their chunks
+      {"meta-h100-8192gpu-tp8-pp16-vp8.json", {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}, 0, 0,
+       ", pipeline layout E|(t|)*126,L"},
+      // NVIDIA: 8 stages x 8 chunks of two layers, one less beside the embedding and the loss
+      {"nvidia-h100-1024gpu-tp8-pp8-vp8-cp2.json", {15, 16, 16, 16, 16, 16, 16, 15}, 1, 1,
+       ", embedding counted in the split, loss counted in the split"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    const auto s = scenarios::load_scenario_file(dir + c.file);
+    CHECK(s.model.layers == 126);
+    CHECK(s.parallel.vpp == 8);
+    CHECK(s.parallel.schedule == scenarios::Schedule::Interleaved);
+    const auto layout = scenarios::pipeline_layout(s);
+    std::vector<std::int64_t> per_stage;
+    for (std::int64_t i = 0; i < layout.stages(); ++i) per_stage.push_back(layout.stage_layers(i));
+    CHECK(per_stage == c.stage_layers);
+    CHECK(layout.layers(0, 0) == c.first_chunk);
+    CHECK(layout.layers(layout.stages() - 1, 7) == c.last_chunk);
+    SimulateOptions o;
+    o.engine = sim::EngineKind::Analytic;
+    const auto sim = simulate(s, o);
+    CHECK(sim.report.step_time_s > 0);
+    CHECK(sim.report.summary.find(c.summary) != std::string::npos);
+    const auto est = memory::stepsim_estimate(s);
+    REQUIRE(sim.report.stages.size() == est.stages.size());
+    for (std::size_t i = 0; i < est.stages.size(); ++i) CHECK(sim.report.stages[i].peak_memory_bytes == est.stages[i].total_bytes);
+  }
+}
+
+TEST_CASE("NVIDIA's 405B layout (TP8 PP8 VP8 CP2, embedding and loss counted) replays on SimGrid as analytically") {
+  // The recipe's layout on 16 nodes (DP 1) and 8 micro-batches, so that SimGrid replays it quickly.
+  auto s = scenarios::load_scenario_file(std::string(STEPSIM_SOURCE_DIR) +
+                                             "/scenarios/examples/llama31-405b/nvidia-h100-1024gpu-tp8-pp8-vp8-cp2.json",
+                                         {scenarios::parse_override("cluster.nodes=16"), scenarios::parse_override("training.global_batch=8")});
+  SimulateOptions o;
+  o.engine = sim::EngineKind::SimGrid;
+  const auto sg = simulate(s, o).report;
+  o.engine = sim::EngineKind::Analytic;
+  const auto an = simulate(s, o).report;
+  CHECK(sg.engine == "simgrid");
+  CHECK(sg.step_time_s == doctest::Approx(an.step_time_s).epsilon(0.05));
+  CHECK(sg.peak_memory_bytes == an.peak_memory_bytes);
 }

@@ -22,6 +22,12 @@ scenarios::Scenario llama8b(int tp, int cp, int pp, int mbs, int gpus) {
 
 double gib(std::int64_t b) { return static_cast<double>(b) / memory::kGiB; }
 
+// Llama-3.1-8B at TP2: parameters of one layer per rank (two replicated RMSNorms), of the
+// embedding shard, and one layer's stored activations at s = 8192, b = 1 with SP (41 sbh / t).
+constexpr double kLayerParams = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
+constexpr double kEmbeddingParams = 128256.0 * 4096 / 2;
+constexpr std::int64_t kLayerActs = 687865856;
+
 }  // namespace
 
 TEST_CASE("paper mode reproduces the authors' four reference values (section 8) to 0.001 GiB") {
@@ -128,12 +134,46 @@ TEST_CASE("stepsim mode: totals are the sum of the terms, the peak stage is name
   CHECK(acts0.bytes == 4 * (8 * 687865856LL + 8 * 8192));
 }
 
-TEST_CASE("stepsim mode: uneven stages hold their own layer counts") {
-  auto s = llama8b(2, 1, 4, 1, 128);
+TEST_CASE("stepsim mode: uneven stages hold their own layer counts, also with interleaving") {
+  auto s = llama8b(2, 1, 4, 1, 128);  // p = 4, m = 64
   s.parallel.first_stage_layers = 6;
   s.parallel.last_stage_layers = 6;
-  const double layer = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
-  CHECK(workload::stage_params(s, 0) == 6 * layer + 128256.0 * 4096 / 2);
-  CHECK(workload::stage_params(s, 1) == 10 * layer);
-  CHECK(memory::chunk_activation_bytes(s, 1, 0) == 10 * 687865856LL);
+  CHECK(workload::stage_params(s, 0) == 6 * kLayerParams + kEmbeddingParams);
+  CHECK(workload::stage_params(s, 1) == 10 * kLayerParams);
+  CHECK(memory::chunk_activation_bytes(s, 1, 0) == 10 * kLayerActs);
+  // v = 2: 6 layers on the first and last stage, 10 on the others, in chunks of 3 and 5.
+  s.parallel.schedule = scenarios::Schedule::Interleaved;
+  s.parallel.vpp = 2;
+  CHECK(workload::stage_params(s, 0) == 6 * kLayerParams + kEmbeddingParams);
+  CHECK(memory::chunk_activation_bytes(s, 1, 1) == 5 * kLayerActs);
+  CHECK(memory::chunk_activation_bytes(s, 0, 1) == 3 * kLayerActs);
+  CHECK(memory::chunk_activation_bytes(s, 0, 0) == 3 * kLayerActs + 8 * 8192);
+  const auto est = memory::stepsim_estimate(s);
+  // Stage i holds 2(p - i - 1) + (v - 1) p + 1 chunk passes at its peak, all of 5 layers on the middle stages.
+  CHECK(est.stages[1].in_flight == 9);
+  CHECK(est.stages[1].terms[3].bytes == 9 * 5 * kLayerActs);
+  CHECK(est.stages[2].in_flight == 7);
+  CHECK(est.stages[2].terms[3].bytes == 7 * 5 * kLayerActs);
+}
+
+TEST_CASE("stepsim mode: embedding and loss counted in the split move one layer off the first and the last chunk") {
+  auto s = llama8b(2, 1, 4, 1, 128);
+  s.model.layers = 30;
+  s.parallel.schedule = scenarios::Schedule::Interleaved;
+  s.parallel.vpp = 2;
+  s.parallel.account_for_embedding_in_pipeline_split = true;
+  s.parallel.account_for_loss_in_pipeline_split = true;
+  CHECK(workload::stage_params(s, 0) == 7 * kLayerParams + kEmbeddingParams);
+  CHECK(workload::stage_params(s, 1) == 8 * kLayerParams);
+  CHECK(memory::chunk_activation_bytes(s, 0, 0) == 3 * kLayerActs + 8 * 8192);
+  CHECK(memory::chunk_activation_bytes(s, 3, 1) == 3 * kLayerActs);
+  CHECK(memory::chunk_activation_bytes(s, 3, 0) == 4 * kLayerActs);
+  const auto est = memory::stepsim_estimate(s);
+  CHECK(est.stages[1].terms[3].bytes == 9 * 4 * kLayerActs);
+  // Paper mode covers even layouts only; its stage-0 formula is unchanged by the option.
+  s.parallel.account_for_embedding_in_pipeline_split = false;
+  s.parallel.account_for_loss_in_pipeline_split = false;
+  s.model.layers = 32;
+  const auto even = memory::paper_estimate(s);
+  CHECK(even.params_first_stage == 8 * (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336 + 2.0 * 4096) / 2.0 + 4096.0 * 128256 / 2);
 }

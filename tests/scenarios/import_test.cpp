@@ -220,3 +220,43 @@ TEST_CASE("import megatron: sharding, gradient dtype, recomputation options and 
   CHECK(with({"--optimizer-cpu-offload", "--optimizer-offload-fraction", "0.5"}).first.training.optimizer_offload_fraction == 0.5);
   CHECK(with({}).first.training.optimizer_offload_fraction == 0.0);
 }
+
+TEST_CASE("import megatron: the pipeline split options map onto the layout fields, without warnings") {
+  // NVIDIA's Llama 3.1 405B recipe on 1,024 H100 as a Megatron command line: the example scenario.
+  const auto args = sc::split_arguments(R"(--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 \
+    --group-query-attention --num-query-groups 8 --vocab-size 128256 --swiglu --normalization RMSNorm \
+    --disable-bias-linear --untie-embeddings-and-output-weights --seq-length 8192 --micro-batch-size 1 --global-batch-size 512 \
+    --tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 --context-parallel-size 2 \
+    --num-layers-per-virtual-pipeline-stage 2 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split \
+    --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --tp-comm-overlap)");
+  sc::MegatronImportOptions o;
+  o.nodes = 128;
+  const auto imported = sc::scenario_from_megatron_args(args, o);
+  CHECK(imported.warnings.empty());
+  const auto mine = sc::load_scenario_text(imported.json);
+  const auto hand = sc::load_scenario_file(std::string(STEPSIM_SOURCE_DIR) +
+                                           "/scenarios/examples/llama31-405b/nvidia-h100-1024gpu-tp8-pp8-vp8-cp2.json");
+  CHECK(mine.parallel.vpp == 8);
+  CHECK(mine.parallel.account_for_embedding_in_pipeline_split);
+  CHECK(mine.parallel.account_for_loss_in_pipeline_split);
+  const auto a = sc::pipeline_layout(mine), b = sc::pipeline_layout(hand);
+  for (std::int64_t i = 0; i < 8; ++i)
+    for (std::int64_t j = 0; j < 8; ++j) CHECK(a.layers(i, j) == b.layers(i, j));
+  CHECK(total_params(mine) == total_params(hand));
+
+  // An explicit layout gives vpp and the interleaved schedule; uneven stages with virtual stages per rank.
+  const auto layout = sc::split_arguments(R"(--num-layers 32 --hidden-size 256 --num-attention-heads 8 --vocab-size 1000 \
+    --seq-length 512 --global-batch-size 16 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "E|t*8|t*8|t*8|t*8|||L")");
+  const auto l = sc::load_scenario_text(sc::scenario_from_megatron_args(layout, {}).json, {sc::parse_override("cluster.nodes=1")});
+  CHECK(l.parallel.vpp == 2);
+  CHECK(l.parallel.schedule == sc::Schedule::Interleaved);
+  CHECK(sc::pipeline_layout(l).layers(1, 1) == 0);
+  const auto uneven = sc::split_arguments(R"(--num-layers 32 --hidden-size 256 --num-attention-heads 8 --vocab-size 1000 \
+    --seq-length 512 --global-batch-size 16 --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 \
+    --decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6)");
+  const auto imported_uneven = sc::scenario_from_megatron_args(uneven, {});
+  CHECK(imported_uneven.warnings.size() == 1);  // the world size only
+  const auto u = sc::load_scenario_text(imported_uneven.json);
+  CHECK(sc::pipeline_layout(u).layers(1, 0) == 5);
+  CHECK(sc::pipeline_layout(u).layers(0, 1) == 3);
+}

@@ -104,16 +104,108 @@ TEST_CASE("uneven pipelines: first and last stage layers, the rest shared evenly
   // Llama-3.1-8B: 32 layers over 4 stages, 6 on the first and the last, 10 on each of the two others.
   const auto s = scenarios::load_scenario_text(kBase, ov({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
                                                           "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"}));
-  CHECK(scenarios::stage_layers(s, 0) == 6);
-  CHECK(scenarios::stage_layers(s, 1) == 10);
-  CHECK(scenarios::stage_layers(s, 2) == 10);
-  CHECK(scenarios::stage_layers(s, 3) == 6);
+  const auto l = scenarios::pipeline_layout(s);
+  CHECK(l.stage_layers(0) == 6);
+  CHECK(l.stage_layers(1) == 10);
+  CHECK(l.stage_layers(2) == 10);
+  CHECK(l.stage_layers(3) == 6);
   const auto f = scenarios::load_scenario_text(kBase, ov({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
                                                           "parallel.first_stage_layers=8"}));
-  CHECK(scenarios::stage_layers(f, 0) == 8);
-  CHECK(scenarios::stage_layers(f, 3) == 8);
+  CHECK(scenarios::pipeline_layout(f).stage_layers(0) == 8);
+  CHECK(scenarios::pipeline_layout(f).stage_layers(3) == 8);
   const auto even = scenarios::load_scenario_text(kBase, ov({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1"}));
-  for (int i = 0; i < 4; ++i) CHECK(scenarios::stage_layers(even, i) == 8);
+  for (int i = 0; i < 4; ++i) CHECK(scenarios::pipeline_layout(even).stage_layers(i) == 8);
+}
+
+namespace {
+
+std::vector<Override> overrides(const std::vector<std::string>& v) {
+  std::vector<Override> out;
+  for (const auto& x : v) out.push_back(scenarios::parse_override(x));
+  return out;
+}
+
+// Layers of every virtual stage (chunk j of stage i at j p + i).
+std::vector<std::int64_t> virtual_stage_layers(const scenarios::PipelineLayout& l) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t k = 0; k < l.virtual_stages(); ++k) out.push_back(l.layers(l.at(k).stage, l.at(k).chunk));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("uneven stages with interleaving: each stage's layers split evenly over its chunks, as Megatron's offsets") {
+  // 32 layers, p = 4, v = 2, 6 on the first and last stage: 10 on the others, chunks of 3, 5, 5, 3.
+  const auto s = scenarios::load_scenario_text(kBase, overrides({"parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
+                                                                 "parallel.schedule=interleaved", "parallel.vpp=2",
+                                                                 "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"}));
+  const auto l = scenarios::pipeline_layout(s);
+  CHECK(virtual_stage_layers(l) == std::vector<std::int64_t>{3, 5, 5, 3, 3, 5, 5, 3});
+  // Megatron's get_transformer_layer_offset: vp_stage x (3 + 20/2 + 3) + 3 + (pp_rank - 1) x 10/2.
+  CHECK(l.first_layer(1, 1) == 16 + 3);
+  CHECK(l.first_layer(2, 1) == 16 + 3 + 5);
+  CHECK(l.first_layer(0, 1) == 16);
+  CHECK(l.stage_layers(0) == 6);
+}
+
+TEST_CASE("embedding and loss counted in the split: the first and the last chunk hold one layer less") {
+  // 30 layers + embedding + loss = 32 = 4 stages x 2 chunks x 4.
+  const auto s = scenarios::load_scenario_text(kBase, overrides({"model.layers=30", "parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
+                                                                 "parallel.schedule=interleaved", "parallel.vpp=2",
+                                                                 "parallel.account_for_embedding_in_pipeline_split=true",
+                                                                 "parallel.account_for_loss_in_pipeline_split=true"}));
+  const auto l = scenarios::pipeline_layout(s);
+  CHECK(virtual_stage_layers(l) == std::vector<std::int64_t>{3, 4, 4, 4, 4, 4, 4, 3});
+  CHECK(l.first_layer(0, 1) == 15);
+  CHECK(l.stage_layers(0) == 7);
+  CHECK(l.stage_layers(3) == 7);
+  // Only the loss counted: 33 layers + 1 = 34 does not split over 4 stages; 31 + 1 = 32 does.
+  const auto loss = scenarios::load_scenario_text(kBase, overrides({"model.layers=31", "parallel.tp=1", "parallel.pp=4", "parallel.dp=1",
+                                                                    "parallel.account_for_loss_in_pipeline_split=true"}));
+  CHECK(virtual_stage_layers(scenarios::pipeline_layout(loss)) == std::vector<std::int64_t>{8, 8, 8, 7});
+}
+
+TEST_CASE("pipeline_layout in Megatron's notation: virtual stages in model order, vpp and interleaving derived") {
+  const auto s = scenarios::load_scenario_text(
+      kBase, overrides({"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.vpp=null", "parallel.schedule=null",
+                        "parallel.pipeline_layout=E|t*16|(t*8,)*2|L"}));
+  CHECK(s.parallel.vpp == 2);
+  CHECK(s.parallel.schedule == scenarios::Schedule::Interleaved);
+  const auto l = scenarios::pipeline_layout(s);
+  // virtual stage 0 (stage 0 chunk 0): E; 1 (stage 1 chunk 0): 16; 2 (stage 0 chunk 1): 16; 3: L.
+  CHECK(virtual_stage_layers(l) == std::vector<std::int64_t>{0, 16, 16, 0});
+  CHECK(l.first_layer(0, 1) == 16);
+  CHECK(l.stage_layers(0) == 16);
+  CHECK(l.stage_layers(1) == 16);
+  // Repeats of groups, commas, and one chunk per stage.
+  CHECK(scenarios::parse_pipeline_layout("Et*3|(tt|)*2,t,L") == std::vector<std::string>{"Ettt", "tt", "tt", "tL"});
+  CHECK(scenarios::parse_pipeline_layout("E((t|)*2)*2,L") == std::vector<std::string>{"Et", "t", "t", "t", "L"});
+  const auto one = scenarios::load_scenario_text(kBase, overrides({"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.vpp=null",
+                                                                   "parallel.pipeline_layout=Et*15|t*17L"}));
+  CHECK(one.parallel.vpp == 1);
+  CHECK(one.parallel.schedule == scenarios::Schedule::OneFOneB);
+  CHECK(virtual_stage_layers(scenarios::pipeline_layout(one)) == std::vector<std::int64_t>{15, 17});
+}
+
+TEST_CASE("pipeline_layout errors name the field and say what is wrong with the notation") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Et*16|t*1xL", "unknown symbol 'x' at position 10"},
+      {"Et*16|t*16m|L", "multi-token prediction"},
+      {"(Et*16|t*16L", "is not closed"},
+      {"Et*|t*16L", "needs a count"},
+      {"Et*16|t*16|L", "3 virtual stages (separated by '|') are not a multiple of pp=2"},
+      {"Et*16|t*15L", "holds 31 transformer layers, the model has 32"},
+      {"t*16E|t*16L", "E must open the first stage"},
+      {"Et*16|t*16", "exactly one E and one L"},
+      {"E(((((((((((((((((((((((((((((((((t)))))))))))))))))))))))))))))))))t*30|t*L", "nested deeper than 32"},
+      {"E(t*2)*1000000|t*16L", "expands to more than 1048576 symbols"},
+  };
+  for (const auto& [layout, reason] : cases) {
+    const std::string msg = err({"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", std::string("parallel.pipeline_layout=") + layout});
+    CAPTURE(msg);
+    CHECK(msg.rfind("parallel.pipeline_layout: ", 0) == 0);
+    CHECK(msg.find(reason) != std::string::npos);
+  }
 }
 
 TEST_CASE("overlap_param_gather follows the distributed optimizer and overlap_grad_reduce when unset") {
@@ -226,7 +318,20 @@ TEST_CASE("bad input: one clear error naming the field") {
       {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.first_stage_layers=4", "parallel.last_stage_layers=4"},
        "parallel.first_stage_layers", "cannot share"},
       {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.schedule=interleaved", "parallel.vpp=2",
-            "parallel.last_stage_layers=8"}, "parallel.last_stage_layers", "not supported with interleaving"},
+            "parallel.last_stage_layers=7"}, "parallel.last_stage_layers", "do not split evenly over vpp=2"},
+      {"", {"parallel.tp=1", "parallel.pp=4", "parallel.dp=1", "parallel.schedule=interleaved", "parallel.vpp=2",
+            "parallel.first_stage_layers=4", "parallel.last_stage_layers=6"}, "parallel.first_stage_layers", "the other stages' 11 layers"},
+      {"", {"parallel.tp=1", "parallel.pp=4", "parallel.dp=1", "parallel.account_for_embedding_in_pipeline_split=true"},
+       "parallel.account_for_embedding_in_pipeline_split", "33 not divisible by pp=4"},
+      {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.schedule=interleaved", "parallel.vpp=4",
+            "parallel.account_for_embedding_in_pipeline_split=true", "parallel.account_for_loss_in_pipeline_split=true"},
+       "parallel.vpp", "17 layers per stage"},
+      {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.first_stage_layers=16",
+            "parallel.account_for_loss_in_pipeline_split=true"}, "parallel.first_stage_layers", "cannot be combined"},
+      {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.pipeline_layout=Et*16|t*16L", "parallel.first_stage_layers=16"},
+       "parallel.pipeline_layout", "cannot be combined"},
+      {"", {"parallel.tp=1", "parallel.pp=2", "parallel.dp=2", "parallel.schedule=interleaved", "parallel.vpp=4",
+            "parallel.pipeline_layout=Et*8|t*8|t*8|t*8L"}, "parallel.pipeline_layout", "2 chunks per stage, but vpp=4"},
       {R"({"model": {"layers": 1, "hidden": 8, "ffn_hidden": 8, "heads": 1, "vocab": 67108864},
            "cluster": {"gpu": "h100-sxm-80gb", "gpus_per_node": 1, "nodes": 1},
            "training": {"seq_len": 67108864, "global_batch": 1048576, "micro_batch": 1048576}})",

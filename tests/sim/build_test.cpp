@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "stepsim/costmodel/compute.hpp"
@@ -102,6 +103,35 @@ TEST_CASE("1F1B: the timeline peak of every stage equals the closed-form stepsim
       CAPTURE(i);
       CHECK(tl.devices[i].peak_bytes == est.stages[i].total_bytes);
       CHECK(est.stages[i].in_flight == std::min<std::int64_t>(s.parallel.pp - static_cast<std::int64_t>(i), s.micro_batches()));
+    }
+  }
+}
+
+TEST_CASE("uneven interleaved layouts: the step graph computes every layer once per micro-batch, chunk by chunk") {
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {"parallel.vpp=2", "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
+           {"parallel.vpp=null", "parallel.pipeline_layout=E|t*8|t*8|t*8|t*8|||L"}}) {
+    auto all = sets;
+    all.insert(all.begin(), {"parallel.schedule=interleaved", "training.global_batch=16"});
+    const auto s = scenario(all);
+    const auto layout = scenarios::pipeline_layout(s);
+    for (const bool per_layer : {false, true}) {
+      const topology::Cluster cluster(s.cluster);
+      const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+      sim::BuildOptions o;
+      o.per_layer = per_layer;
+      const auto b = sim::build_step(s, cluster, cm, o);
+      // forward ops per (stage, chunk, micro-batch): one per layer group, at least one for a chunk
+      // holding only the embedding or the loss
+      std::map<std::pair<int, int>, int> fwd;
+      for (const auto& op : b.graph.ops)
+        if (op.kind == sim::OpKind::Compute && op.phase == sim::Phase::Forward) ++fwd[{op.stage, op.chunk}];
+      for (std::int64_t i = 0; i < layout.stages(); ++i)
+        for (std::int64_t j = 0; j < layout.chunks_per_stage(); ++j) {
+          const std::int64_t groups = per_layer ? std::max<std::int64_t>(1, layout.layers(i, j)) : 1;
+          CHECK(fwd[{static_cast<int>(i), static_cast<int>(j)}] == groups * s.micro_batches());
+        }
+      CHECK(sim::run_analytic(b.graph).makespan_s > 0);
     }
   }
 }
@@ -299,9 +329,21 @@ TEST_CASE("overlapped parameter all-gathers: each bucket's gather precedes the f
 }
 
 TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form estimate") {
-  for (const auto& v : {"2", "4", "8"}) {
-    auto s = scenario({"parallel.schedule=interleaved", std::string("parallel.vpp=") + v, "training.global_batch=16"});
-    CAPTURE(v);
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {"parallel.vpp=2"}, {"parallel.vpp=4"}, {"parallel.vpp=8"},
+           // uneven interleaved layouts: first/last stages, embedding and loss counted, explicit layouts
+           {"parallel.vpp=2", "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
+           {"parallel.vpp=2", "parallel.first_stage_layers=4", "parallel.last_stage_layers=12"},
+           {"model.layers=30", "parallel.vpp=2", "parallel.account_for_embedding_in_pipeline_split=true",
+            "parallel.account_for_loss_in_pipeline_split=true"},
+           {"model.layers=31", "parallel.vpp=2", "parallel.account_for_loss_in_pipeline_split=true"},
+           {"parallel.vpp=null", "parallel.pipeline_layout=E|t*4|t*4|t*4|(t*5|)*3,t*5L"},
+           {"parallel.vpp=null", "parallel.pipeline_layout=E|t*8|t*8|t*8|t*8|||L", "training.recompute=full"}}) {
+    auto all = sets;
+    all.insert(all.begin(), {"parallel.schedule=interleaved", "training.global_batch=16"});
+    auto s = scenario(all);
+    CAPTURE(s.parallel.pipeline_layout);
+    CAPTURE(s.parallel.vpp);
     auto b = build(s);
     const auto tl = sim::memory_timeline(b.graph, sim::run_analytic(b.graph), s.memory.fragmentation_fraction);
     const auto est = memory::stepsim_estimate(s);

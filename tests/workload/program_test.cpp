@@ -91,7 +91,19 @@ TEST_CASE("activations: stored per layer, and the chunk of the first virtual sta
   // SP, t = 4, n = 4096: sbh (8/t + (4 + 4 k/a + 8 f/h)/t) = 4096 * 1024 * (2 + (4 + 1 + 32)/4).
   const double layer = 4096.0 * 1024 * (2.0 + 37.0 / 4.0);
   CHECK(p.layers.front().stored_activation_bytes == layer);
-  CHECK(workload::chunk_activation_bytes(p, s, 0, 0) == 4 * layer + 8.0 * 4096);
-  CHECK(workload::chunk_activation_bytes(p, s, 1, 0) == 4 * layer);
-  CHECK(workload::chunk_first_layer(s, p.layout, 1, 0) == 4);
+  CHECK(workload::chunk_activation_bytes(p, 0, 0) == 4 * layer + 8.0 * 4096);
+  CHECK(workload::chunk_activation_bytes(p, 1, 0) == 4 * layer);
+  CHECK(p.layout.first_layer(1, 0) == 4);
+}
+
+TEST_CASE("activations follow the layout: a chunk holding only the embedding keeps the token ids, one holding only the loss nothing") {
+  auto s = base();
+  s.parallel.pp = 3;
+  s.parallel.pipeline_layout = "E|t*" + std::to_string(s.model.layers) + "|L";
+  const auto p = workload::step_program(s);
+  const double layer = p.layers.front().stored_activation_bytes;
+  CHECK(workload::chunk_activation_bytes(p, 0, 0) == 8.0 * 4096);
+  CHECK(workload::chunk_activation_bytes(p, 1, 0) == static_cast<double>(s.model.layers) * layer);
+  CHECK(workload::chunk_activation_bytes(p, 2, 0) == 0.0);
+  CHECK(p.layout.first_layer(2, 0) == s.model.layers);
 }

@@ -11,13 +11,14 @@ BucketPlan::BucketPlan(const scenarios::Scenario& s) {
   v_ = x.vpp;
   buckets_.assign(static_cast<std::size_t>(p * v_), {});
   const double lp = layer_params(s);
+  const scenarios::PipelineLayout layout = scenarios::pipeline_layout(s);
   for (std::int64_t i = 0; i < p; ++i) {
-    const std::int64_t layers = chunk_layers(s, i);
     for (std::int64_t j = 0; j < v_; ++j) {
+      const std::int64_t layers = layout.layers(i, j);
       auto& bs = buckets_[static_cast<std::size_t>(i * v_ + j)];
-      const double extra_first = (i == 0 && j == 0) ? embedding_params(s) : 0.0;
-      const double extra_last = (i == p - 1 && j == v_ - 1) ? output_params(s) + final_norm_params(s) : 0.0;
-      if (i == 0 && j == 0 && s.parallel.overlap_grad_reduce) {
+      const double extra_first = layout.is_first(i, j) ? embedding_params(s) : 0.0;
+      const double extra_last = layout.is_last(i, j) ? output_params(s) + final_norm_params(s) : 0.0;
+      if (layout.is_first(i, j) && layers > 0 && s.parallel.overlap_grad_reduce) {
         Bucket cur;
         cur.highest_layer = layers - 1;
         cur.params = extra_last;

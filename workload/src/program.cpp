@@ -136,7 +136,7 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
   return l;
 }
 
-LayerProgram layer_program(const Scenario& s) { return layer_program(s, layer_checkpoint(s, 0, chunk_layers(s, 0))); }
+LayerProgram layer_program(const Scenario& s) { return layer_program(s, layer_checkpoint(s, 0, scenarios::pipeline_layout(s).max_chunk_layers())); }
 
 StepProgram step_program(const Scenario& s) {
   StepProgram p;
@@ -144,11 +144,12 @@ StepProgram step_program(const Scenario& s) {
   const Shape& x = p.shape;
   const double h = d(s.model.hidden);
   const bool sp = x.sequence_parallel;
-  p.layout = PipelineLayout(x.pp, x.vpp);
+  p.layout = scenarios::pipeline_layout(s);
   // Layers differ only by where full recomputation checkpoints them in their model chunk.
   p.layers.reserve(static_cast<std::size_t>(s.model.layers));
   for (std::int64_t k = 0; k < p.layout.virtual_stages(); ++k) {
-    const std::int64_t n = chunk_layers(s, p.layout.at(k).stage);
+    const auto [stage, chunk] = p.layout.at(k);
+    const std::int64_t n = p.layout.layers(stage, chunk);
     for (std::int64_t i = 0; i < n; ++i) p.layers.push_back(layer_program(s, layer_checkpoint(s, i, n)));
   }
   p.embedding_forward.kernels = embedding_forward(s);
@@ -182,15 +183,9 @@ StepProgram step_program(const Scenario& s) {
   return p;
 }
 
-std::int64_t chunk_first_layer(const Scenario& s, const PipelineLayout& layout, std::int64_t stage, std::int64_t chunk) {
-  std::int64_t first = 0;
-  for (std::int64_t k = 0; k < layout.virtual_stage(stage, chunk); ++k) first += chunk_layers(s, layout.at(k).stage);
-  return first;
-}
-
-double chunk_activation_bytes(const StepProgram& p, const Scenario& s, std::int64_t stage, std::int64_t chunk) {
-  const std::int64_t first = chunk_first_layer(s, p.layout, stage, chunk);
-  const std::int64_t n = chunk_layers(s, stage);
+double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk) {
+  const std::int64_t first = p.layout.first_layer(stage, chunk);
+  const std::int64_t n = p.layout.layers(stage, chunk);
   double bytes = 0;
   for (std::int64_t l = first; l < first + n; ++l) bytes += p.layers[static_cast<std::size_t>(l)].stored_activation_bytes;
   if (p.layout.is_first(stage, chunk)) bytes += p.token_ids_bytes;

@@ -67,23 +67,4 @@ std::vector<Pass> stage_schedule(Schedule schedule, std::int64_t p, std::int64_t
   return out;
 }
 
-PipelineLayout::PipelineLayout(std::int64_t stages, std::int64_t chunks_per_stage)
-    : p_(std::max<std::int64_t>(1, stages)), v_(std::max<std::int64_t>(1, chunks_per_stage)) {}
-
-std::int64_t PipelineLayout::virtual_stage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
-
-StageChunk PipelineLayout::at(std::int64_t virtual_stage) const { return StageChunk{virtual_stage % p_, virtual_stage / p_}; }
-
-std::optional<StageChunk> PipelineLayout::previous(std::int64_t stage, std::int64_t chunk) const {
-  const std::int64_t k = virtual_stage(stage, chunk);
-  if (k == 0) return std::nullopt;
-  return at(k - 1);
-}
-
-std::optional<StageChunk> PipelineLayout::next(std::int64_t stage, std::int64_t chunk) const {
-  const std::int64_t k = virtual_stage(stage, chunk);
-  if (k + 1 >= virtual_stages()) return std::nullopt;
-  return at(k + 1);
-}
-
 }  // namespace stepsim::workload

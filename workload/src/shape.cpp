@@ -38,11 +38,3 @@ bool gpt_family(const scenarios::ModelSpec& m) {
 }
 
 }  // namespace stepsim::workload
-
-namespace stepsim::workload {
-
-std::int64_t chunk_layers(const scenarios::Scenario& s, std::int64_t stage) {
-  return scenarios::stage_layers(s, stage) / std::max<std::int64_t>(1, s.parallel.vpp);
-}
-
-}  // namespace stepsim::workload

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/scenarios/layout.hpp"
 #include "stepsim/scenarios/names.hpp"
 #include "stepsim/scenarios/params.hpp"
 
@@ -155,10 +156,14 @@ struct ParallelSpec {
   std::int64_t pp = static_cast<std::int64_t>(param_default("parallel.pp"));
   std::int64_t dp = 1;                          // derived from the world size when omitted
   std::int64_t vpp = static_cast<std::int64_t>(param_default("parallel.vpp"));  // model chunks per stage (interleaved only)
-  // Uneven pipelines (Megatron's --decoder-first/last-pipeline-num-layers): layers on the first
-  // and last stage; the others share the rest evenly. Unset: every stage holds layers / pp.
+  // How the layers are split over stages and chunks (layout.hpp; pipeline_layout(s) resolves them):
+  // Megatron's --decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-
+  // split, or --pipeline-model-parallel-layout (empty: none). None set: layers / (pp vpp) each.
   std::optional<std::int64_t> first_stage_layers;
   std::optional<std::int64_t> last_stage_layers;
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  std::string pipeline_layout;
   Schedule schedule = Schedule::OneFOneB;
   bool sequence_parallel = param_default("parallel.sequence_parallel") != 0;
   Sharding sharding = Sharding::Optimizer;      // "sharding"; "distributed_optimizer" is its alias
@@ -256,9 +261,6 @@ struct Scenario {
   // Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
   [[nodiscard]] std::int64_t micro_batches() const { return training.global_batch / (training.micro_batch * parallel.dp); }
 };
-
-// Transformer layers on pipeline stage `stage` (uneven first/last stages included).
-[[nodiscard]] std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
 // The names of the enumerations, in the order the loader's messages list them.
 inline constexpr NameTable<MlpKind, 2> kMlpNames{{{"swiglu", MlpKind::SwiGlu}, {"gelu", MlpKind::Gelu}}};

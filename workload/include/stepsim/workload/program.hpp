@@ -67,7 +67,7 @@ struct StepProgram {
   double token_ids_bytes = 0;          // int64 token ids the first chunk keeps per micro-batch
   double output_transient_bytes = 0;   // fp32 logits and final-norm output of one micro-batch (last stage)
   CollectiveWork pipeline_send;        // an activation (or its gradient) to the neighbouring stage
-  PipelineLayout layout{1, 1};
+  PipelineLayout layout{1, 1};        // the scenario's layers per stage and chunk
 };
 
 [[nodiscard]] StepProgram step_program(const scenarios::Scenario& s);
@@ -77,14 +77,10 @@ struct StepProgram {
 // The program of the first layer of the first chunk.
 [[nodiscard]] LayerProgram layer_program(const scenarios::Scenario& s);
 
-// First model layer of (stage, chunk) and the number of its layers.
-[[nodiscard]] std::int64_t chunk_first_layer(const scenarios::Scenario& s, const PipelineLayout& layout,
-                                             std::int64_t stage, std::int64_t chunk);
-
 // Activation bytes one forward pass of (stage, chunk) allocates and its backward frees: its
-// layers' stored activations, and the token ids on the first virtual stage.
-[[nodiscard]] double chunk_activation_bytes(const StepProgram& p, const scenarios::Scenario& s, std::int64_t stage,
-                                            std::int64_t chunk);
+// layers' stored activations (the layers p.layout places there), and the token ids on the first
+// virtual stage.
+[[nodiscard]] double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk);
 
 // Collectives of `group` among `cs`, counted in units of `unit` (an all-reduce is two
 // reduce-scatter/all-gather units: NCCL runs it as both).

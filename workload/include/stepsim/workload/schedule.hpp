@@ -58,33 +58,8 @@ struct Pass {
 [[nodiscard]] std::int64_t in_flight_passes(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
                                             std::int64_t stage);
 
-// Where the model's layers sit: p stages of v chunks each form p v virtual stages that a
-// micro-batch's forward visits in order (the backward in reverse). Megatron's interleaved layout
-// puts chunk j of stage i at virtual stage j p + i; callers ask this class, never that formula.
-struct StageChunk {
-  std::int64_t stage = 0;
-  std::int64_t chunk = 0;
-};
-
-class PipelineLayout {
- public:
-  PipelineLayout(std::int64_t stages, std::int64_t chunks_per_stage);
-
-  [[nodiscard]] std::int64_t stages() const { return p_; }
-  [[nodiscard]] std::int64_t chunks_per_stage() const { return v_; }
-  [[nodiscard]] std::int64_t virtual_stages() const { return p_ * v_; }
-  [[nodiscard]] std::int64_t virtual_stage(std::int64_t stage, std::int64_t chunk) const;
-  [[nodiscard]] StageChunk at(std::int64_t virtual_stage) const;
-  // The neighbours along the forward direction; empty at the ends of the model.
-  [[nodiscard]] std::optional<StageChunk> previous(std::int64_t stage, std::int64_t chunk) const;
-  [[nodiscard]] std::optional<StageChunk> next(std::int64_t stage, std::int64_t chunk) const;
-  [[nodiscard]] bool is_first(std::int64_t stage, std::int64_t chunk) const { return virtual_stage(stage, chunk) == 0; }
-  [[nodiscard]] bool is_last(std::int64_t stage, std::int64_t chunk) const {
-    return virtual_stage(stage, chunk) == virtual_stages() - 1;
-  }
-
- private:
-  std::int64_t p_ = 1, v_ = 1;
-};
+// Where the model's layers sit on the pipeline's stages and chunks (scenarios/layout.hpp).
+using scenarios::PipelineLayout;
+using scenarios::StageChunk;
 
 }  // namespace stepsim::workload

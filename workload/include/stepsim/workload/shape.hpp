@@ -54,10 +54,3 @@ struct Shape {
 [[nodiscard]] bool gpt_family(const scenarios::ModelSpec& m);
 
 }  // namespace stepsim::workload
-
-namespace stepsim::workload {
-
-// Layers in one model chunk of `stage` (equal chunks; uneven stages only without interleaving).
-[[nodiscard]] std::int64_t chunk_layers(const scenarios::Scenario& s, std::int64_t stage);
-
-}  // namespace stepsim::workload
