@@ -19,6 +19,7 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/params.hpp"
 #include "json_text.hpp"
+#include "load_parts.hpp"
 
 namespace stepsim::scenarios {
 
@@ -588,7 +589,7 @@ std::string most_responsible(const std::vector<std::pair<std::string, double>>& 
 //     about one micro-batch of every layer on stage 0), times m / pp for GPipe;
 //   parameters with gradients and optimizer state: 20 L (4 h^2 + 3 h f) + 4 v h (16 bytes of
 //     mixed-precision Adam per parameter, fp32 gradients, with margin).
-void check_sizes(const Scenario& s) {
+std::optional<ScenarioError> size_error(const Scenario& s) {
   const auto& m = s.model;
   const auto& t = s.training;
   const auto& p = s.parallel;
@@ -601,19 +602,19 @@ void check_sizes(const Scenario& s) {
       {"training.micro_batch", b}, {"training.seq_len", sq}, {"model.hidden", std::max(h, f / 4.0)}};
   const std::vector<double> act_typical{64.0, 131072.0, 65536.0};
   if (!(layer_bytes < kMaxBytes))
-    throw ScenarioError(most_responsible(act_fields, act_typical),
+    return ScenarioError(most_responsible(act_fields, act_typical),
                         "absurdly large: the activations of one layer and one micro-batch would take " + bytes_text(layer_bytes) +
                             " bytes (limit 2^60)");
   // fp32 logits of one micro-batch on the last stage: 4 s b (h + v) (the output-layer term).
   const double logits_bytes = 4.0 * sq * b * (h + vocab);
   if (!(logits_bytes < kMaxBytes))
-    throw ScenarioError(most_responsible({{"model.vocab", vocab}, {"training.seq_len", sq}, {"training.micro_batch", b}},
+    return ScenarioError(most_responsible({{"model.vocab", vocab}, {"training.seq_len", sq}, {"training.micro_batch", b}},
                                          {1048576.0, 131072.0, 64.0}),
                         "absurdly large: the fp32 logits of one micro-batch would take " + bytes_text(logits_bytes) +
                             " bytes (limit 2^60)");
   const double param_bytes = 20.0 * layers * (4.0 * h * h + 3.0 * h * f) + 4.0 * vocab * h;
   if (!(param_bytes < kMaxBytes))
-    throw ScenarioError(most_responsible({{"model.hidden", std::max(h, f / 4.0)}, {"model.layers", layers}, {"model.vocab", vocab}},
+    return ScenarioError(most_responsible({{"model.hidden", std::max(h, f / 4.0)}, {"model.layers", layers}, {"model.vocab", vocab}},
                                          {65536.0, 1000.0, 1048576.0}),
                         "absurdly large: the model's parameters, gradients and optimizer state would take " +
                             bytes_text(param_bytes) + " bytes (limit 2^60)");
@@ -623,59 +624,72 @@ void check_sizes(const Scenario& s) {
     std::string field = most_responsible(act_fields, act_typical);
     if (in_flight > layers && in_flight > 1024.0) field = "training.global_batch";
     else if (layers > 1000.0) field = "model.layers";
-    throw ScenarioError(field, "absurdly large: the activations held at the peak would take " + bytes_text(held_bytes) +
+    return ScenarioError(field, "absurdly large: the activations held at the peak would take " + bytes_text(held_bytes) +
                                    " bytes (limit 2^60)");
   }
+  return std::nullopt;
 }
 
+}  // namespace
+
 // Cross-field rules. Each names the field a user would change.
-void check(Scenario& s, bool dp_given) {
+std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_given) {
   const auto& m = s.model;
   auto& p = s.parallel;
   const auto& t = s.training;
-  if (m.heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
-  if (m.kv_heads % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
-  if (m.ffn_hidden % p.tp != 0) throw ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
+  if (m.heads % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
+  if (m.kv_heads % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
+  if (m.ffn_hidden % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)
-    throw ScenarioError("parallel.vpp", "the interleaved schedule needs vpp >= 2, got " + str(p.vpp));
+    return ScenarioError("parallel.vpp", "the interleaved schedule needs vpp >= 2, got " + str(p.vpp));
   if (p.schedule != Schedule::Interleaved && p.vpp != 1)
-    throw ScenarioError("parallel.vpp", "vpp=" + str(p.vpp) + " needs schedule \"interleaved\" (schedule is \"" + to_string(p.schedule) + "\")");
+    return ScenarioError("parallel.vpp", "vpp=" + str(p.vpp) + " needs schedule \"interleaved\" (schedule is \"" + to_string(p.schedule) + "\")");
   if (p.schedule == Schedule::Interleaved && p.pp < 2)
-    throw ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
+    return ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
   // Layers per stage and chunk: the layout's rules name the field at fault.
-  (void)pipeline_layout(s);
+  try {
+    (void)pipeline_layout(s);
+  } catch (const ScenarioError& e) {
+    return e;
+  }
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
-    throw ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
+    return ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
   const std::int64_t world = s.world_size();
   // Each size must fit the world before any product of them is formed (no overflow below).
   for (const auto& [field, size] : {std::pair<const char*, std::int64_t>{"parallel.tp", p.tp}, {"parallel.cp", p.cp}, {"parallel.pp", p.pp}})
     if (size > world)
-      throw ScenarioError(field, std::string(field).substr(9) + "=" + str(size) + " exceeds the world size " + str(world));
+      return ScenarioError(field, std::string(field).substr(9) + "=" + str(size) + " exceeds the world size " + str(world));
   std::int64_t model_parallel = 0;
   if (__builtin_mul_overflow(p.tp, p.cp, &model_parallel) || __builtin_mul_overflow(model_parallel, p.pp, &model_parallel) ||
       model_parallel > world)
-    throw ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is smaller than tp*cp*pp");
+    return ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is smaller than tp*cp*pp");
   if (world % model_parallel != 0)
-    throw ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is not divisible by tp*cp*pp = " + str(model_parallel));
+    return ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is not divisible by tp*cp*pp = " + str(model_parallel));
   if (dp_given) {
-    if (p.dp > world) throw ScenarioError("parallel.dp", "dp=" + str(p.dp) + " exceeds the world size " + str(world));
+    if (p.dp > world) return ScenarioError("parallel.dp", "dp=" + str(p.dp) + " exceeds the world size " + str(world));
     if (model_parallel * p.dp != world)
-      throw ScenarioError("parallel.dp", "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " does not equal the world size " + str(world));
+      return ScenarioError("parallel.dp", "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " does not equal the world size " + str(world));
   } else {
     p.dp = world / model_parallel;
   }
   if (t.global_batch % (t.micro_batch * p.dp) != 0)
-    throw ScenarioError("training.global_batch", "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp));
+    return ScenarioError("training.global_batch", "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp));
   const std::int64_t mb = s.micro_batches();
   if (p.schedule == Schedule::Interleaved) {
     if (mb < p.pp)
-      throw ScenarioError("training.global_batch", "interleaving needs at least pp=" + str(p.pp) + " micro-batches per pipeline, got " + str(mb));
+      return ScenarioError("training.global_batch", "interleaving needs at least pp=" + str(p.pp) + " micro-batches per pipeline, got " + str(mb));
     if (mb % p.pp != 0)
-      throw ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp));
+      return ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp));
   }
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
-    throw ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");
-  check_sizes(s);
+    return ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");
+  return size_error(s);
+}
+
+namespace {
+
+void check(Scenario& s, bool dp_given) {
+  if (auto e = detail::cross_field_error(s, dp_given)) throw *e;
 }
 
 // ---- Software stack. A software preset may name the preset whose values it shares ("preset");
@@ -997,7 +1011,8 @@ Override parse_override(const std::string& text) {
   return Override{text.substr(0, eq), text.substr(eq + 1)};
 }
 
-Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides, const std::string& origin) {
+Scenario detail::read_scenario(const std::string& json_text, const std::vector<Override>& overrides, const std::string& origin,
+                               bool& dp_given) {
   Json root = detail::parse_json_text(json_text, origin);
   if (!root.is_object()) throw ScenarioError(origin, std::string("must hold a JSON object, got ") + type_name(root));
   for (const auto& ov : overrides) set_path(root, ov);
@@ -1029,7 +1044,7 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
   const Json* training = r.raw("training");
   if (training == nullptr) throw ScenarioError("training", "is required");
   s.training = read_training(*training, "training");
-  bool dp_given = false;
+  dp_given = false;
   const Json* parallel = r.raw("parallel");
   s.parallel = read_parallel(parallel != nullptr ? *parallel : Json::object(), "parallel", dp_given);
   s.memory = read_memory(r.raw("memory"), "memory");
@@ -1038,6 +1053,12 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
   s.engine = read_engine(r.raw("engine"), "engine");
   s.software = read_software(r.raw("software"), "software", s.cluster.gpu);
   r.finish({"description"});
+  return s;
+}
+
+Scenario load_scenario_text(const std::string& json_text, const std::vector<Override>& overrides, const std::string& origin) {
+  bool dp_given = false;
+  Scenario s = detail::read_scenario(json_text, overrides, origin, dp_given);
   check(s, dp_given);
   return s;
 }

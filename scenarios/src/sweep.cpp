@@ -10,7 +10,9 @@
 
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
+#include "stepsim/scenarios/params.hpp"
 #include "json_text.hpp"
+#include "load_parts.hpp"
 
 namespace stepsim::scenarios {
 
@@ -177,6 +179,13 @@ SweepAxis read_axis(const std::string& name, const Json& v) {
   return axis;
 }
 
+// The schedule of a name read_axis accepted.
+Schedule schedule_named(const std::string& name) {
+  for (const auto& entry : kScheduleNames)
+    if (entry.name == name) return entry.value;
+  throw InternalError("sweep: no schedule named " + name);
+}
+
 bool power_of_two(std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; }
 
 std::vector<std::int64_t> divisors(std::int64_t n) {
@@ -205,7 +214,8 @@ std::optional<std::int64_t> gpus_per_node(const Json& cluster) {
 
 class Enumerator {
  public:
-  Enumerator(const SweepSpec& spec, const CandidateVisitor& visit) : spec_(spec), visit_(visit) {
+  Enumerator(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks)
+      : spec_(spec), visit_(visit), prechecks_(prechecks) {
     for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
       const auto& n = spec_.axes[i].name;
       if (!is_layout_axis(n) && n != "parallel.schedule" && n != "parallel.vpp") outer_.push_back(i);
@@ -214,6 +224,12 @@ class Enumerator {
       const auto& n = spec_.axes[i].name;
       if (n == "parallel.schedule" || n == "parallel.vpp") inner_tail_.push_back(i);
     }
+    for (const std::size_t ai : inner_tail_) {
+      std::vector<Json> values;
+      for (const auto& v : spec_.axes[ai].values_json) values.push_back(Json::parse(v));
+      tail_values_.push_back(std::move(values));
+    }
+    tail_choice_.assign(inner_tail_.size(), 0);
   }
 
   EnumerationCounts run() {
@@ -308,9 +324,62 @@ class Enumerator {
       if (const Json* n = get_path(cur, "cluster.nodes"); n != nullptr && is_positive_integer(*n)) world = gpn * n->get<std::int64_t>();
     }
     check_schema(cur, world);
+    read_template(cur);
     // Every layout: tp, cp, pp, dp (lists, "auto", or the base's value), then schedule and vpp.
     std::vector<std::int64_t> lay(4, 0);
-    layout_axis(0, cur, world, gpn, lay);
+    layout_cur_ = &cur;
+    layout_axis(0, world, gpn, lay);
+  }
+
+  // The scenario of this outer combination with the layout axes' fields set to values every reader
+  // accepts: its cross-field rules then judge each layout without a JSON document (check_layout).
+  // When it cannot be read, every layout goes through the loader.
+  void read_template(const Json& cur) {
+    Json t = cur;
+    for (std::size_t k = 0; k < 4; ++k) {
+      std::size_t ai = 0;
+      if (const SweepAxis* a = find_axis(kLayoutNames[k], ai); a != nullptr && !(k == 3 && a->automatic))
+        set_path(t, kLayoutNames[k], 1, "axes." + std::string(kLayoutNames[k]));
+    }
+    for (const std::size_t ai : inner_tail_) {
+      const auto& name = spec_.axes[ai].name;
+      set_path(t, name, name == "parallel.vpp" ? Json(1) : Json("1f1b"), "axes." + name);
+    }
+    template_ok_ = false;
+    try {
+      template_ = detail::read_scenario(t.dump(), {}, spec_.origin, template_dp_given_);
+      template_parallel_ = template_.parallel;
+      template_ok_ = true;
+    } catch (const ScenarioError&) {
+    }
+  }
+
+  // The loader's verdict on the current layout from the template: nullopt when the loader must
+  // decide (no template, or a value outside the range the reader accepts), else the error it would
+  // throw (an empty optional inside: valid).
+  std::optional<std::optional<ScenarioError>> check_layout(const std::vector<std::int64_t>& lay) {
+    if (!prechecks_ || !template_ok_) return std::nullopt;
+    ParallelSpec& p = template_.parallel;
+    p = template_parallel_;
+    std::int64_t* const fields[] = {&p.tp, &p.cp, &p.pp, &p.dp};
+    for (std::size_t k = 0; k < 4; ++k) {
+      if (!written_[k]) continue;
+      const Param& range = parameter(kLayoutNames[k]);
+      if (static_cast<double>(lay[k]) < range.min || static_cast<double>(lay[k]) > range.max) return std::nullopt;
+      *fields[k] = lay[k];
+    }
+    for (std::size_t k = 0; k < inner_tail_.size(); ++k) {
+      const Json& v = tail_values_[k][tail_choice_[k]];
+      if (spec_.axes[inner_tail_[k]].name == "parallel.vpp") {
+        const Param& range = parameter("parallel.vpp");
+        const auto vpp = v.get<std::int64_t>();
+        if (static_cast<double>(vpp) < range.min || static_cast<double>(vpp) > range.max) return std::nullopt;
+        p.vpp = vpp;
+      } else {
+        p.schedule = schedule_named(v.get<std::string>());
+      }
+    }
+    return detail::cross_field_error(template_, template_dp_given_);
   }
 
   // Loads the scenario with a layout every model and cluster accept: errors left are malformed values.
@@ -352,14 +421,13 @@ class Enumerator {
     return nullptr;
   }
 
-  void layout_axis(std::size_t k, const Json& cur, std::int64_t world, std::int64_t gpn, std::vector<std::int64_t>& lay) {
-    static const char* names[] = {"parallel.tp", "parallel.cp", "parallel.pp", "parallel.dp"};
+  void layout_axis(std::size_t k, std::int64_t world, std::int64_t gpn, std::vector<std::int64_t>& lay) {
     if (k == 4) {
-      tail(0, cur, world, gpn, lay);
+      tail(0, world, gpn, lay);
       return;
     }
     std::size_t ai = 0;
-    const SweepAxis* axis = find_axis(names[k], ai);
+    const SweepAxis* axis = find_axis(kLayoutNames[k], ai);
     // The product of the sizes chosen so far; one that overflows cannot divide the world size.
     std::int64_t used = 1;
     bool overflow = false;
@@ -369,7 +437,7 @@ class Enumerator {
     bool write = axis != nullptr;
     if (axis == nullptr) {
       const std::int64_t def = k == 3 ? (rest > 0 ? rest : 1) : 1;
-      values.push_back(base_int(cur, names[k], def));
+      values.push_back(base_int(*layout_cur_, kLayoutNames[k], def));
     } else if (axis->automatic) {
       if (k == 3) {
         values.push_back(rest > 0 ? rest : 1);
@@ -380,35 +448,43 @@ class Enumerator {
     } else {
       for (const auto& v : axis->values_json) values.push_back(Json::parse(v).get<std::int64_t>());
     }
+    written_[k] = write;
     for (std::size_t vi = 0; vi < values.size(); ++vi) {
       lay[k] = values[vi];
-      Json next = cur;
-      if (write) set_path(next, names[k], values[vi], "axes." + std::string(names[k]));
       if (axis != nullptr) {
         chosen_[ai] = std::to_string(values[vi]);
         choice_index_[ai] = vi;
       }
-      layout_axis(k + 1, next, world, gpn, lay);
+      layout_axis(k + 1, world, gpn, lay);
       if (stopped_) return;
     }
   }
 
-  void tail(std::size_t k, const Json& cur, std::int64_t world, std::int64_t gpn, const std::vector<std::int64_t>& lay) {
+  void tail(std::size_t k, std::int64_t world, std::int64_t gpn, const std::vector<std::int64_t>& lay) {
     if (k == inner_tail_.size()) {
-      finish(cur, world, gpn, lay);
+      finish(world, gpn, lay);
       return;
     }
     const std::size_t ai = inner_tail_[k];
-    const SweepAxis& axis = spec_.axes[ai];
-    for (std::size_t vi = 0; vi < axis.values_json.size(); ++vi) {
-      Json next = cur;
-      const Json value = Json::parse(axis.values_json[vi]);
-      set_path(next, axis.name, value, "axes." + axis.name);
-      chosen_[ai] = value_text(value);
+    for (std::size_t vi = 0; vi < tail_values_[k].size(); ++vi) {
+      chosen_[ai] = value_text(tail_values_[k][vi]);
       choice_index_[ai] = vi;
-      tail(k + 1, next, world, gpn, lay);
+      tail_choice_[k] = vi;
+      tail(k + 1, world, gpn, lay);
       if (stopped_) return;
     }
+  }
+
+  // The candidate's scenario object: the outer combination with the layout and tail values set.
+  Json candidate_json(const std::vector<std::int64_t>& lay) const {
+    Json next = *layout_cur_;
+    for (std::size_t k = 0; k < 4; ++k)
+      if (written_[k]) set_path(next, kLayoutNames[k], lay[k], "axes." + std::string(kLayoutNames[k]));
+    for (std::size_t k = 0; k < inner_tail_.size(); ++k) {
+      const auto& name = spec_.axes[inner_tail_[k]].name;
+      set_path(next, name, tail_values_[k][tail_choice_[k]], "axes." + name);
+    }
+    return next;
   }
 
   bool allowed(std::int64_t gpn, const std::vector<std::int64_t>& lay) const {
@@ -429,14 +505,19 @@ class Enumerator {
     if (first_invalid_.empty()) first_invalid_ = message;
   }
 
-  void finish(const Json& cur, std::int64_t, std::int64_t gpn, const std::vector<std::int64_t>& lay) {
+  void finish(std::int64_t, std::int64_t gpn, const std::vector<std::int64_t>& lay) {
     ++out_.generated;
     if (!allowed(gpn, lay)) {
       ++out_.excluded_by_constraints;
       return;
     }
+    // Most combinations break a cross-field rule: judged on the template, without the loader.
+    if (const auto verdict = check_layout(lay); verdict && *verdict) {
+      count_invalid((*verdict)->path(), (*verdict)->what());
+      return;
+    }
     Candidate c;
-    c.scenario_json = cur.dump();
+    c.scenario_json = candidate_json(lay).dump();
     try {
       c.scenario = load_scenario_text(c.scenario_json, {}, spec_.origin);
     } catch (const ScenarioError& e) {
@@ -453,9 +534,20 @@ class Enumerator {
     if (!visit_(std::move(c))) stopped_ = true;
   }
 
+  static constexpr const char* kLayoutNames[] = {"parallel.tp", "parallel.cp", "parallel.pp", "parallel.dp"};
+
   const SweepSpec& spec_;
   const CandidateVisitor& visit_;
+  const bool prechecks_;
   bool stopped_ = false;
+  const Json* layout_cur_ = nullptr;        // the outer combination whose layouts are enumerated
+  bool written_[4] = {false, false, false, false};  // layout sizes an axis writes into the scenario
+  std::vector<std::vector<Json>> tail_values_;      // values of the schedule and vpp axes
+  std::vector<std::size_t> tail_choice_;
+  Scenario template_;                       // read_template
+  ParallelSpec template_parallel_;
+  bool template_dp_given_ = false;
+  bool template_ok_ = false;
   Json base_;  // the sweep file's base scenario, as written
   std::vector<std::size_t> outer_;
   std::vector<std::size_t> inner_tail_;
@@ -510,7 +602,9 @@ SweepSpec load_sweep_file(const std::string& file) {
   return parse_sweep_text(read_input_file(file, "sweep file"), file);
 }
 
-EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit) { return Enumerator(spec, visit).run(); }
+EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks) {
+  return Enumerator(spec, visit, prechecks).run();
+}
 
 EnumerationCounts count_candidates(const SweepSpec& spec, std::int64_t stop_after) {
   return for_each_candidate(spec, [stop_after](Candidate&& c) { return stop_after <= 0 || c.index + 1 < stop_after; });

@@ -1,14 +1,167 @@
 #include "stepsim/sim/cost.hpp"
 
+#include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "stepsim/costmodel/latency.hpp"
 
 namespace stepsim::sim {
 
 namespace {
+
+// A communication op's plan as the costing pass stores it: `count` back-to-back collectives folded
+// into one plan (what SimGrid replays) and the time the analytic engine charges.
+struct PricedPlan {
+  costmodel::CommPlan plan;
+  double time_s = 0;
+};
+
+// Everything a priced plan depends on besides the cluster: the inputs of plan_collective and the
+// count folded in.
+struct PlanInputs {
+  workload::Collective kind{};
+  const std::vector<std::vector<std::int64_t>>* instances = nullptr;
+  double bytes = 0;
+  double count = 1;
+  const costmodel::CommSettings* settings = nullptr;
+};
+
+// `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
+// and the setup absorbs the start-up and per-round latencies of the other count - 1, so that
+// the isolated time is exactly count x that of one collective.
+PricedPlan price_plan(const topology::Cluster& cluster, const PlanInputs& in) {
+  const double count = in.count;
+  costmodel::CommPlan one;
+  if (!cluster.spec().ideal_network) one = costmodel::plan_collective(cluster, in.kind, *in.instances, in.bytes, *in.settings);
+  const double one_time = costmodel::isolated_time_s(cluster, one);
+  // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
+  // two GPUs, an oversubscribed uplink) for the whole collective.
+  const double one_contended = costmodel::contended_time_s(cluster, one);
+  const double one_setup_s = one.setup_s;
+  PricedPlan out;
+  out.plan = std::move(one);
+  if (count != 1.0)
+    for (auto& round : out.plan.rounds)
+      for (auto& f : round.flows) f.bytes *= count;
+  // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
+  // of the other count - 1 collectives in the setup.
+  out.plan.setup_s = 0;
+  const double bw_time = count == 1.0 ? one_time - one_setup_s : costmodel::isolated_time_s(cluster, out.plan);
+  // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
+  out.plan.setup_s = std::max(0.0, count * one_time - bw_time);
+  out.time_s = count * one_contended;
+  return out;
+}
+
+// The priced plans of the process, shared by every costing pass: the candidates of a sweep worker
+// repeat the same collectives (groups, kinds, sizes) on the same cluster, and so do the
+// micro-batches of one step. An entry is found only when every input is equal: the cluster (the
+// same Cluster object, by its instance id), the settings, the kind, the instances rank by rank,
+// the bytes and the count; so it is exactly what price_plan would compute. Bounded: the cache is
+// emptied when the flows and ranks it holds pass kMaxItems.
+class PlanCache {
+ public:
+  static PlanCache& instance() {
+    static PlanCache cache;
+    return cache;
+  }
+
+  std::shared_ptr<const PricedPlan> get(const topology::Cluster& cluster, const PlanInputs& in) {
+    const std::uint64_t h = hash(cluster.instance_id(), in);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (enabled_) {
+      auto [lo, hi] = entries_.equal_range(h);
+      for (auto it = lo; it != hi; ++it)
+        if (matches(it->second, cluster.instance_id(), in)) {
+          ++stats_.hits;
+          return it->second.priced;
+        }
+    }
+    ++stats_.misses;
+    auto priced = std::make_shared<const PricedPlan>(price_plan(cluster, in));
+    if (!enabled_) return priced;
+    std::int64_t items = 0;
+    for (const auto& round : priced->plan.rounds) items += static_cast<std::int64_t>(round.flows.size());
+    for (const auto& g : *in.instances) items += static_cast<std::int64_t>(g.size());
+    if (items_ + items > kMaxItems) {
+      entries_.clear();
+      items_ = 0;
+    }
+    items_ += items;
+    entries_.emplace(h, Entry{cluster.instance_id(), in.kind, *in.instances, in.bytes, in.count, *in.settings, priced});
+    stats_.entries = static_cast<std::int64_t>(entries_.size());
+    return priced;
+  }
+
+  void set_enabled(bool on) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    enabled_ = on;
+    entries_.clear();
+    items_ = 0;
+    stats_ = {};
+  }
+
+  PlanCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  static constexpr std::int64_t kMaxItems = std::int64_t{1} << 22;  // flows and ranks held (~100 MB)
+
+  struct Entry {
+    std::uint64_t cluster_id;
+    workload::Collective kind;
+    std::vector<std::vector<std::int64_t>> instances;
+    double bytes;
+    double count;
+    costmodel::CommSettings settings;
+    std::shared_ptr<const PricedPlan> priced;
+  };
+
+  static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+
+  static std::uint64_t hash(std::uint64_t cluster_id, const PlanInputs& in) {
+    std::uint64_t h = mix(cluster_id, static_cast<std::uint64_t>(in.kind));
+    h = mix(h, std::bit_cast<std::uint64_t>(in.bytes));
+    h = mix(h, std::bit_cast<std::uint64_t>(in.count));
+    for (const auto& g : *in.instances) {
+      h = mix(h, g.size());
+      for (const std::int64_t r : g) h = mix(h, static_cast<std::uint64_t>(r));
+    }
+    return h;
+  }
+
+  // Every field of the settings: a field added to CommSettings changes its size and stops the
+  // build here until it is compared too.
+  static bool same_settings(const costmodel::CommSettings& a, const costmodel::CommSettings& b) {
+    static_assert(sizeof(costmodel::CommSettings) == sizeof(double) * 5, "compare every field of CommSettings");
+    return a.algorithm == b.algorithm && a.nvlink_efficiency == b.nvlink_efficiency && a.network_efficiency == b.network_efficiency &&
+           a.collective_setup_s == b.collective_setup_s && a.p2p_setup_s == b.p2p_setup_s;
+  }
+
+  static bool matches(const Entry& e, std::uint64_t cluster_id, const PlanInputs& in) {
+    return e.cluster_id == cluster_id && e.kind == in.kind && e.bytes == in.bytes && e.count == in.count &&
+           same_settings(e.settings, *in.settings) && e.instances == *in.instances;
+  }
+
+  std::mutex mutex_;
+  bool enabled_ = true;
+  std::unordered_multimap<std::uint64_t, Entry> entries_;
+  std::int64_t items_ = 0;
+  PlanCacheStats stats_;
+};
 
 struct PlanRef {
   std::int32_t index = -1;
@@ -56,36 +209,22 @@ class Coster {
   }
 
  private:
-  // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
-  // and the setup absorbs the start-up and per-round latencies of the other count - 1, so that
-  // the isolated time is exactly count x that of one collective.
+  // One plan per distinct (kind, group, bytes, count) of the step, priced through the process's cache.
   PlanRef plan(const Op& op) {
     const auto key = std::make_tuple(static_cast<int>(op.collective), op.group, op.message_bytes, op.count);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    const double count = op.count;
-    costmodel::CommPlan one;
-    const auto& instances = g_.groups[static_cast<std::size_t>(op.group)].instances;
-    if (!cl_.spec().ideal_network) one = costmodel::plan_collective(cl_, op.collective, instances, op.message_bytes, comm_);
-    const double one_time = costmodel::isolated_time_s(cl_, one);
-    // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
-    // two GPUs, an oversubscribed uplink) for the whole collective.
-    const double one_contended = costmodel::contended_time_s(cl_, one);
-    const double one_setup_s = one.setup_s;
-    costmodel::CommPlan many = std::move(one);
-    if (count != 1.0)
-      for (auto& round : many.rounds)
-        for (auto& f : round.flows) f.bytes *= count;
-    // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
-    // of the other count - 1 collectives in the setup.
-    many.setup_s = 0;
-    const double bw_time = count == 1.0 ? one_time - one_setup_s : costmodel::isolated_time_s(cl_, many);
-    // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
-    many.setup_s = std::max(0.0, count * one_time - bw_time);
+    PlanInputs in;
+    in.kind = op.collective;
+    in.instances = &g_.groups[static_cast<std::size_t>(op.group)].instances;
+    in.bytes = op.message_bytes;
+    in.count = op.count;
+    in.settings = &comm_;
+    const auto priced = PlanCache::instance().get(cl_, in);
     PlanRef ref;
     ref.index = static_cast<std::int32_t>(g_.plans.size());
-    ref.time_s = count * one_contended;
-    g_.plans.push_back(std::move(many));
+    ref.time_s = priced->time_s;
+    g_.plans.push_back(priced->plan);
     cache_.emplace(key, ref);
     return ref;
   }
@@ -103,5 +242,9 @@ void cost_step(StepGraph& graph, const topology::Cluster& cluster, const costmod
                const costmodel::CommSettings& comm) {
   Coster(graph, cluster, compute, comm).run();
 }
+
+void set_plan_cache_enabled(bool enabled) { PlanCache::instance().set_enabled(enabled); }
+
+PlanCacheStats plan_cache_stats() { return PlanCache::instance().stats(); }
 
 }  // namespace stepsim::sim

@@ -12,7 +12,13 @@
 // platform description, forks, and reads the child's answer from a pipe: a status byte, then
 // either the trace (start/end of every op and the makespan, as raw doubles) or an error message.
 // Call run_simgrid from a single-threaded process (parallel sweeps should use processes).
+//
+// The replay is a plugin (libstepsim-simgrid.so, simgrid_replay.cpp) that only the child loads
+// (dlopen), so that stepsim, its sweep workers and analytic runs never load libsimgrid and its
+// dependencies. The plugin is looked up next to the running executable (/proc/self/exe), then at
+// its build-tree path.
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -24,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <string>
@@ -52,11 +59,33 @@ void write_error(int fd, const std::string& message) {
   (void)(write_all(fd, &status, 1) && write_all(fd, &len, sizeof len) && write_all(fd, message.data(), message.size()));
 }
 
+// The plugin's file: next to the executable, else where the build tree puts it.
+std::string plugin_path() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto next_to = exe.parent_path() / kSimGridPluginFile;
+    if (std::filesystem::exists(next_to, ec)) return next_to.string();
+  }
+  return STEPSIM_SIMGRID_PLUGIN;
+}
+
+// Loads the plugin (in the simulation process) and returns its replay function.
+SimGridReplayFn load_replay() {
+  const std::string path = plugin_path();
+  void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) throw InternalError("simgrid engine: cannot load the SimGrid plugin: " + std::string(::dlerror()));
+  void* fn = ::dlsym(lib, kSimGridReplaySymbol);
+  if (fn == nullptr) throw InternalError("simgrid engine: " + path + " has no " + kSimGridReplaySymbol);
+  return reinterpret_cast<SimGridReplayFn>(fn);
+}
+
 // Body of the child process; returns its exit code.
 int child_main(int fd, const StepGraph& graph, const Platform& platform) {
   int code = 0;
   try {
-    const Trace trace = replay_on_simgrid(graph, platform);
+    Trace trace;
+    load_replay()(&graph, &platform, &trace);
     const double makespan_s = trace.makespan_s;
 
     const std::uint8_t status = kStatusOk;

@@ -6,20 +6,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include <simgrid/s4u.hpp>
-
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::sim {
 
 namespace {
-
-namespace sg4 = simgrid::s4u;
-
-// Speed of the GPU hosts; no computation runs on them, only flows leave and enter them.
-constexpr double kHostSpeed_flops = 1e9;
-
-std::size_t as_index(std::int32_t i) { return static_cast<std::size_t>(i); }
 
 std::uint64_t wire_bytes(double bytes) {
   if (!(bytes > 0)) return 0;
@@ -104,34 +95,6 @@ Platform prepare_platform(const StepGraph& graph, const topology::Cluster& clust
                         " (its route table grows as the square). Use the analytic engine for this run");
   }
   return p;
-}
-
-std::vector<sg4::Host*> build_platform(const Platform& platform) {
-  auto* zone = sg4::create_full_zone("cluster");
-  std::vector<sg4::Host*> hosts;
-  hosts.reserve(platform.host_gpu.size());
-  for (const std::int64_t gpu : platform.host_gpu) {
-    sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), kHostSpeed_flops);
-    h->seal();
-    hosts.push_back(h);
-  }
-  std::vector<sg4::Link*> links;
-  links.reserve(platform.link_bw_Bps.size());
-  for (std::size_t i = 0; i < platform.link_bw_Bps.size(); ++i) {
-    sg4::Link* l = zone->create_link("link" + std::to_string(platform.link_id[i]), platform.link_bw_Bps[i]);
-    l->set_latency(0);
-    l->seal();
-    links.push_back(l);
-  }
-  for (const PreparedRoute& r : platform.routes) {
-    std::vector<sg4::LinkInRoute> hops;
-    hops.reserve(r.links.size());
-    for (const std::int32_t l : r.links) hops.emplace_back(links[as_index(l)]);
-    zone->add_route(hosts[as_index(r.src_host)]->get_netpoint(), hosts[as_index(r.dst_host)]->get_netpoint(),
-                    nullptr, nullptr, hops, false);
-  }
-  zone->seal();
-  return hosts;
 }
 
 }  // namespace stepsim::sim

@@ -23,6 +23,9 @@ namespace sg4 = simgrid::s4u;
 
 std::size_t as_index(std::int32_t i) { return static_cast<std::size_t>(i); }
 
+// Speed of the GPU hosts; no computation runs on them, only flows leave and enter them.
+constexpr double kHostSpeed_flops = 1e9;
+
 // Scheduler event kinds, in the order they are handled within one instant.
 constexpr std::uint8_t kOpEnd = 0;
 constexpr std::uint8_t kSetupEnd = 1;
@@ -201,6 +204,34 @@ class Replay {
 
 }  // namespace
 
+std::vector<sg4::Host*> build_platform(const Platform& platform) {
+  auto* zone = sg4::create_full_zone("cluster");
+  std::vector<sg4::Host*> hosts;
+  hosts.reserve(platform.host_gpu.size());
+  for (const std::int64_t gpu : platform.host_gpu) {
+    sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), kHostSpeed_flops);
+    h->seal();
+    hosts.push_back(h);
+  }
+  std::vector<sg4::Link*> links;
+  links.reserve(platform.link_bw_Bps.size());
+  for (std::size_t i = 0; i < platform.link_bw_Bps.size(); ++i) {
+    sg4::Link* l = zone->create_link("link" + std::to_string(platform.link_id[i]), platform.link_bw_Bps[i]);
+    l->set_latency(0);
+    l->seal();
+    links.push_back(l);
+  }
+  for (const PreparedRoute& r : platform.routes) {
+    std::vector<sg4::LinkInRoute> hops;
+    hops.reserve(r.links.size());
+    for (const std::int32_t l : r.links) hops.emplace_back(links[as_index(l)]);
+    zone->add_route(hosts[as_index(r.src_host)]->get_netpoint(), hosts[as_index(r.dst_host)]->get_netpoint(),
+                    nullptr, nullptr, hops, false);
+  }
+  zone->seal();
+  return hosts;
+}
+
 Trace replay_on_simgrid(const StepGraph& graph, const Platform& platform) {
   xbt_log_control_set("root.thresh:critical");
   int argc = 1;
@@ -227,3 +258,9 @@ Trace replay_on_simgrid(const StepGraph& graph, const Platform& platform) {
 }
 
 }  // namespace stepsim::sim
+
+extern "C" __attribute__((visibility("default"))) void stepsim_simgrid_replay(const stepsim::sim::StepGraph* graph,
+                                                                              const stepsim::sim::Platform* platform,
+                                                                              stepsim::sim::Trace* trace) {
+  *trace = stepsim::sim::replay_on_simgrid(*graph, *platform);
+}

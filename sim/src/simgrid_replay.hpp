@@ -14,6 +14,12 @@
 
 namespace stepsim::sim {
 
+// The plugin that holds the replay (the only code linked with SimGrid): its file name, and the
+// C symbol of its entry, which calls replay_on_simgrid(*graph, *platform) into *trace.
+inline constexpr const char* kSimGridPluginFile = "libstepsim-simgrid.so";
+inline constexpr const char* kSimGridReplaySymbol = "stepsim_simgrid_replay";
+using SimGridReplayFn = void (*)(const StepGraph* graph, const Platform* platform, Trace* trace);
+
 // Creates the SimGrid engine (CM02 with the alpha-beta settings: no cross-traffic, no TCP window
 // bound; logging off), builds the platform, replays the graph and returns its trace. Once per
 // process: SimGrid's engine cannot be created twice, and the engine and the replay are never

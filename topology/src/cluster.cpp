@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <string>
 
@@ -13,9 +14,14 @@ void require(bool ok, const char* path, const std::string& reason) {
   if (!ok) throw ScenarioError(path, reason);
 }
 
+std::uint64_t next_instance_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
-Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec) {
+Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_(next_instance_id()) {
   const std::int64_t gpus = spec.gpus_per_node;
   const std::int64_t nodes = spec.nodes;
   const std::int64_t nics = spec.inter_node.nics_per_node;

@@ -86,7 +86,10 @@ using CandidateVisitor = std::function<bool(Candidate&&)>;
 
 // Visits the candidates one at a time (memory independent of their number). Throws ScenarioError
 // when a value is malformed, or when no candidate is valid (naming the first reason).
-EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit);
+// With `prechecks` (the default) the layouts of each combination of the other axes are judged by
+// the loader's cross-field rules on one scenario read for that combination, and only those that
+// pass are loaded; false loads every combination (slower, the same result: for tests).
+EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks = true);
 
 // The counts of a whole enumeration without keeping any candidate; with stop_after > 0 it stops
 // after that many candidates (complete is then false when more may follow).

@@ -17,4 +17,17 @@ namespace stepsim::sim {
 void cost_step(StepGraph& graph, const topology::Cluster& cluster, const costmodel::ComputeModel& compute,
                const costmodel::CommSettings& comm);
 
+// Priced plans are kept for the whole process and shared by every cost_step (the candidates of a
+// sweep worker repeat the same collectives on the same cluster): an entry is reused only when the
+// cluster object, the settings, the kind, the groups rank by rank, the bytes and the count are all
+// equal, so the results are those of pricing anew. Bounded (emptied when full); thread-safe.
+struct PlanCacheStats {
+  std::int64_t hits = 0;
+  std::int64_t misses = 0;
+  std::int64_t entries = 0;
+};
+// Turns the cache on (the default) or off; either way it is emptied and its counts reset.
+void set_plan_cache_enabled(bool enabled);
+[[nodiscard]] PlanCacheStats plan_cache_stats();
+
 }  // namespace stepsim::sim

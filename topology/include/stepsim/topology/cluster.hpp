@@ -52,6 +52,8 @@ class Cluster {
   explicit Cluster(const scenarios::ClusterSpec& spec);
 
   [[nodiscard]] const scenarios::ClusterSpec& spec() const { return spec_; }
+  // Distinct for every Cluster constructed in the process (a cache key that outlives no cluster).
+  [[nodiscard]] std::uint64_t instance_id() const { return instance_id_; }
   [[nodiscard]] const Network& network() const { return net_; }
   [[nodiscard]] const Fabric& fabric() const { return *fabric_; }
   [[nodiscard]] std::int64_t num_gpus() const { return spec_.world_size(); }
@@ -84,6 +86,7 @@ class Cluster {
   void check_gpu(std::int64_t gpu) const;
 
   scenarios::ClusterSpec spec_;
+  std::uint64_t instance_id_ = 0;
   std::int64_t domain_gpus_ = 0;
   Network net_;
   std::unique_ptr<Fabric> fabric_;

@@ -1,0 +1,148 @@
+// CPU-time figures behind bench/perf.sh (CPU seconds, not wall time: the machine is shared).
+//
+//   perf_bench sweep SWEEP.json   enumeration, then every candidate evaluated in this process as a
+//                                 sweep worker does (memory verdict, analytic simulation of those
+//                                 that fit, one SimulationCache); CPU time of the enumeration, of the
+//                                 pruned candidates and of the simulated ones; a digest of the rows
+//   perf_bench fork N             CPU time (parent and child) of forking a worker that exits at once
+//   perf_bench exec N CMD ARGS... CPU time (user + system) and peak RSS of N runs of a command
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "stepsim/driver/sweep.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/scenarios/sweep.hpp"
+#include "stepsim/support/subprocess.hpp"
+
+namespace {
+
+double process_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double seconds(const timeval& tv) { return static_cast<double>(tv.tv_sec) + 1e-6 * static_cast<double>(tv.tv_usec); }
+
+struct ChildrenUsage {
+  double cpu_s = 0;
+  long max_rss_kib = 0;
+};
+
+ChildrenUsage children_usage() {
+  rusage ru{};
+  ::getrusage(RUSAGE_CHILDREN, &ru);
+  return {seconds(ru.ru_utime) + seconds(ru.ru_stime), ru.ru_maxrss};
+}
+
+// 64-bit FNV-1a over the row lines: equal digests, identical rows.
+std::uint64_t fnv1a(std::uint64_t h, const std::string& s) {
+  for (const unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+int sweep(const char* file) {
+  namespace sc = stepsim::scenarios;
+  namespace dr = stepsim::driver;
+  const auto spec = sc::load_sweep_file(file);
+  double t0 = process_cpu_s();
+  const auto counts = sc::count_candidates(spec);
+  const double enum_s = process_cpu_s() - t0;
+
+  dr::SimulationCache cache;
+  double pruned_s = 0, simulated_s = 0;
+  std::int64_t pruned = 0, simulated = 0;
+  std::uint64_t digest = 14695981039346656037ULL;
+  (void)sc::for_each_candidate(spec, [&](sc::Candidate&& c) {
+    t0 = process_cpu_s();
+    c.scenario = sc::load_scenario_text(c.scenario_json, {}, spec.origin);  // what a worker receives is JSON
+    const auto row = dr::evaluate_candidate(c, dr::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache);
+    const double dt = process_cpu_s() - t0;
+    if (row.simulated()) {
+      simulated_s += dt;
+      ++simulated;
+    } else {
+      pruned_s += dt;
+      ++pruned;
+    }
+    digest = fnv1a(digest, row.line + "\n");
+    return true;
+  });
+  const auto rate = [](std::int64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
+  const auto per_ms = [](double s, std::int64_t n) { return n > 0 ? 1e3 * s / static_cast<double>(n) : 0.0; };
+  const double total_s = enum_s + pruned_s + simulated_s;
+  std::printf("sweep %s\n", spec.name.c_str());
+  std::printf("  %s\n", sc::enumeration_summary(counts).c_str());
+  std::printf("  %-34s %10.3f CPU-s %9.1f us/combination\n", "enumeration", enum_s,
+              counts.generated > 0 ? 1e6 * enum_s / static_cast<double>(counts.generated) : 0.0);
+  std::printf("  %-34s %10.3f CPU-s %9.3f ms each %9.0f /CPU-s\n", ("pruned (" + std::to_string(pruned) + ")").c_str(), pruned_s,
+              per_ms(pruned_s, pruned), rate(pruned, pruned_s));
+  std::printf("  %-34s %10.3f CPU-s %9.3f ms each %9.0f /CPU-s\n", ("simulated (" + std::to_string(simulated) + ")").c_str(),
+              simulated_s, per_ms(simulated_s, simulated), rate(simulated, simulated_s));
+  std::printf("  %-34s %10.3f CPU-s %9.3f ms each %9.0f /CPU-s\n", "all, enumeration included", total_s,
+              per_ms(total_s, pruned + simulated), rate(pruned + simulated, total_s));
+  std::printf("  rows digest %016llx\n", static_cast<unsigned long long>(digest));
+  return 0;
+}
+
+int fork_workers(int n) {
+  const double self0 = process_cpu_s();
+  const double kids0 = children_usage().cpu_s;
+  for (int i = 0; i < n; ++i) {
+    stepsim::support::Child child([](int) { return 0; }, "bench", true, stepsim::support::Channel::Duplex);
+    child.close_input();
+    (void)child.read_to_end();
+    (void)child.wait();
+  }
+  const double self_s = process_cpu_s() - self0;
+  const double kids_s = children_usage().cpu_s - kids0;
+  std::printf("worker fork + exit: %.3f ms CPU each (parent %.3f, child %.3f; %d forks)\n", 1e3 * (self_s + kids_s) / n,
+              1e3 * self_s / n, 1e3 * kids_s / n, n);
+  return 0;
+}
+
+int exec_runs(int n, char** argv) {
+  const double kids0 = children_usage().cpu_s;
+  for (int i = 0; i < n; ++i) {
+    const pid_t pid = ::fork();
+    if (pid < 0) return 3;
+    if (pid == 0) {
+      std::FILE* null = std::freopen("/dev/null", "w", stdout);
+      (void)null;
+      ::execv(argv[0], argv);
+      std::_Exit(127);
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "perf_bench: %s failed\n", argv[0]);
+      return 1;
+    }
+  }
+  const auto kids = children_usage();
+  std::printf("%.2f ms CPU per run (%d runs), peak RSS %.1f MiB\n", 1e3 * (kids.cpu_s - kids0) / n, n,
+              static_cast<double>(kids.max_rss_kib) / 1024.0);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "sweep" && argc == 3) return sweep(argv[2]);
+  if (cmd == "fork" && argc == 3) return fork_workers(std::atoi(argv[2]));
+  if (cmd == "exec" && argc > 3) return exec_runs(std::atoi(argv[2]), argv + 3);
+  std::fprintf(stderr, "usage: perf_bench sweep SWEEP.json | fork N | exec N CMD [ARGS...]\n");
+  return 2;
+}

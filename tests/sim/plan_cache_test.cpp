@@ -1,0 +1,94 @@
+// The process-wide cache of priced communication plans (cost.cpp) against pricing every plan anew:
+// the same durations and the same plans, op by op, on several scenarios and settings.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/cost.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+scenarios::Scenario scenario(const std::string& base, const std::vector<std::string>& sets) {
+  std::vector<scenarios::Override> ov;
+  for (const auto& s : sets) ov.push_back(scenarios::parse_override(s));
+  return scenarios::load_scenario_text(base, ov);
+}
+
+void check_same(const sim::StepGraph& a, const sim::StepGraph& b) {
+  REQUIRE(a.ops.size() == b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    CHECK(a.ops[i].duration_s == b.ops[i].duration_s);
+    CHECK(a.ops[i].plan == b.ops[i].plan);
+  }
+  REQUIRE(a.plans.size() == b.plans.size());
+  for (std::size_t p = 0; p < a.plans.size(); ++p) {
+    const auto& x = a.plans[p];
+    const auto& y = b.plans[p];
+    CHECK(x.setup_s == y.setup_s);
+    REQUIRE(x.rounds.size() == y.rounds.size());
+    for (std::size_t r = 0; r < x.rounds.size(); ++r) {
+      CHECK(x.rounds[r].repeat == y.rounds[r].repeat);
+      REQUIRE(x.rounds[r].flows.size() == y.rounds[r].flows.size());
+      for (std::size_t f = 0; f < x.rounds[r].flows.size(); ++f) {
+        CHECK(x.rounds[r].flows[f].src_gpu == y.rounds[r].flows[f].src_gpu);
+        CHECK(x.rounds[r].flows[f].dst_gpu == y.rounds[r].flows[f].dst_gpu);
+        CHECK(x.rounds[r].flows[f].bytes == y.rounds[r].flows[f].bytes);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cached plans: the durations and plans of pricing every plan anew, on one cluster and settings after another") {
+  const std::string base = scenarios::default_scenario_text();  // Llama-3.1-70B, 16 DGX H100, TP8 PP4 DP4
+  // Layouts, schedules and sizes on one cluster (the cache's entries are reused across them), then
+  // other settings and another cluster of the same size (entries that must not be reused).
+  const std::vector<std::vector<std::string>> cases{
+      {},
+      {"training.micro_batch=2"},
+      {"parallel.tp=4", "parallel.pp=8"},
+      {"parallel.schedule=interleaved", "parallel.vpp=2"},
+      {"parallel.tp=2", "parallel.cp=2", "parallel.pp=2"},
+      {"parallel.tp=8", "parallel.pp=1", "parallel.distributed_optimizer=false"},
+      {"comm.network_efficiency=0.5"},
+      {"comm.collective_setup_us=40"},
+      {"cluster.preset=dgx-a100"},
+      {"cluster.inter_node.oversubscription=2"},
+  };
+  sim::BuildOptions o;
+  for (const auto& sets : cases) {
+    CAPTURE(sets.size() > 0 ? sets.front() : std::string("default"));
+    const auto s = scenario(base, sets);
+    const topology::Cluster cluster(s.cluster);
+    const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+    o.comm = s.comm;
+    sim::set_plan_cache_enabled(false);
+    const auto fresh = sim::build_step(s, cluster, cm, o);
+    sim::set_plan_cache_enabled(true);
+    const auto first = sim::build_step(s, cluster, cm, o);
+    const auto hits_before = sim::plan_cache_stats().hits;
+    const auto again = sim::build_step(s, cluster, cm, o);
+    CHECK(sim::plan_cache_stats().hits > hits_before);  // the second step's plans all come from the cache
+    check_same(fresh.graph, first.graph);
+    check_same(fresh.graph, again.graph);
+  }
+  // Entries of the last case stay; a cluster built again from the same spec is another object,
+  // priced anew (misses), with the same results.
+  const auto s = scenario(base, {});
+  const topology::Cluster one(s.cluster);
+  const topology::Cluster two(s.cluster);
+  const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+  o.comm = s.comm;
+  const auto a = sim::build_step(s, one, cm, o);
+  const auto misses = sim::plan_cache_stats().misses;
+  const auto b = sim::build_step(s, two, cm, o);
+  CHECK(sim::plan_cache_stats().misses > misses);
+  check_same(a.graph, b.graph);
+}
