@@ -299,9 +299,10 @@ TEST_CASE("overlapped parameter all-gathers: each bucket's gather precedes the f
 }
 
 TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form estimate") {
-  for (const auto& v : {"2", "4", "8"}) {
-    auto s = scenario({"parallel.schedule=interleaved", std::string("parallel.vpp=") + v, "training.global_batch=16"});
+  for (const auto& [v, gbs] : std::vector<std::pair<std::string, std::string>>{{"2", "16"}, {"4", "16"}, {"8", "16"}, {"2", "4"}, {"4", "8"}}) {
+    auto s = scenario({"parallel.schedule=interleaved", "parallel.vpp=" + v, "training.global_batch=" + gbs});
     CAPTURE(v);
+    CAPTURE(gbs);
     auto b = build(s);
     const auto tl = sim::memory_timeline(b.graph, sim::run_analytic(b.graph), s.memory.fragmentation_fraction);
     const auto est = memory::stepsim_estimate(s);
