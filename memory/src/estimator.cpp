@@ -78,6 +78,8 @@ std::int64_t output_transient_bytes(const workload::StepProgram& program) { retu
 
 std::int64_t output_transient_bytes(const Scenario& s) { return output_transient_bytes(workload::step_program(s)); }
 
+std::int64_t logits_copy_bytes(const workload::StepProgram& program) { return to_bytes(program.logits_copy_bytes); }
+
 std::int64_t backward_transient_bytes(const workload::StepProgram& program) {
   double bytes = 0;
   for (const auto& l : program.layers) bytes = std::max(bytes, l.backward_transient_bytes);
@@ -163,6 +165,7 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
   const workload::StepProgram program = workload::step_program(s);
   const auto chunk_bytes = [&](std::int64_t stage, std::int64_t chunk) { return memory::chunk_activation_bytes(program, s, stage, chunk); };
   const std::int64_t out_bytes = output_transient_bytes(program);
+  const std::int64_t logits_copy = logits_copy_bytes(program);
   const std::int64_t recompute = backward_transient_bytes(program);
   for (std::int64_t stage = 0; stage < p; ++stage) {
     StageEstimate se;
@@ -175,19 +178,29 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     // differ (stage 0's chunk 0 also holds the token ids), so the schedule is followed pass by pass.
     std::int64_t acts = 0, output = 0;
     const std::int64_t last_chunk = s.parallel.vpp - 1;
+    const std::int64_t copy = stage == p - 1 ? logits_copy : 0;
     if (s.parallel.vpp == 1) {
       acts = se.in_flight * chunk_bytes(stage, 0);
-      output = stage == p - 1 ? se.in_flight * out_bytes : 0;
+      output = stage == p - 1 ? se.in_flight * out_bytes + copy : 0;
     } else {
+      // A forward allocates its chunk's bytes and then runs the loss (the last chunk); a backward
+      // starts with the loss's backward and frees the chunk's bytes when it ends.
       std::int64_t held_acts = 0, held_out = 0;
       for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
         const bool forward = pass.kind == workload::PassKind::Forward;
-        const std::int64_t sign = forward ? 1 : -1;
-        held_acts += sign * chunk_bytes(stage, pass.chunk);
-        if (stage == p - 1 && pass.chunk == last_chunk) held_out += sign * out_bytes;
-        if (forward && held_acts + held_out > acts + output) {
+        const bool loss = stage == p - 1 && pass.chunk == last_chunk;
+        const std::int64_t chunk = chunk_bytes(stage, pass.chunk), loss_out = loss ? out_bytes : 0, extra = loss ? copy : 0;
+        if (forward) {
+          held_acts += chunk;
+          held_out += loss_out;
+        }
+        if (held_acts + held_out + extra > acts + output) {
           acts = held_acts;
-          output = held_out;
+          output = held_out + extra;
+        }
+        if (!forward) {
+          held_acts -= chunk;
+          held_out -= loss_out;
         }
       }
     }
@@ -198,7 +211,7 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"grads_bytes", grads_label(s), st.grads},
         {"optimizer_bytes", s.training.optimizer_offload_fraction > 0 ? "optimizer (fp32 master, Adam m, v; on GPU)" : "optimizer (fp32 master, Adam m, v)", st.optimizer},
         {"activations_bytes", "activations (in-flight)", acts},
-        {"output_layer_bytes", "output layer + loss (fp32 logits)", output},
+        {"output_layer_bytes", "output layer + loss (fp32 and bf16 logits)", output},
         {"recompute_bytes", "recomputation working set", recompute},
         {"cuda_context_bytes", "CUDA context", st.cuda_context},
         {"nccl_buffers_bytes", "NCCL communicator buffers", st.nccl},

@@ -166,6 +166,7 @@ class Builder {
         chunk_first_.push_back(layout_.first_layer(i, j));
       }
     output_bytes_ = memory::output_transient_bytes(prog_);
+    logits_copy_bytes_ = memory::logits_copy_bytes(prog_);
     backward_bytes_ = memory::backward_transient_bytes(s_);
   }
 
@@ -401,9 +402,12 @@ class Builder {
         for (std::size_t k = 0; k < bs.size(); ++k)
           if (gathers[k] >= 0 && in_group(bs[k], first, count))
             out_.graph.add_edge(gathers[k], op);
-      if (head) {
-        auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
-        o.alloc_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0);
+      auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
+      if (head) o.alloc_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0);
+      // The bf16 logits beside their fp32 copy while the loss runs.
+      if (tail && last_virtual) {
+        o.alloc_bytes += logits_copy_bytes_;
+        o.free_bytes += logits_copy_bytes_;
       }
       std::int32_t end = op;
       if (head) end = unshard_params(stage, chunk, mb, Phase::Forward, op, end);
@@ -574,6 +578,11 @@ class Builder {
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
       if (head) o.alloc_bytes = backward_bytes_;
       if (tail) o.free_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0) + backward_bytes_;
+      // The bf16 gradient of the logits cast from the fp32 one, beside it, at the loss's backward.
+      if (head && last_virtual) {
+        o.alloc_bytes += logits_copy_bytes_;
+        o.free_bytes += logits_copy_bytes_;
+      }
       std::int32_t end = op;
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op);
       if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm.tp_units, op, end);
@@ -697,7 +706,7 @@ class Builder {
   bool tp_with_compute_ = false;
   // Per (stage, chunk): activation bytes of a forward pass and its first model layer.
   std::vector<std::int64_t> chunk_bytes_, chunk_first_;
-  std::int64_t output_bytes_ = 0, backward_bytes_ = 0;
+  std::int64_t output_bytes_ = 0, logits_copy_bytes_ = 0, backward_bytes_ = 0;
   std::vector<std::vector<std::int32_t>> gather_ops_;  // per (stage, chunk), per bucket: overlapped parameter all-gather
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;

@@ -312,9 +312,10 @@ TEST_CASE("validate: a memory record compares the last stage's peak without cont
   // weights 2P, fp32 gradients 4P, optimizer 12P / 8, one bf16 bucket of 40 M parameters (P is 63.6 M);
   // activations of one micro-batch, sbh = 1024 x 4 x 512 per unit: per layer 8 (norm inputs and outputs)
   // + 8 (Q, K, V, attention output) + 16 (GeLU MLP, 4f/h) = 32 (flash attention), the token ids 8 s b,
-  // the fp32 logits and final-norm output 4 s b h (1 + v/h).
+  // the fp32 logits and final-norm output 4 s b h (1 + v/h), and the bf16 logits beside them 2 s b v.
   const double sbh = 1024.0 * 4 * 512;
-  const double expected = 2 * P + 4 * P + 12 * P / 8 + 2 * 40e6 + 12 * 32 * sbh + 8 * 1024 * 4 + 4 * sbh * (1 + 50304 / h);
+  const double expected = 2 * P + 4 * P + 12 * P / 8 + 2 * 40e6 + 12 * 32 * sbh + 8 * 1024 * 4 + 4 * sbh * (1 + 50304 / h) +
+                          2 * 1024.0 * 4 * 50304;
   CHECK(c.predicted_peak_allocated_gib * (1024.0 * 1024 * 1024) == doctest::Approx(expected).epsilon(1e-9));
   CHECK(c.error == doctest::Approx(c.predicted_peak_allocated_gib / 2.0 - 1.0));
   CHECK(c.predicted_step_time_s == 0);

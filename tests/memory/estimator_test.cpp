@@ -134,6 +134,29 @@ TEST_CASE("stepsim mode: totals are the sum of the terms, the peak stage is name
   CHECK(acts0.bytes == 4 * (8 * 687865856LL + 8 * 8192));
 }
 
+TEST_CASE("stepsim mode: the last stage holds fp32 logits per micro-batch in flight and the bf16 logits once beside them") {
+  // s = 8192, b = 1, t = 2, h = 4096, v = 128256 (a multiple of 128 t, so not padded):
+  // fp32 logits and final-norm output 4 sbh (1 + v/h) / t = 16384 * 132352 = 2168455168 bytes;
+  // bf16 logits beside the fp32 copy during the loss, 2 sbv / t = 8192 * 128256 = 1050673152 bytes.
+  auto s = llama8b(2, 1, 4, 1, 128);
+  CHECK(memory::output_transient_bytes(s) == 2168455168LL);
+  CHECK(memory::logits_copy_bytes(workload::step_program(s)) == 1050673152LL);
+  const auto output_term = [](const memory::StageEstimate& st) {
+    for (const auto& t : st.terms)
+      if (t.key == "output_layer_bytes") return t.bytes;
+    return std::int64_t{-1};
+  };
+  auto est = memory::stepsim_estimate(s);
+  CHECK(est.stages[3].in_flight == 1);
+  CHECK(output_term(est.stages[3]) == 2168455168LL + 1050673152LL);
+  CHECK(output_term(est.stages[2]) == 0);
+  // GPipe holds all 64 micro-batches' fp32 logits; the bf16 copy exists for one loss at a time.
+  s.parallel.schedule = scenarios::Schedule::GPipe;
+  est = memory::stepsim_estimate(s);
+  CHECK(est.stages[3].in_flight == 64);
+  CHECK(output_term(est.stages[3]) == 64 * 2168455168LL + 1050673152LL);
+}
+
 TEST_CASE("stepsim mode: uneven stages hold their own layer counts, also with interleaving") {
   auto s = llama8b(2, 1, 4, 1, 128);  // p = 4, m = 64
   s.parallel.first_stage_layers = 6;

@@ -331,6 +331,8 @@ TEST_CASE("overlapped parameter all-gathers: each bucket's gather precedes the f
 TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form estimate") {
   for (const auto& sets : std::vector<std::vector<std::string>>{
            {"parallel.vpp=2"}, {"parallel.vpp=4"}, {"parallel.vpp=8"},
+           // few micro-batches: m = p and m = 2p
+           {"parallel.vpp=2", "training.global_batch=4"}, {"parallel.vpp=4", "training.global_batch=8"},
            // uneven interleaved layouts: first/last stages, embedding and loss counted, explicit layouts
            {"parallel.vpp=2", "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
            {"parallel.vpp=2", "parallel.first_stage_layers=4", "parallel.last_stage_layers=12"},

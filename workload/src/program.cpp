@@ -178,6 +178,11 @@ StepProgram step_program(const Scenario& s) {
   // fp32 logits and the fp32 final-norm output: 4sbh(1 + v/h)/(tc), the paper's output term, with
   // the padded vocabulary.
   p.output_transient_bytes = 4.0 * (x.tokens_per_rank * h / d(x.tp)) * (1.0 + d(x.padded_vocab) / h);
+  // Megatron's vocab-parallel cross-entropy casts the bf16 logits to fp32 (the copy it keeps as the
+  // softmax for the backward); the bf16 logits live beside it until the loss returns, and in the
+  // backward the bf16 gradient of the logits is cast from the fp32 one the same way: 2sbv/(tc) on
+  // top of the stored bytes, during the last chunk's forward and the start of its backward.
+  p.logits_copy_bytes = 2.0 * x.tokens_per_rank * d(x.padded_vocab) / d(x.tp);
   p.pipeline_send = CollectiveWork{GroupKind::Pipeline, Collective::SendRecv, 2.0 * x.tokens_per_rank * h / d(x.tp), 1.0,
                                    Overlap::AfterCompute};
   return p;

@@ -255,6 +255,19 @@ def ci_flags(notes):
     return dict(item.split("=", 1) for item in text.split(", ") if "=" in item)
 
 
+# The CI test cases whose model_config.yaml (Megatron-LM d98e8a64) sets --transformer-impl local:
+# Megatron's own DotProductAttention, which materialises the s x s scores whatever the attention
+# backend says (the transcription does not carry this flag).
+CI_LOCAL_TRANSFORMER_IMPL = {
+    "gpt3_mcore_tp1_pp1_dist_optimizer_overlap_grad_reduce_param_gather",
+    "gpt3_mcore_tp1_pp1_resume_torch_dist_dist_optimizer_overlap_grad_reduce_param_gather",
+    "gpt3_mcore_tp1_pp2", "gpt3_mcore_tp1_pp2_fp16", "gpt3_mcore_tp1_pp2_resume_torch_dist", "gpt3_mcore_tp1_pp4",
+    "gpt3_mcore_tp1_pp4_resume_torch_dist", "gpt3_mcore_tp2_pp2_resume_torch_dist_uninstall_te",
+    "gpt3_mcore_tp2_pp2_uninstall_te", "gpt3_mcore_tp2_pp2_uninstall_te_1node", "gpt3_mcore_tp4_pp1",
+    "gpt3_mcore_tp4_pp1_resume_torch", "gpt3_mcore_tp4_pp1_resume_torch_dist",
+}
+
+
 def megatron_ci(measured, out):
     # Peak allocated memory (torch allocated_bytes.all.peak of the last rank) of Megatron-LM's CI
     # functional tests: one record per test case and GPU with a peak_mem_gib row.
@@ -296,7 +309,8 @@ def megatron_ci(measured, out):
             skip = skip or f"recompute setting '{r['recompute']}' is not stated completely"
         else:
             training["recompute"] = "none"
-        training["attention"] = "unfused" if flags.get("attention-backend") == "unfused" else "flash"
+        local = test in CI_LOCAL_TRANSFORMER_IMPL
+        training["attention"] = "unfused" if flags.get("attention-backend") == "unfused" or local else "flash"
         distopt = r["dist_opt"] == "True"
         parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="interleaved" if vpp > 1 else "1f1b")
         if vpp > 1:
@@ -319,7 +333,9 @@ def megatron_ci(measured, out):
         if skip:
             rec["skip"] = skip
         rec["notes"] = (f"{r['record_id']}; {r['framework']}; precision {precision} (memory modelled as BF16); "
-                        f"recompute {r['recompute']}; {r['notes']}")
+                        f"recompute {r['recompute']}; "
+                        + ("transformer-impl local (model_config.yaml): unfused attention; " if local else "")
+                        + r["notes"])
         records.append(rec)
     write_set(out / "megatron-lm-ci-memory.json", OrderedDict(
         source=("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "

@@ -78,6 +78,9 @@ struct StepsimEstimate {
 // Transient bytes of the output layer and loss on the last stage (fp32 logits; paper's term).
 [[nodiscard]] std::int64_t output_transient_bytes(const scenarios::Scenario& s);
 [[nodiscard]] std::int64_t output_transient_bytes(const workload::StepProgram& program);
+// Bytes of the bf16 logits that exist beside their fp32 copy while the loss runs (the last chunk's
+// forward) and while its gradient is cast back (the start of that chunk's backward), 2sbv/(tc).
+[[nodiscard]] std::int64_t logits_copy_bytes(const workload::StepProgram& program);
 // Transient bytes of a backward pass beyond the stored activations (full recomputation: the
 // largest checkpoint group's activations, rebuilt at once).
 [[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
