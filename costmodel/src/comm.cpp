@@ -11,21 +11,9 @@ namespace stepsim::costmodel {
 
 namespace {
 
-std::string kind_name(Collective kind) {
-  switch (kind) {
-    case Collective::None: return "none";
-    case Collective::AllReduce: return "all-reduce";
-    case Collective::ReduceScatter: return "reduce-scatter";
-    case Collective::AllGather: return "all-gather";
-    case Collective::AllToAll: return "all-to-all";
-    case Collective::SendRecv: return "send/recv";
-  }
-  return "?";
-}
-
 void check_settings(const CommSettings& s) {
   auto fraction = [](double v) { return v > 0.0 && v <= 1.0; };
-  if (!fraction(s.nvlink_efficiency) || !fraction(s.network_efficiency))
+  if (!fraction(s.nvlink_efficiency) || !fraction(s.network_efficiency) || !fraction(s.nvls_efficiency))
     throw InternalError("costmodel: protocol efficiencies must lie in (0, 1]");
   if (s.collective_setup_s < 0.0 || s.p2p_setup_s < 0.0)
     throw InternalError("costmodel: setup latencies must not be negative");
@@ -61,25 +49,59 @@ std::map<std::int32_t, std::vector<std::int64_t>> exits_by_domain(const topology
 
 // The flows of one ring round of one instance: member i sends `chunk_bytes` to member i+1;
 // transfers between NVLink domains are split over the NICs the group has in both domains.
+// One transfer of `bytes` from member a to member b of a group: inside an NVLink domain one flow;
+// between domains split over the NICs the group has in both (exits: exits_by_domain of the group).
+void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
+                     const std::map<std::int32_t, std::vector<std::int64_t>>& exits, std::int64_t a, std::int64_t b,
+                     double bytes, std::vector<Flow>& round) {
+  const std::int32_t domain_a = cluster.nvlink_domain_of(a);
+  const std::int32_t domain_b = cluster.nvlink_domain_of(b);
+  if (domain_a == domain_b) {
+    round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, bytes)});
+    return;
+  }
+  const auto& out = exits.at(domain_a);
+  const auto& in = exits.at(domain_b);
+  const std::size_t k = std::min(out.size(), in.size());
+  const double part = bytes / static_cast<double>(k);
+  for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
+}
+
 void append_ring_round(const topology::Cluster& cluster, const CommSettings& s,
                        const std::vector<std::int64_t>& members, double chunk_bytes, std::vector<Flow>& round) {
   const std::size_t n = members.size();
   const auto exits = exits_by_domain(cluster, members);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t a = members[i];
-    const std::int64_t b = members[(i + 1) % n];
-    const std::int32_t domain_a = cluster.nvlink_domain_of(a);
-    const std::int32_t domain_b = cluster.nvlink_domain_of(b);
-    if (domain_a == domain_b) {
-      round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, chunk_bytes)});
-      continue;
-    }
-    const auto& out = exits.at(domain_a);
-    const auto& in = exits.at(domain_b);
-    const std::size_t k = std::min(out.size(), in.size());
-    const double part = chunk_bytes / static_cast<double>(k);
-    for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
+  for (std::size_t i = 0; i < n; ++i) append_transfer(cluster, s, exits, members[i], members[(i + 1) % n], chunk_bytes, round);
+}
+
+// The group's members by NVLink domain, domains in order of first appearance, members in ring order.
+std::vector<std::vector<std::int64_t>> members_by_domain(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) {
+  std::vector<std::vector<std::int64_t>> out;
+  std::map<std::int32_t, std::size_t> index;
+  for (std::int64_t gpu : members) {
+    const auto [it, added] = index.emplace(cluster.nvlink_domain_of(gpu), out.size());
+    if (added) out.emplace_back();
+    out[it->second].push_back(gpu);
   }
+  return out;
+}
+
+// Bytes of a flow plan with protocol and ceilings: the payload over choice.bus_Bps / graph_Bps.
+double protocol_divisor(const TunerChoice& choice, double graph_Bps) {
+  if (choice.bus_Bps <= 0.0 || graph_Bps <= 0.0) return 1.0;
+  return choice.bus_Bps / graph_Bps;
+}
+
+// Sum over the rounds of the slowest route latency: what the links alone add to a plan.
+double route_latency_s(const topology::Cluster& cluster, const CommPlan& plan) {
+  double total_s = 0.0;
+  for (const auto& round : plan.rounds) {
+    double slowest_s = 0.0;
+    for (const Flow& f : round.flows)
+      if (f.src_gpu != f.dst_gpu) slowest_s = std::max(slowest_s, cluster.route_cost(f.src_gpu, f.dst_gpu).latency_s);
+    total_s += static_cast<double>(round.repeat) * slowest_s;
+  }
+  return total_s;
 }
 
 }  // namespace
@@ -128,13 +150,13 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
                          const CommSettings& settings) {
   check_settings(settings);
   if (kind == Collective::None) throw InternalError("costmodel: cannot plan a collective of kind none");
-  if (bytes < 0.0) throw InternalError("costmodel: negative message size for " + kind_name(kind));
+  if (bytes < 0.0) throw InternalError("costmodel: negative message size for " + workload::to_string(kind));
   CommPlan plan;
   if (instances.empty()) return plan;
   const std::size_t n = instances.front().size();
   for (const auto& inst : instances)
     if (inst.size() != n)
-      throw InternalError("costmodel: " + kind_name(kind) + " instances of different sizes (" + std::to_string(n) +
+      throw InternalError("costmodel: " + workload::to_string(kind) + " instances of different sizes (" + std::to_string(n) +
                           " and " + std::to_string(inst.size()) + ")");
 
   if (kind == Collective::SendRecv) {
@@ -169,25 +191,103 @@ CommPlan plan_collective(const topology::Cluster& cluster, Collective kind,
     return plan;
   }
 
-  collective_algorithm(settings.algorithm).plan(cluster, kind, instances, bytes, settings, plan);
+  const TunerInput in = tuner_input(cluster, kind, instances.front(), settings);
+  const TunerChoice choice = choose(in, bytes, settings.algorithm);
+  plan.algorithm = choice.algorithm;
+  plan.protocol = choice.protocol;
+  collective_algorithm(choice.algorithm).plan(cluster, kind, instances, bytes, settings, choice, graph_bandwidth_Bps(in), plan);
+  // The tuner's latency where the links' own latencies fall short of it.
+  plan.setup_s += std::max(0.0, choice.latency_s - route_latency_s(cluster, plan));
   return plan;
 }
 
+TunerInput tuner_input(const topology::Cluster& cluster, Collective kind, const std::vector<std::int64_t>& members,
+                       const CommSettings& settings) {
+  const auto& spec = cluster.spec();
+  TunerInput in;
+  in.kind = kind;
+  in.ranks = static_cast<std::int64_t>(members.size());
+  in.arch = spec.gpu.architecture;
+  in.intra_Bps = spec.intra_node.bw_Bps * settings.nvlink_efficiency;
+  // NVLS needs NVSwitches: an NVLink domain of more than two GPUs (every preset's is switched).
+  in.nvswitch = cluster.nvlink_domain_gpus() > 2;
+  const auto exits = exits_by_domain(cluster, members);
+  in.nodes = static_cast<std::int64_t>(exits.size());
+  if (in.nodes > 1) {
+    std::size_t nics = std::numeric_limits<std::size_t>::max();
+    for (const auto& [domain, out] : exits) nics = std::min(nics, out.size());
+    in.inter_Bps = static_cast<double>(nics) * spec.inter_node.nic_Bps * settings.network_efficiency;
+  }
+  return in;
+}
+
 void RingAlgorithm::plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
-                         double bytes, const CommSettings& settings, CommPlan& plan) const {
+                         double bytes, const CommSettings& settings, const TunerChoice& choice, double graph_Bps,
+                         CommPlan& plan) const {
   // Every round moves the same chunks along the same ring.
   const std::size_t n = instances.front().size();
-  const double chunk_bytes = bytes / static_cast<double>(n);
+  const double chunk_bytes = bytes / static_cast<double>(n) / protocol_divisor(choice, graph_Bps);
   std::vector<Flow> round;
   round.reserve(n * instances.size());
   for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
   plan.rounds.push_back(Round{std::move(round), ring_steps(kind, static_cast<std::int64_t>(n))});
 }
 
-const CollectiveAlgorithm& collective_algorithm(scenarios::CollectiveAlgorithm kind) {
+void TreeAlgorithm::plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+                         double bytes, const CommSettings& settings, const TunerChoice& choice, double graph_Bps,
+                         CommPlan& plan) const {
+  if (kind != Collective::AllReduce) throw InternalError("costmodel: NCCL's tree runs all-reduce only");
+  const double wire = bytes / protocol_divisor(choice, graph_Bps);
+  // up: the reduce towards the roots; down: the broadcast back (the same edges reversed).
+  std::vector<Flow> up, down;
+  for (const auto& inst : instances) {
+    const auto exits = exits_by_domain(cluster, inst);
+    const auto domains = members_by_domain(cluster, inst);
+    for (const auto& chain : domains)
+      for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
+        up.push_back(Flow{chain[i + 1], chain[i], wire_bytes(cluster, settings, chain[i + 1], chain[i], wire)});
+        down.push_back(Flow{chain[i], chain[i + 1], wire_bytes(cluster, settings, chain[i], chain[i + 1], wire)});
+      }
+    // Two binary trees over the domains (heap order, the second over the mirrored order), S/2 each.
+    const std::size_t d = domains.size();
+    for (int tree = 0; tree < 2; ++tree)
+      for (std::size_t i = 1; i < d; ++i) {
+        const std::size_t child = tree == 0 ? i : d - 1 - i;
+        const std::size_t parent = tree == 0 ? (i - 1) / 2 : d - 1 - (i - 1) / 2;
+        const std::int64_t c = domains[child].front();
+        const std::int64_t p = domains[parent].front();
+        append_transfer(cluster, settings, exits, c, p, wire / 2.0, up);
+        append_transfer(cluster, settings, exits, p, c, wire / 2.0, down);
+      }
+  }
+  plan.rounds.push_back(Round{std::move(up), 1});
+  plan.rounds.push_back(Round{std::move(down), 1});
+}
+
+void NvlsAlgorithm::plan(const topology::Cluster& cluster, Collective /*kind*/, const std::vector<std::vector<std::int64_t>>& instances,
+                         double bytes, const CommSettings& settings, const TunerChoice& /*choice*/, double /*graph_Bps*/,
+                         CommPlan& plan) const {
+  const std::size_t n = instances.front().size();
+  const double nd = static_cast<double>(n);
+  for (const auto& inst : instances)
+    if (!topology::within_nvlink_domain(cluster, inst)) throw InternalError("costmodel: NVLS runs inside one NVLink domain");
+  // A GPU sends S(n-1)/n at the measured NVLS fraction of the ring's NVLink bandwidth (the tuner's
+  // own NVLS bandwidth decides the choice, not the time).
+  const double chunk_bytes = bytes / nd / settings.nvls_efficiency;
+  std::vector<Flow> round;
+  round.reserve(n * instances.size());
+  for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
+  plan.rounds.push_back(Round{std::move(round), static_cast<std::int64_t>(n) - 1});
+}
+
+const CollectiveAlgorithm& collective_algorithm(NcclAlgorithm kind) {
   static const RingAlgorithm ring;
+  static const TreeAlgorithm tree;
+  static const NvlsAlgorithm nvls;
   switch (kind) {
-    case scenarios::CollectiveAlgorithm::Ring: return ring;
+    case NcclAlgorithm::Ring: return ring;
+    case NcclAlgorithm::Tree: return tree;
+    case NcclAlgorithm::Nvls: return nvls;
   }
   throw InternalError("costmodel: unknown collective algorithm");
 }

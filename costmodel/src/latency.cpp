@@ -1,15 +1,20 @@
 #include "stepsim/costmodel/latency.hpp"
 
-#include <cmath>
+#include <algorithm>
 
 namespace stepsim::costmodel {
 
 double small_allreduce_time_s(const scenarios::ClusterSpec& cluster, const CommSettings& comm) {
-  // A double binary tree across NVLink domains and a chain inside each (NCCL tuner,
-  // docs/training-step.md section 8).
-  const double domain_gpus = static_cast<double>(cluster.nvlink_domain_size());
-  const double hops_net = std::ceil(std::log2(static_cast<double>(cluster.world_size()) / domain_gpus));
-  return comm.collective_setup_s + 2.0 * (hops_net * cluster.inter_node.latency_s + (domain_gpus - 1.0) * cluster.intra_node.latency_s);
+  TunerInput in;
+  in.kind = workload::Collective::AllReduce;
+  in.ranks = cluster.world_size();
+  in.nodes = std::max<std::int64_t>(1, cluster.world_size() / cluster.nvlink_domain_size());
+  in.arch = cluster.gpu.architecture;
+  in.intra_Bps = cluster.intra_node.bw_Bps * comm.nvlink_efficiency;
+  const double nodes_per_domain = static_cast<double>(cluster.nvlink_domain_size()) / static_cast<double>(cluster.gpus_per_node);
+  in.inter_Bps = nodes_per_domain * static_cast<double>(cluster.inter_node.nics_per_node) * cluster.inter_node.nic_Bps * comm.network_efficiency;
+  in.nvswitch = cluster.nvlink_domain_size() > 2;
+  return comm.collective_setup_s + choose(in, kGradNormBytes, comm.algorithm).time_s;
 }
 
 }  // namespace stepsim::costmodel

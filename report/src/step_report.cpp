@@ -1,7 +1,9 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
+#include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +57,68 @@ double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b)
   return total;
 }
 
+// What NCCL ran for a communication op: algorithm and protocol of its plan.
+std::pair<std::string, std::string> nccl_choice(const sim::StepGraph& g, const sim::Op& op) {
+  if (op.collective == sim::Collective::SendRecv || op.collective == sim::Collective::AllToAll || op.plan < 0)
+    return {"p2p", "Simple"};
+  const auto& plan = g.plans[static_cast<std::size_t>(op.plan)];
+  return {costmodel::to_string(plan.algorithm), costmodel::to_string(plan.protocol)};
+}
+
+// Per op label: algorithm/protocol, bus bandwidth, busy and exposed time (mean over devices).
+std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const sim::Trace& trace,
+                                                  const std::vector<std::vector<Interval>>& compute_merged) {
+  struct Acc {
+    CommKindReport row;
+    std::set<std::string> collectives, algorithms, protocols;
+    double bus_bytes = 0, busy_s = 0;
+    std::vector<std::vector<Interval>> by_device;
+  };
+  std::map<std::string, Acc> acc;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    if (op.kind != sim::OpKind::Collective && op.kind != sim::OpKind::SendRecv) continue;
+    auto& a = acc[op.label];
+    if (a.by_device.empty()) a.by_device.resize(g.devices.size());
+    a.row.label = op.label;
+    a.collectives.insert(workload::to_string(op.collective));
+    const auto [algorithm, protocol] = nccl_choice(g, op);
+    a.algorithms.insert(algorithm);
+    a.protocols.insert(protocol);
+    ++a.row.ops;
+    const double dur_s = trace.ops[i].end_s - trace.ops[i].start_s;
+    std::int64_t n = 0;
+    if (op.group >= 0 && !g.groups[static_cast<std::size_t>(op.group)].instances.empty())
+      n = static_cast<std::int64_t>(g.groups[static_cast<std::size_t>(op.group)].instances.front().size());
+    a.bus_bytes += op.message_bytes * op.count * costmodel::bus_bandwidth_factor(op.collective, n);
+    a.busy_s += dur_s;
+    a.by_device[static_cast<std::size_t>(op.device)].emplace_back(trace.ops[i].start_s, trace.ops[i].end_s);
+  }
+  const auto join = [](const std::set<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
+    return out;
+  };
+  const double devices = static_cast<double>(std::max<std::size_t>(1, g.devices.size()));
+  std::vector<CommKindReport> rows;
+  for (auto& [label, a] : acc) {
+    a.row.collective = join(a.collectives);
+    a.row.algorithm = join(a.algorithms);
+    a.row.protocol = join(a.protocols);
+    a.row.bus_bandwidth_Bps = a.busy_s > 0 ? a.bus_bytes / a.busy_s : 0.0;
+    double busy = 0, exposed = 0;
+    for (std::size_t dv = 0; dv < a.by_device.size(); ++dv) {
+      const auto iv = merged(a.by_device[dv]);
+      busy += length(iv);
+      exposed += uncovered(iv, compute_merged[dv]);
+    }
+    a.row.time_s = busy / devices;
+    a.row.exposed_s = exposed / devices;
+    rows.push_back(a.row);
+  }
+  return rows;
+}
+
 }  // namespace
 
 StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
@@ -91,10 +155,12 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
       comm[static_cast<std::size_t>(op.device)].push_back(iv);
   }
   double idle_sum = 0, exposed_sum = 0;
+  std::vector<std::vector<Interval>> compute_merged(g.devices.size());
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     StageReport st;
     st.stage = g.devices[dv].stage;
-    const auto cm = merged(compute[dv]);
+    compute_merged[dv] = merged(compute[dv]);
+    const auto& cm = compute_merged[dv];
     const auto co = merged(comm[dv]);
     st.compute_s = length(cm);
     st.exposed_comm_s = uncovered(co, cm);
@@ -110,6 +176,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     exposed_sum += st.exposed_comm_s;
     r.stages.push_back(st);
   }
+  r.communication = communication_by_kind(g, trace, compute_merged);
   if (r.step_time_s > 0 && !g.devices.empty()) {
     r.bubble_fraction = idle_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
     r.exposed_comm_fraction = exposed_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
@@ -180,6 +247,13 @@ std::string report_table(const StepReport& r) {
   for (const auto& st : r.stages)
     os << pad(std::to_string(st.stage), 7) << " " << pad(fixed(st.compute_s, 4), 11) << " " << pad(fixed(st.exposed_comm_s, 4), 15)
        << " " << pad(fixed(st.idle_s, 4), 9) << " " << pad(gib(st.peak_memory_bytes, 2), 10) << "\n";
+  if (!r.communication.empty()) {
+    os << "\n" << pad("communication", -18) << pad("collective", -26) << pad("algorithm", -11) << pad("protocol", -14) << pad("ops", 8)
+       << pad("busbw GB/s", 12) << pad("busy s", 10) << pad("exposed s", 11) << "\n";
+    for (const auto& c : r.communication)
+      os << pad(c.label, -18) << pad(c.collective, -26) << pad(c.algorithm, -11) << pad(c.protocol, -14) << pad(std::to_string(c.ops), 8)
+         << pad(fixed(c.bus_bandwidth_Bps / 1e9, 1), 12) << pad(fixed(c.time_s, 4), 10) << pad(fixed(c.exposed_s, 4), 11) << "\n";
+  }
   os << "\nFLOPs: Megatron's num_floating_point_operations (model FLOPs, no recomputation, causal attention s/(2h));"
         " MFU against the dense BF16 peak.\n";
   return os.str();
@@ -225,6 +299,11 @@ std::string report_json(const StepReport& r) {
     o["idle_s"] = s.idle_s;
     st.push_back(o);
   }
+  auto& comm = j["communication"];
+  comm = nlohmann::ordered_json::array();
+  for (const auto& c : r.communication)
+    comm.push_back({{"label", c.label}, {"collective", c.collective}, {"algorithm", c.algorithm}, {"protocol", c.protocol},
+                    {"ops", c.ops}, {"bus_bandwidth_Bps", c.bus_bandwidth_Bps}, {"time_s", c.time_s}, {"exposed_s", c.exposed_s}});
   if (r.time_to_train_s) {
     j["train_tokens"] = *r.train_tokens;
     j["time_to_train_s"] = *r.time_to_train_s;
@@ -279,6 +358,11 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     if (op.layer >= 0) arg(R"("layer":)", op.layer);
     if (op.flops > 0) arg(R"("flops":)", op.flops);
     if (op.bytes > 0) arg(R"("bytes":)", op.bytes);
+    if (op.kind == sim::OpKind::Collective || op.kind == sim::OpKind::SendRecv) {
+      const auto [algorithm, protocol] = nccl_choice(g, op);
+      arg(R"("algorithm":)", algorithm);
+      arg(R"("protocol":)", protocol);
+    }
     text += args ? "}}" : "}";
     out << text;
   }

@@ -544,6 +544,7 @@ CommSpec read_comm(const Json* j, const std::string& path) {
   c.algorithm = r.choice_param("algorithm", kCollectiveAlgorithmNames);
   c.nvlink_efficiency = r.num_param("nvlink_efficiency");
   c.network_efficiency = r.num_param("network_efficiency");
+  c.nvls_efficiency = r.num_param("nvls_efficiency");
   c.collective_setup_s = r.num_param("collective_setup_us") * 1e-6;
   c.p2p_setup_s = r.num_param("p2p_setup_us") * 1e-6;
   r.finish();

@@ -146,8 +146,9 @@ class PlanCache {
   // Every field of the settings: a field added to CommSettings changes its size and stops the
   // build here until it is compared too.
   static bool same_settings(const costmodel::CommSettings& a, const costmodel::CommSettings& b) {
-    static_assert(sizeof(costmodel::CommSettings) == sizeof(double) * 5, "compare every field of CommSettings");
+    static_assert(sizeof(costmodel::CommSettings) == sizeof(double) * 6, "compare every field of CommSettings");
     return a.algorithm == b.algorithm && a.nvlink_efficiency == b.nvlink_efficiency && a.network_efficiency == b.network_efficiency &&
+           a.nvls_efficiency == b.nvls_efficiency &&
            a.collective_setup_s == b.collective_setup_s && a.p2p_setup_s == b.p2p_setup_s;
   }
 

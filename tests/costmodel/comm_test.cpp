@@ -55,7 +55,11 @@ TEST_CASE("comm: TP ring all-reduce of 8 over NVLink matches 2(k-1)(alpha + M/(k
   const Cluster c(make_spec(8, 1, 8));
   const CommPlan plan = plan_collective(c, Collective::AllReduce, {arithmetic(0, 1, 8)}, kM);
   REQUIRE(round_count(plan) == 14);
-  CHECK(plan.setup_s == 8.4e-6);
+  // NCCL's choice for 1 GB on one node: ring, Simple. Tuner latency 8.4 us + 14 x 3.4 us = 56 us; the
+  // 14 NVLink rounds bring 14 x 2 us, the setup the other 28 us.
+  CHECK(plan.algorithm == stepsim::costmodel::NcclAlgorithm::Ring);
+  CHECK(plan.protocol == stepsim::costmodel::NcclProtocol::Simple);
+  CHECK(plan.setup_s == doctest::Approx(28e-6).epsilon(1e-12));
   REQUIRE(plan.rounds.size() == 1);   // one ring step, run 14 times
   for (const auto& round : plan.rounds) {
     REQUIRE(round.flows.size() == 8);
@@ -65,12 +69,12 @@ TEST_CASE("comm: TP ring all-reduce of 8 over NVLink matches 2(k-1)(alpha + M/(k
       CHECK(round.flows[i].bytes == doctest::Approx(1.5625e8));   // 1e9 / 8 / 0.8
     }
   }
-  // 8.4 us + 14 * (2 us + 1.25e8 B / (0.8 * 450e9 B/s)) = 8.4e-6 + 14 * (2e-6 + 3.4722222e-4)
-  const double expected_s = 8.4e-6 + 14.0 * (2e-6 + 1.25e8 / 360e9);
+  // 56 us + 14 * 1.25e8 B / (0.8 * 450e9 B/s) = 56e-6 + 14 * 3.4722222e-4
+  const double expected_s = 56e-6 + 14.0 * 1.25e8 / 360e9;
   CHECK(isolated_time_s(c, plan) == doctest::Approx(expected_s).epsilon(1e-12));
-  CHECK(isolated_time_s(c, plan) == doctest::Approx(4.8780e-3).epsilon(1e-4));
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(4.9171e-3).epsilon(1e-4));
   CHECK(isolated_time_s(c, plan) ==
-        doctest::Approx(8.4e-6 + ring_time_s(Collective::AllReduce, 8, kM, 0.8 * 450e9, 2e-6)).epsilon(1e-12));
+        doctest::Approx(28e-6 + ring_time_s(Collective::AllReduce, 8, kM, 0.8 * 450e9, 2e-6)).epsilon(1e-12));
 }
 
 TEST_CASE("comm: reduce-scatter and all-gather take half the all-reduce rounds") {
@@ -91,11 +95,13 @@ TEST_CASE("comm: DP ring of 4 nodes, one NIC each") {
   const CommPlan plan = plan_collective(c, Collective::AllReduce, {arithmetic(0, 8, 4)}, kM);
   REQUIRE(round_count(plan) == 6);
   for (const auto& round : plan.rounds) CHECK(round.flows.size() == 4);   // one GPU per node: no split
-  // 8.4 us + 6 * (4 us + 2.5e8 B / (0.94 * 50e9 B/s))
-  const double expected_s = 8.4e-6 + 6.0 * (4e-6 + 2.5e8 / (0.94 * 50e9));
+  // Ring, Simple: one GPU per node, so every step costs the tree's network latency (14 us), and the
+  // multi-node ring plateau x1.4: (8.4 + 6 x 14) x 1.4 = 129.36 us, above the routes' 6 x 4 us.
+  CHECK(plan.algorithm == stepsim::costmodel::NcclAlgorithm::Ring);
+  const double expected_s = 129.36e-6 + 6.0 * 2.5e8 / (0.94 * 50e9);
   CHECK(isolated_time_s(c, plan) == doctest::Approx(expected_s).epsilon(1e-12));
   const CommPlan bare = plan_collective(c, Collective::AllReduce, {arithmetic(0, 8, 4)}, kM, line_rate());
-  CHECK(isolated_time_s(c, bare) == doctest::Approx(8.4e-6 + 6.0 * (4e-6 + 5e-3)).epsilon(1e-12));
+  CHECK(isolated_time_s(c, bare) == doctest::Approx(129.36e-6 + 6.0 * 5e-3).epsilon(1e-12));
 }
 
 TEST_CASE("comm: two DP instances on distinct rails use disjoint links") {
@@ -147,9 +153,10 @@ TEST_CASE("comm: multi-node ring splits inter-node transfers over the group's NI
   }
   CHECK(inter == 16);
   CHECK(total == doctest::Approx(kM));   // n flows of S/n in every round
-  // Round time: max(NVLink 2 us + 62.5 MB / 450 GB/s, network 4 us + 7.8125 MB / 50 GB/s)
+  // Round time: max(NVLink 2 us + 62.5 MB / 450 GB/s, network 4 us + 7.8125 MB / 50 GB/s). Ring,
+  // Simple: tuner latency 8.4 + 14 x 3.4 + 1 x 14 = 70 us, 60 us of it in the 15 rounds' routes.
   const double round_s = std::max(2e-6 + 6.25e7 / 450e9, 4e-6 + 7.8125e6 / 50e9);
-  CHECK(isolated_time_s(c, plan) == doctest::Approx(8.4e-6 + 15 * round_s).epsilon(1e-12));
+  CHECK(isolated_time_s(c, plan) == doctest::Approx(10e-6 + 15 * round_s).epsilon(1e-12));
 
   // ABCI-like: 4 NICs per node -> 4 sub-flows per boundary.
   const Cluster abci(make_spec(8, 2, 4));
@@ -271,8 +278,11 @@ TEST_CASE("comm: a ring inside an NVLink domain of two nodes runs over NVLink li
   CHECK(isolated_time_s(two_nodes, plan_collective(two_nodes, Collective::AllReduce, {ring}, kM)) > isolated_time_s(domain, b));
 }
 
-TEST_CASE("comm: the collective algorithm comes from the settings (ring today)") {
-  const auto& ring = stepsim::costmodel::collective_algorithm(stepsim::scenarios::CollectiveAlgorithm::Ring);
-  CHECK(ring.kind() == stepsim::scenarios::CollectiveAlgorithm::Ring);
+TEST_CASE("comm: each NCCL algorithm has its implementation") {
+  using stepsim::costmodel::NcclAlgorithm;
+  const auto& ring = stepsim::costmodel::collective_algorithm(NcclAlgorithm::Ring);
+  CHECK(ring.kind() == NcclAlgorithm::Ring);
   CHECK(dynamic_cast<const stepsim::costmodel::RingAlgorithm*>(&ring) != nullptr);
+  CHECK(stepsim::costmodel::collective_algorithm(NcclAlgorithm::Tree).kind() == NcclAlgorithm::Tree);
+  CHECK(stepsim::costmodel::collective_algorithm(NcclAlgorithm::Nvls).kind() == NcclAlgorithm::Nvls);
 }

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stepsim/costmodel/comm.hpp"
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/report/html.hpp"
 #include "stepsim/report/metrics.hpp"
@@ -468,4 +469,43 @@ TEST_CASE("the streamed Chrome trace is the compact JSON of the whole document, 
   CHECK(doc["otherData"]["scenario"] == runs[0].scenario.name);
   // The estimate made before the run bounds what was written.
   CHECK(static_cast<double>(chrome_trace_events(sim.step.graph, sim.timeline)) <= estimated_trace_events(runs[0].scenario, false));
+}
+
+TEST_CASE("the communication section: NCCL's choice, bus bandwidth and exposed time per op label, in the trace too") {
+  const auto runs = tsubame_run();
+  const auto& sim = runs[0].simulation;
+  const auto& r = sim.report;
+  REQUIRE_FALSE(r.communication.empty());
+  const auto& g = sim.step.graph;
+  for (const auto& row : r.communication) {
+    CAPTURE(row.label);
+    // Recomputed from the ops of the label: S x count x busbw factor over their time.
+    double bus_bytes = 0, busy_s = 0;
+    std::int64_t ops = 0;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      const auto& op = g.ops[i];
+      if (op.label != row.label || (op.kind != sim::OpKind::Collective && op.kind != sim::OpKind::SendRecv)) continue;
+      ++ops;
+      const auto n = static_cast<std::int64_t>(g.groups[static_cast<std::size_t>(op.group)].instances.front().size());
+      bus_bytes += op.message_bytes * op.count * costmodel::bus_bandwidth_factor(op.collective, n);
+      busy_s += sim.trace.ops[i].end_s - sim.trace.ops[i].start_s;
+      if (op.kind == sim::OpKind::Collective && op.collective != sim::Collective::AllToAll)
+        CHECK(row.algorithm.find(costmodel::to_string(g.plans[static_cast<std::size_t>(op.plan)].algorithm)) != std::string::npos);
+    }
+    CHECK(ops == row.ops);
+    CHECK(row.bus_bandwidth_Bps == doctest::Approx(busy_s > 0 ? bus_bytes / busy_s : 0.0));
+    CHECK(row.exposed_s <= row.time_s + 1e-12);
+    CHECK(row.exposed_s >= 0.0);
+  }
+  // TP collectives inside one node: below the NVLink bandwidth a ring gets (NVLink x nvlink_efficiency).
+  const auto tp = std::find_if(r.communication.begin(), r.communication.end(), [](const auto& c) { return c.label.rfind("tp.", 0) == 0; });
+  REQUIRE(tp != r.communication.end());
+  CHECK(tp->bus_bandwidth_Bps > 0.0);
+  CHECK(tp->bus_bandwidth_Bps < runs[0].scenario.cluster.intra_node.bw_Bps * runs[0].scenario.comm.nvlink_efficiency);
+  const auto json = nlohmann::json::parse(report_json(r));
+  CHECK(json["communication"].size() == r.communication.size());
+  CHECK(report_table(r).find("busbw GB/s") != std::string::npos);
+  std::ostringstream trace;
+  write_chrome_trace(trace, runs[0].scenario, g, sim.trace, sim.timeline);
+  CHECK(trace.str().find(R"("algorithm":"ring","protocol":)") != std::string::npos);
 }

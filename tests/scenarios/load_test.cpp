@@ -555,10 +555,11 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
 
 TEST_CASE("comm and engine fields: declared defaults and ranges") {
   const auto s = scenarios::load_scenario_text(kBase);
-  CHECK(s.comm.algorithm == scenarios::CollectiveAlgorithm::Ring);
+  CHECK(s.comm.algorithm == scenarios::CollectiveAlgorithm::Auto);
   CHECK(s.comm.nvlink_efficiency == 0.80);
   CHECK(s.comm.network_efficiency == 0.94);
-  CHECK(s.comm.collective_setup_s == 8.4e-6);
+  CHECK(s.comm.nvls_efficiency == 0.667);
+  CHECK(s.comm.collective_setup_s == 0.0);
   CHECK(s.comm.p2p_setup_s == 0.0);
   CHECK(s.engine.auto_simgrid_max_gpus == 1024);
   const auto t = scenarios::load_scenario_text(
@@ -569,7 +570,9 @@ TEST_CASE("comm and engine fields: declared defaults and ranges") {
   CHECK(t.engine.auto_simgrid_max_gpus == 64);
   CHECK(err({"comm.nvlink_efficiency=1.5"}) == "comm.nvlink_efficiency: is absurdly large (1.5 > 1)");
   CHECK(err({"comm.network_efficiency=0"}) == "comm.network_efficiency: must be greater than 0, got 0");
-  CHECK(err({"comm.algorithm=tree"}) == "comm.algorithm: unknown value \"tree\" (expected one of: ring)");
+  CHECK(scenarios::load_scenario_text(kBase, {scenarios::parse_override("comm.algorithm=ring")}).comm.algorithm ==
+        scenarios::CollectiveAlgorithm::Ring);
+  CHECK(err({"comm.algorithm=pat"}) == "comm.algorithm: unknown value \"pat\" (expected one of: auto, ring, tree, nvls)");
   CHECK(err({"comm.bandwidth=1"}) == "comm.bandwidth: unknown key");
   CHECK(err({"engine.auto_simgrid_max_gpus=-1"}) == "engine.auto_simgrid_max_gpus: must be at least 0, got -1");
   CHECK(err({"engine.auto_simgrid_max_gpus=5000"}) == "engine.auto_simgrid_max_gpus: is absurdly large (5000 > 4096)");

@@ -60,6 +60,16 @@ double stored_bytes_selective(const scenarios::RecomputeModules& mods, const Lay
 
 }  // namespace
 
+std::string to_string(Collective c) {
+  static constexpr scenarios::NameTable<Collective, 6> kNames{{{"none", Collective::None},
+                                                               {"all-reduce", Collective::AllReduce},
+                                                               {"reduce-scatter", Collective::ReduceScatter},
+                                                               {"all-gather", Collective::AllGather},
+                                                               {"all-to-all", Collective::AllToAll},
+                                                               {"send/recv", Collective::SendRecv}}};
+  return scenarios::name_of(kNames, c);
+}
+
 std::string to_string(GroupKind g) {
   static constexpr scenarios::NameTable<GroupKind, 7> kNames{{
       {"tp", GroupKind::Tensor}, {"cp", GroupKind::Context}, {"dp", GroupKind::DataContext}, {"cp-ring", GroupKind::ContextRing},

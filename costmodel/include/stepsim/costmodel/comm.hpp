@@ -4,10 +4,22 @@
 // no link is shared (what the analytic engine uses). Both come from one plan, so the engines
 // agree exactly wherever flows do not share a link.
 //
-// Algorithms (NCCL ring, Simple protocol; nccl-tests size convention: S is the full buffer):
-//   - AllReduce: 2(n-1) rounds (reduce-scatter then all-gather); ReduceScatter, AllGather: n-1
+// Algorithm and protocol of AllReduce, ReduceScatter and AllGather: NCCL's choice by its tuner
+// (nccl_tuner.hpp; comm.algorithm forces one). nccl-tests size convention: S is the full buffer.
+//   - Ring: AllReduce 2(n-1) rounds (reduce-scatter then all-gather); ReduceScatter, AllGather: n-1
 //     rounds. In every round each member sends S/n bytes to its ring successor; the ring is the
 //     members in the order given.
+//   - Tree (AllReduce): a reduce round and a broadcast round, each pipelined over the whole
+//     message: inside every NVLink domain a chain through the group's members (S bytes per hop,
+//     towards the first member, then back), across domains NCCL's double binary tree (two binary
+//     trees over the domains, the second mirrored, each carrying S/2 along its edges, split over
+//     the group's NICs like ring transfers).
+//   - NVLS (one NVSwitch domain): the switch reduces and multicasts, so a GPU sends and receives
+//     S(n-1)/n bytes; replayed as n-1 rounds of S/n to the ring successor.
+// The protocol (LL, LL128, Simple) and the algorithm's own ceilings scale the flows' bytes by the
+// tuner's bus bandwidth over the graph bandwidth (Simple ring: 1), and the plan's start-up latency
+// tops the route latencies of its rounds up to the tuner's latency, so that a plan's isolated time
+// is the tuner's time where the tuner's bandwidth is what the links give.
 //   - AllToAll: n-1 rounds; in round j (1..n-1) member i sends S/n bytes to member (i+j) mod n.
 //   - SendRecv: each instance {src, dst} is one flow of S bytes; one round.
 //   - n = 1 (or no instance): empty plan, zero time.
@@ -30,6 +42,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "stepsim/costmodel/nccl_tuner.hpp"
 #include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/topology/cluster.hpp"
 #include "stepsim/workload/collective.hpp"
@@ -57,6 +70,9 @@ struct Round {
 struct CommPlan {
   double setup_s = 0;
   std::vector<Round> rounds;
+  // What NCCL runs (AllReduce, ReduceScatter, AllGather; Ring/Simple for the others).
+  NcclAlgorithm algorithm = NcclAlgorithm::Ring;
+  NcclProtocol protocol = NcclProtocol::Simple;
 };
 
 // Rounds a plan runs, repeats counted.
@@ -67,29 +83,56 @@ struct CommPlan {
 using CommSettings = scenarios::CommSpec;
 
 // A collective algorithm: the rounds of point-to-point flows that AllReduce, ReduceScatter and
-// AllGather of one group run. A new algorithm (tree, NVLS, PAT) is one more implementation,
-// chosen by comm.algorithm; AllToAll and SendRecv are point-to-point patterns of their own.
+// AllGather of one group run. Each NCCL algorithm is one implementation, chosen by the tuner (or
+// comm.algorithm); AllToAll and SendRecv are point-to-point patterns of their own.
 class CollectiveAlgorithm {
  public:
   virtual ~CollectiveAlgorithm() = default;
-  [[nodiscard]] virtual scenarios::CollectiveAlgorithm kind() const = 0;
+  [[nodiscard]] virtual NcclAlgorithm kind() const = 0;
   // Appends the rounds of `kind` of `bytes` (the full buffer) over every instance (all of the same
-  // size n >= 2) to plan.rounds; flow bytes include the protocol efficiency of their path.
+  // size n >= 2) to plan.rounds; flow bytes include the efficiency of their path and `choice`'s
+  // protocol and ceilings (its bus bandwidth against `graph_Bps`).
   virtual void plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
-                    double bytes, const CommSettings& settings, CommPlan& plan) const = 0;
+                    double bytes, const CommSettings& settings, const TunerChoice& choice, double graph_Bps,
+                    CommPlan& plan) const = 0;
 };
 
 // NCCL's ring (see above): ring_steps(kind, n) rounds in which every member sends S/n bytes to its
 // successor, inter-node transfers split over the NICs the group has on both nodes.
 class RingAlgorithm final : public CollectiveAlgorithm {
  public:
-  [[nodiscard]] scenarios::CollectiveAlgorithm kind() const override { return scenarios::CollectiveAlgorithm::Ring; }
+  [[nodiscard]] NcclAlgorithm kind() const override { return NcclAlgorithm::Ring; }
   void plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
-            double bytes, const CommSettings& settings, CommPlan& plan) const override;
+            double bytes, const CommSettings& settings, const TunerChoice& choice, double graph_Bps,
+            CommPlan& plan) const override;
+};
+
+// NCCL's tree all-reduce (see above).
+class TreeAlgorithm final : public CollectiveAlgorithm {
+ public:
+  [[nodiscard]] NcclAlgorithm kind() const override { return NcclAlgorithm::Tree; }
+  void plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+            double bytes, const CommSettings& settings, const TunerChoice& choice, double graph_Bps,
+            CommPlan& plan) const override;
+};
+
+// NVLS inside one NVSwitch domain (see above).
+class NvlsAlgorithm final : public CollectiveAlgorithm {
+ public:
+  [[nodiscard]] NcclAlgorithm kind() const override { return NcclAlgorithm::Nvls; }
+  void plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+            double bytes, const CommSettings& settings, const TunerChoice& choice, double graph_Bps,
+            CommPlan& plan) const override;
 };
 
 // The implementation of `kind`.
-[[nodiscard]] const CollectiveAlgorithm& collective_algorithm(scenarios::CollectiveAlgorithm kind);
+[[nodiscard]] const CollectiveAlgorithm& collective_algorithm(NcclAlgorithm kind);
+
+// What NCCL's tuner sees of a communicator over `members` (in ring order) for `kind`: the ranks,
+// the NVLink domains they span, the NVLink bandwidth of a GPU and the network bandwidth of the
+// group's NICs on one node (the fewest over its domains), both at the settings' efficiencies.
+[[nodiscard]] TunerInput tuner_input(const topology::Cluster& cluster, Collective kind,
+                                     const std::vector<std::int64_t>& members, const CommSettings& settings);
 
 // Plans `kind` of `bytes` (nccl-tests convention: the full buffer S) over every instance of a
 // group at once. instances[0] is the tracked group; the others are identical collectives that

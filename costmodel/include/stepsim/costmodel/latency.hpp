@@ -6,10 +6,12 @@
 
 namespace stepsim::costmodel {
 
-// An all-reduce of a few bytes over every rank of the cluster (the gradient norm for clipping): a
-// double binary tree across NVLink domains and a chain inside them (NCCL tuner,
-// docs/training-step.md section 8), up and down: setup + 2 (ceil(log2 domains) network latency +
-// (GPUs per domain - 1) NVLink latency).
+// Size of the gradient-norm all-reduce for clipping: one fp32 scalar.
+inline constexpr double kGradNormBytes = 4.0;
+
+// An all-reduce of a few bytes over every rank of the cluster (the gradient norm for clipping): NCCL
+// tuner's time of its choice (nccl_tuner.hpp; a tree, LL protocol, across many nodes) plus
+// comm.collective_setup_us.
 [[nodiscard]] double small_allreduce_time_s(const scenarios::ClusterSpec& cluster, const CommSettings& comm);
 
 }  // namespace stepsim::costmodel

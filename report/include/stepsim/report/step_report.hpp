@@ -24,6 +24,21 @@ struct StageReport {
   double idle_s = 0;           // neither: pipeline bubble and waits
 };
 
+// The communication of one kind of op (its label: "tp.ag", "dp.rs", "pp.send", ...), per stage on
+// average: what NCCL ran (algorithm and protocol of its plans; several joined by "+"), the bus
+// bandwidth it reached (nccl-tests convention, sum of S x factor over the ops' time) and the time
+// it was busy and exposed (not covered by compute).
+struct CommKindReport {
+  std::string label;
+  std::string collective;        // "reduce-scatter", ... (several joined by "+")
+  std::string algorithm;         // "ring", "tree", "nvls", "p2p" (send/recv, all-to-all)
+  std::string protocol;          // "Simple", "LL128", "LL"
+  std::int64_t ops = 0;          // ops of this kind over all stages
+  double bus_bandwidth_Bps = 0;
+  double time_s = 0;             // busy, mean over stages
+  double exposed_s = 0;          // busy while compute is idle, mean over stages
+};
+
 struct OomReport {
   std::int64_t stage = 0;
   std::int64_t gpu = 0;              // representative rank
@@ -56,6 +71,7 @@ struct StepReport {
   bool oom = false;
   std::optional<OomReport> oom_point;
   std::vector<StageReport> stages;
+  std::vector<CommKindReport> communication;   // by label
   std::optional<double> train_tokens;
   std::optional<double> time_to_train_s;
   std::optional<double> gpu_hours;

@@ -185,15 +185,18 @@ struct MemorySpec {
   double usable_fraction = param_default("memory.usable_fraction");               // paper's 80 % rule
 };
 
-// Collective algorithm of AllReduce, ReduceScatter and AllGather (costmodel/comm.hpp).
-enum class CollectiveAlgorithm { Ring };
+// Collective algorithm of AllReduce, ReduceScatter and AllGather (costmodel/comm.hpp): NCCL's
+// choice by its tuner's predicted time (Auto), or one algorithm (NCCL_ALGO), the ring where that
+// algorithm does not run the collective.
+enum class CollectiveAlgorithm { Auto, Ring, Tree, Nvls };
 
 // How NCCL runs collectives, as the communication model sees it ("comm": {...}).
 struct CommSpec {
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   double nvlink_efficiency = param_default("comm.nvlink_efficiency");    // fraction of NVLink line rate a ring reaches
   double network_efficiency = param_default("comm.network_efficiency");  // fraction of NIC line rate
-  double collective_setup_s = param_default("comm.collective_setup_us") * 1e-6;  // start-up latency of a collective
+  double nvls_efficiency = param_default("comm.nvls_efficiency");        // NVLS all-reduce busbw / (2 x ring NVLink bandwidth)
+  double collective_setup_s = param_default("comm.collective_setup_us") * 1e-6;  // start-up latency of a collective beyond NCCL's modeled latency
   double p2p_setup_s = param_default("comm.p2p_setup_us") * 1e-6;                // of a send/recv beyond its route
 };
 
@@ -289,7 +292,10 @@ inline constexpr NameTable<Sharding, 4> kShardingNames{{{"none", Sharding::None}
 inline constexpr NameTable<Attention, 2> kAttentionNames{{{"flash", Attention::Flash}, {"unfused", Attention::Unfused}}};
 inline constexpr NameTable<Schedule, 3> kScheduleNames{
     {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}}};
-inline constexpr NameTable<CollectiveAlgorithm, 1> kCollectiveAlgorithmNames{{{"ring", CollectiveAlgorithm::Ring}}};
+inline constexpr NameTable<CollectiveAlgorithm, 4> kCollectiveAlgorithmNames{{{"auto", CollectiveAlgorithm::Auto},
+                                                                              {"ring", CollectiveAlgorithm::Ring},
+                                                                              {"tree", CollectiveAlgorithm::Tree},
+                                                                              {"nvls", CollectiveAlgorithm::Nvls}}};
 
 [[nodiscard]] inline std::string to_string(Schedule s) { return name_of(kScheduleNames, s); }
 [[nodiscard]] inline std::string to_string(Recompute r) { return name_of(kRecomputeNames, r); }

@@ -9,6 +9,7 @@ namespace stepsim::workload {
 
 // Collective operations (nccl-tests size convention: bytes = the full buffer S).
 enum class Collective : std::uint8_t { None, AllReduce, ReduceScatter, AllGather, AllToAll, SendRecv };
+[[nodiscard]] std::string to_string(Collective c);   // "all-reduce", "reduce-scatter", ..., "send/recv", "none"
 
 // The process group a collective runs over (rank layout: topology::Placement).
 enum class GroupKind : std::uint8_t {
