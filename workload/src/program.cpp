@@ -11,6 +11,18 @@ namespace {
 
 double d(std::int64_t x) { return static_cast<double>(x); }
 
+// FP8 (TransformerEngine's Linear and LayerNormLinear save the input of an FP8 GEMM for wgrad as
+// FP8): the inputs of QKV and FC1 (the norm outputs, 2sbh / (SP ? t : 1) each in bf16), of proj
+// (the attention output, 2sbh/t) and of FC2 (the activation output, 2sbf/t) take 1 byte per
+// element instead of 2 (MXFP8: plus one scale byte per 32 elements). The bytes this saves.
+double fp8_saved_input_savings_bytes(const Scenario& s, const Shape& x) {
+  if (!s.training.fp8()) return 0.0;
+  const double h = d(s.model.hidden), f = d(s.model.ffn_hidden), t = d(s.parallel.tp);
+  const double elems = x.tokens_per_rank * (2.0 * h / (s.parallel.sequence_parallel ? t : 1.0) + h / t + f / t);
+  const double stored = s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+  return (2.0 - stored) * elems;
+}
+
 // Stored activations per layer per micro-batch without recomputation (docs/memory-model.md
 // sections 4.1, 4.2): parts replicated across TP unless SP: norm inputs and the inputs of QKV and
 // FC1 (4 x 2sbh); parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (8sbf
@@ -32,7 +44,7 @@ double layer_working_set_bytes(const Scenario& s, const Shape& x) {
     const double per_score = m.mlp == scenarios::MlpKind::Gelu ? 5.0 : 4.0;
     bytes += per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
   }
-  return bytes;
+  return bytes - fp8_saved_input_savings_bytes(s, x);
 }
 
 }  // namespace
@@ -60,7 +72,18 @@ LayerProgram layer_program(const Scenario& s) {
     auto add = [&](PassProgram& pass, Collective c, double count) {
       pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, c, tp_bytes, count, tp_overlap});
     };
-    if (sp) {
+    if (sp && s.training.fp8()) {
+      // TE gathers the FP8 norm outputs (the inputs of QKV and FC1), 1 byte per element, in the
+      // forward and again for wgrad; the output gradients stay bf16.
+      const auto add_fp8 = [&](PassProgram& pass, double count) {
+        pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, Collective::AllGather, tp_bytes / 2.0, count, tp_overlap});
+      };
+      add_fp8(l.forward, 2.0);
+      add(l.forward, Collective::ReduceScatter, 2.0);
+      add_fp8(l.backward, full ? 4.0 : 2.0);
+      add(l.backward, Collective::AllGather, 2.0);
+      add(l.backward, Collective::ReduceScatter, full ? 4.0 : 2.0);
+    } else if (sp) {
       add(l.forward, Collective::AllGather, 2.0);
       add(l.forward, Collective::ReduceScatter, 2.0);
       add(l.backward, Collective::AllGather, full ? 6.0 : 4.0);
