@@ -20,6 +20,7 @@ std::string scenario_summary(const Scenario& s) {
      << "); " << layout_label(layout_of(s)) << ", " << scenarios::to_string(s.parallel.schedule) << ", seq " << s.training.seq_len << ", micro-batch "
      << s.training.micro_batch << ", global batch " << s.training.global_batch << " (" << s.micro_batches()
      << " micro-batches), recompute " << scenarios::to_string(s.training.recompute);
+  if (s.training.fp8()) os << ", precision " << scenarios::to_string(s.training.precision);
   return os.str();
 }
 
