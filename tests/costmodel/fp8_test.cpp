@@ -32,7 +32,7 @@ Scenario tiny(const std::string& precision, const std::string& gpu = "dgx-h100")
 
 }  // namespace
 
-TEST_CASE("fp8: the layers' GEMMs take 1-byte operands and write bf16; attention and logits stay bf16") {
+TEST_CASE("fp8: the layers' GEMMs take 1-byte operands and write bf16, attention and logits stay bf16") {
   const Scenario s = tiny("fp8-delayed");
   const auto fwd = stepsim::workload::layer_forward(s);
   const auto bwd = stepsim::workload::layer_backward(s);
