@@ -99,7 +99,7 @@ void register_calibrate_command(CLI::App& app) {
   cmd->add_option("--sets", *sets, "validation sets to fit on, comma-separated (default: all)");
   cmd->add_option("--records", *records, "use only records whose name contains one of these, comma-separated");
   cmd->add_option("--params", *params,
-                  "parameters to fit, comma-separated: gemm_max, attn_max, hbm_eff, comm_slowdown (none: write the "
+                  "parameters to fit, comma-separated: gemm_max, gemm_fp8_max, attn_max, hbm_eff, comm_slowdown (none: write the "
                   "start point)");
   cmd->add_option("--base", *base, "start from this GPU's embedded efficiency (its fractions, applied to this GPU's own ceilings)");
   add_set_option(*cmd, *overrides, "override a field of every record's scenario");

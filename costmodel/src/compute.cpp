@@ -17,10 +17,12 @@ ComputeModel::ComputeModel(const scenarios::GpuSpec& gpu, const scenarios::Softw
   if (!(gpu.peak_bf16_flops > 0)) throw ScenarioError("cluster.gpu.peak_bf16_tflops", "must be positive");
   if (!(gpu.hbm_Bps > 0)) throw ScenarioError("cluster.gpu.hbm_TBps", "must be positive");
   if (!(gpu_.matmul_bf16_flops > 0)) gpu_.matmul_bf16_flops = gpu.peak_bf16_flops;
+  if (!(gpu_.matmul_fp8_flops > 0)) gpu_.matmul_fp8_flops = gpu.peak_fp8_flops * gpu_.matmul_bf16_flops / gpu.peak_bf16_flops;
   auto check_fraction = [](double v, const char* what) {
     if (!(v > 0 && v <= 1)) throw ScenarioError(std::string("efficiency.") + what, "must lie in (0, 1]");
   };
   check_fraction(eff.gemm_max, "gemm_max");
+  if (eff.gemm_fp8_max != 0) check_fraction(eff.gemm_fp8_max, "gemm_fp8_max");
   check_fraction(eff.attn_max, "attn_max");
   check_fraction(eff.hbm_eff, "hbm_eff");
   if (!(eff.comm_slowdown >= 0)) throw ScenarioError("efficiency.comm_slowdown", "must be >= 0");
@@ -54,10 +56,17 @@ GemmTiling ComputeModel::gemm_tiling(const workload::Kernel& k) const {
   return b.waves * b.tile_m * b.tile_n < a.waves * a.tile_m * a.tile_n ? b : a;
 }
 
+double ComputeModel::gemm_rate_flops(const workload::Kernel& k) const {
+  if (!k.fp8) return gpu_.matmul_bf16_flops * gpu_.efficiency.gemm_max;
+  if (!(gpu_.matmul_fp8_flops > 0))
+    throw ScenarioError("training.precision", "an FP8 GEMM on " + gpu_.name + ", which has no FP8 peak (cluster.gpu.peak_fp8_tflops)");
+  return gpu_.matmul_fp8_flops * gpu_.efficiency.fp8_gemm_fraction();
+}
+
 double ComputeModel::gemm_time_s(const workload::Kernel& k) const {
   const GemmTiling t = gemm_tiling(k);
   const double sms = gpu_.sms > 0 ? static_cast<double>(gpu_.sms) : 1.0;
-  const double sm_rate = gpu_.matmul_bf16_flops * gpu_.efficiency.gemm_max / sms;
+  const double sm_rate = gemm_rate_flops(k) / sms;
   const double compute_s = t.waves * 2.0 * t.tile_m * t.tile_n * k.k / sm_rate;
   return std::max(compute_s, memory_time_s(k));
 }

@@ -29,11 +29,11 @@ std::string percent(double fraction) { return report::fixed(100.0 * fraction, 2)
 }  // namespace
 
 std::vector<std::string> efficiency_parameter_names() {
-  return {"gemm_max", "attn_max", "hbm_eff", "comm_slowdown"};
+  return {"gemm_max", "gemm_fp8_max", "attn_max", "hbm_eff", "comm_slowdown"};
 }
 
 std::pair<double, double> efficiency_parameter_bounds(const std::string& name) {
-  if (name == "gemm_max" || name == "attn_max") return {0.2, 1.0};
+  if (name == "gemm_max" || name == "gemm_fp8_max" || name == "attn_max") return {0.2, 1.0};
   if (name == "hbm_eff") return {0.2, 0.95};
   if (name == "comm_slowdown") return {0.0, 0.5};
   throw ScenarioError("--params", "unknown parameter '" + name + "' (expected one of " +
@@ -42,6 +42,7 @@ std::pair<double, double> efficiency_parameter_bounds(const std::string& name) {
 
 double get_efficiency_parameter(const costmodel::Efficiency& e, const std::string& name) {
   if (name == "gemm_max") return e.gemm_max;
+  if (name == "gemm_fp8_max") return e.fp8_gemm_fraction();
   if (name == "attn_max") return e.attn_max;
   if (name == "hbm_eff") return e.hbm_eff;
   if (name == "comm_slowdown") return e.comm_slowdown;
@@ -51,6 +52,7 @@ double get_efficiency_parameter(const costmodel::Efficiency& e, const std::strin
 
 void set_efficiency_parameter(costmodel::Efficiency& e, const std::string& name, double value) {
   if (name == "gemm_max") e.gemm_max = value;
+  else if (name == "gemm_fp8_max") e.gemm_fp8_max = value;
   else if (name == "attn_max") e.attn_max = value;
   else if (name == "hbm_eff") e.hbm_eff = value;
   else if (name == "comm_slowdown") e.comm_slowdown = value;
@@ -148,6 +150,8 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
     src << " (" << join(r.records, ", ") << "); MAPE " << percent(r.mape_before) << " at the start point, "
         << percent(r.mape_after) << " fitted; other parameters from "
         << (options.base_gpu.empty() ? std::string("the default efficiency") : options.base_gpu);
+    // A fit on top of an earlier fit keeps that fit's record.
+    if (!options.base_gpu.empty() && !r.start.fit.empty()) src << " (" << r.start.fit << ")";
   }
   r.source = src.str();
   return r;

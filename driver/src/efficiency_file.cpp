@@ -16,6 +16,7 @@ std::string efficiency_to_json(const scenarios::Efficiency& e, const std::string
   std::string out = "{\n";
   out += "  \"source\": " + nlohmann::json(source).dump() + ",\n";
   out += "  \"gemm_max\": " + format_number(e.gemm_max) + ",\n";
+  if (e.gemm_fp8_max > 0) out += "  \"gemm_fp8_max\": " + format_number(e.gemm_fp8_max) + ",\n";
   out += "  \"attn_max\": " + format_number(e.attn_max) + ",\n";
   out += "  \"hbm_eff\": " + format_number(e.hbm_eff) + ",\n";
   out += "  \"comm_slowdown\": " + format_number(e.comm_slowdown) + "\n";

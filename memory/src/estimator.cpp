@@ -96,12 +96,37 @@ std::int64_t fragmentation_bytes(const Scenario& s, std::int64_t dynamic_bytes) 
   return to_bytes(d(dynamic_bytes) * s.memory.fragmentation_fraction);
 }
 
+// FP8 terms (docs/memory-model.md, FP8). TransformerEngine keeps, beside the bf16 parameters,
+// an FP8 copy of every GEMM weight and its transpose (both orientations; MXFP8: each with one
+// E8M0 scale per 32 elements), cached across the micro-batches of a step. Scaling state per FP8
+// tensor of a GEMM (3 forward: input, weight, output; 2 backward: output gradient, input
+// gradient): delayed scaling an fp32 amax history of training.fp8_amax_history_len entries plus
+// fp32 scale and inverse scale; current scaling an fp32 amax, scale and inverse scale; MXFP8 none
+// beyond the block scales.
+Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
+  Fp8StaticBytes b;
+  if (!s.training.fp8()) return b;
+  const double layers = d(scenarios::stage_layers(s, stage));
+  const bool mx = s.training.precision == scenarios::TrainingPrecision::Mxfp8;
+  const double per_copy = mx ? 1.0 + 1.0 / 32.0 : 1.0;
+  b.weight_copies = to_bytes(2.0 * per_copy * layers * workload::layer_gemm_weights(s));
+  constexpr double kTensorsPerGemm = 5.0, kGemmsPerLayer = 4.0;
+  double per_tensor = 0;
+  if (s.training.precision == scenarios::TrainingPrecision::Fp8Delayed) per_tensor = 4.0 * (d(s.training.fp8_amax_history_len) + 2.0);
+  else if (s.training.precision == scenarios::TrainingPrecision::Fp8Current) per_tensor = 4.0 * 3.0;
+  b.scaling_state = to_bytes(layers * kGemmsPerLayer * kTensorsPerGemm * per_tensor);
+  return b;
+}
+
 namespace {
 
 struct StaticTerms {
   std::int64_t weights = 0, grads = 0, optimizer = 0, cuda_context = 0, nccl = 0, distopt = 0, grad_bucket = 0, gathered_params = 0,
                pp_buffers = 0;
-  std::int64_t sum() const { return weights + grads + optimizer + cuda_context + nccl + distopt + grad_bucket + gathered_params + pp_buffers; }
+  Fp8StaticBytes fp8;
+  std::int64_t sum() const {
+    return weights + grads + optimizer + cuda_context + nccl + distopt + grad_bucket + gathered_params + pp_buffers + fp8.sum();
+  }
 };
 
 // The largest unit ZeRO-3 gathers on `stage`: a transformer layer, or the embedding (first stage)
@@ -125,6 +150,7 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   st.grads = to_bytes(x.grad_bytes_per_param * P / (p.shards_grads() ? shards : 1.0));
   st.optimizer = to_bytes(12.0 * P * (1.0 - s.training.optimizer_offload_fraction) / (p.shards_optimizer() ? shards : 1.0));
   st.cuda_context = to_bytes(s.memory.cuda_context_bytes);
+  st.fp8 = fp8_static_bytes(s, stage);
   int groups = 0;
   groups += p.tp > 1 ? 1 : 0;
   groups += p.cp > 1 ? 1 : 0;
@@ -219,6 +245,11 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"pp_buffers_bytes", "pipeline send/recv buffers", st.pp_buffers},
         {"fragmentation_bytes", "allocator fragmentation", frag},
     };
+    if (s.training.fp8()) {
+      const auto at = se.terms.begin() + 3;  // after the optimizer state
+      se.terms.insert(at, {{"fp8_weights_bytes", "FP8 weight copies + transposes", st.fp8.weight_copies},
+                           {"fp8_scaling_bytes", "FP8 scaling state (amax, scales)", st.fp8.scaling_state}});
+    }
     // The buffers of sharded gradients and parameters, where the sharding has them.
     if (s.parallel.shards_grads()) {
       // After the distributed-optimizer bucket.

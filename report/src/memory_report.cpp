@@ -27,6 +27,7 @@ std::string scenario_summary(const Scenario& s) {
   if (p.last_stage_layers) os << ", last stage " << *p.last_stage_layers << " layers";
   if (p.account_for_embedding_in_pipeline_split) os << ", embedding counted in the split";
   if (p.account_for_loss_in_pipeline_split) os << ", loss counted in the split";
+  if (s.training.fp8()) os << ", precision " << scenarios::to_string(s.training.precision);
   return os.str();
 }
 

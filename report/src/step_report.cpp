@@ -142,6 +142,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   if (r.step_time_s > 0) {
     r.tflops_per_gpu = r.model_flops / (r.step_time_s * static_cast<double>(r.gpus)) / 1e12;
     r.mfu = r.tflops_per_gpu * 1e12 / s.cluster.gpu.peak_bf16_flops;
+    if (s.training.fp8() && s.cluster.gpu.peak_fp8_flops > 0) r.mfu_fp8 = r.tflops_per_gpu * 1e12 / s.cluster.gpu.peak_fp8_flops;
   }
   r.gpu_memory_bytes = static_cast<std::int64_t>(s.cluster.gpu.memory_bytes);
 
@@ -224,6 +225,7 @@ std::string report_table(const StepReport& r) {
     if (m.json_key == "peak_memory_bytes") break;
     row(m.json_key == "bubble_fraction" ? m.name + " (idle / step time)" : m.name,
         value_with_unit(m, *m.of_report(r), m.decimals));
+    if (m.json_key == "mfu" && r.mfu_fp8) row("MFU (FP8 peak)", fixed(100.0 * *r.mfu_fp8, 1) + " %");
   }
   row("peak memory", gib(r.peak_memory_bytes, 2) + " GiB of " + gib(r.gpu_memory_bytes, 2) + " (stage " +
                          std::to_string(r.peak_stage) + ")");
@@ -255,7 +257,8 @@ std::string report_table(const StepReport& r) {
          << pad(fixed(c.bus_bandwidth_Bps / 1e9, 1), 12) << pad(fixed(c.time_s, 4), 10) << pad(fixed(c.exposed_s, 4), 11) << "\n";
   }
   os << "\nFLOPs: Megatron's num_floating_point_operations (model FLOPs, no recomputation, causal attention s/(2h));"
-        " MFU against the dense BF16 peak.\n";
+        " MFU against the dense BF16 peak" << (r.mfu_fp8 ? " (as NVIDIA reports FP8 runs), beside it against the dense FP8 peak" : "")
+     << ".\n";
   return os.str();
 }
 
@@ -274,6 +277,7 @@ std::string report_json(const StepReport& r) {
   j["flops_formula"] = "megatron num_floating_point_operations (causal s/(2h))";
   j["tflops_per_gpu"] = r.tflops_per_gpu;
   j["mfu"] = r.mfu;
+  if (r.mfu_fp8) j["mfu_fp8"] = *r.mfu_fp8;
   j["bubble_fraction"] = r.bubble_fraction;
   j["exposed_comm_fraction"] = r.exposed_comm_fraction;
   j["peak_memory_bytes"] = r.peak_memory_bytes;

@@ -349,6 +349,19 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     recompute = it->second;
   }
   training["recompute"] = recompute;
+  // FP8 is on when --fp8-format is given; --fp8-recipe (Megatron's default "delayed") picks the
+  // scaling: delayed, tensorwise (TE's current scaling) or mxfp8. Megatron's amax history
+  // defaults to 1 (--fp8-amax-history-len), not TE's 1024.
+  if (values.count("--fp8-format") != 0) {
+    std::string recipe = "delayed";
+    if (auto it = values.find("--fp8-recipe"); it != values.end()) recipe = it->second;
+    static const std::map<std::string, std::string> kRecipes{{"delayed", "fp8-delayed"}, {"tensorwise", "fp8-current"}, {"mxfp8", "mxfp8"}};
+    const auto precision = kRecipes.find(recipe);
+    if (precision == kRecipes.end())
+      throw ScenarioError("--fp8-recipe", "\"" + recipe + "\" is not modelled (delayed, tensorwise or mxfp8)");
+    training["precision"] = precision->second;
+    if (precision->second == "fp8-delayed") training["fp8_amax_history_len"] = integer("--fp8-amax-history-len").value_or(1);
+  }
   if (recompute == "full") {
     if (auto it = values.find("--recompute-method"); it != values.end()) {
       if (it->second != "uniform" && it->second != "block")
@@ -391,7 +404,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--virtual-pipeline-model-parallel-size", "--num-layers-per-virtual-pipeline-stage", "--decoder-first-pipeline-num-layers",
         "--decoder-last-pipeline-num-layers", "--num-virtual-stages-per-pipeline-rank", "--pipeline-model-parallel-layout", "--seq-length", "--global-batch-size", "--micro-batch-size",
         "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
-        "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy"};
+        "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy",
+        "--fp8-format", "--fp8-recipe", "--fp8-amax-history-len"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
   }
   for (const auto& f : flags) {
@@ -407,7 +421,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     out.warnings.push_back("--recompute-method/--recompute-num-layers: apply to full recomputation only (ignored)");
   if (recompute != "selective" && values.count("--recompute-modules") != 0)
     out.warnings.push_back("--recompute-modules: applies to selective recomputation only (ignored)");
-  if (values.count("--fp8-format") != 0) out.warnings.push_back("--fp8-format: FP8 is not modelled; priced as BF16");
+  if (values.count("--fp8-format") == 0 && values.count("--fp8-recipe") != 0)
+    out.warnings.push_back("--fp8-recipe without --fp8-format: FP8 is off in Megatron; priced as BF16");
 
   OrderedJson cluster;
   cluster["preset"] = options.cluster;

@@ -301,6 +301,8 @@ Efficiency read_efficiency(const Json& j, const std::string& path, const Efficie
   param("attn_max", e.attn_max);
   param("hbm_eff", e.hbm_eff);
   param("comm_slowdown", e.comm_slowdown);
+  // Optional: without it the FP8 GEMMs reach gemm_max (Efficiency::fp8_gemm_fraction).
+  if (r.has("gemm_fp8_max")) e.gemm_fp8_max = r.num_param("gemm_fp8_max");
   e.kind = r.choice_param("kind", kEfficiencyKindNames);
   e.fit = r.has("source") ? r.string("source", std::nullopt) : std::string();
   e.source = complete ? source : source + " over " + base.source;
@@ -346,6 +348,11 @@ GpuSpec read_gpu(const Json& raw, const std::string& path) {
   g.matmul_bf16_flops = r.num_param("matmul_bf16_tflops", g.peak_bf16_flops / 1e12) * 1e12;
   if (g.matmul_bf16_flops > g.peak_bf16_flops)
     throw ScenarioError(path + ".matmul_bf16_tflops", "exceeds the dense BF16 peak (" + std::to_string(g.peak_bf16_flops / 1e12) + " TFLOP/s)");
+  g.peak_fp8_flops = r.num_param("peak_fp8_tflops") * 1e12;
+  g.matmul_fp8_flops = r.has("matmul_fp8_tflops") ? r.num_param("matmul_fp8_tflops") * 1e12
+                                                  : g.peak_fp8_flops * g.matmul_bf16_flops / g.peak_bf16_flops;
+  if (g.matmul_fp8_flops > g.peak_fp8_flops)
+    throw ScenarioError(path + ".matmul_fp8_tflops", "exceeds the dense FP8 peak (" + std::to_string(g.peak_fp8_flops / 1e12) + " TFLOP/s)");
   g.hbm_Bps = r.num_param("hbm_TBps") * 1e12;
   g.nvlink_Bps = r.num_param("nvlink_GBps") * 1e9;
   g.sms = r.int_param("sms");
@@ -459,6 +466,8 @@ TrainingSpec read_training(const Json& j, const std::string& path) {
   t.optimizer_offload_fraction = r.num_param("optimizer_offload_fraction");
   t.grads_in_fp32 = r.choice_param<bool>("grad_dtype", {{"fp32", true}, {"bf16", false}});
   t.attention = r.choice_param("attention", kAttentionNames);
+  t.precision = r.choice_param("precision", kTrainingPrecisionNames);
+  t.fp8_amax_history_len = r.int_param("fp8_amax_history_len");
   if (r.has("train_tokens")) t.train_tokens = r.num_param("train_tokens");
   r.finish();
   return t;
@@ -631,6 +640,21 @@ std::optional<ScenarioError> size_error(const Scenario& s) {
   return std::nullopt;
 }
 
+// FP8 needs FP8 tensor cores (Hopper and later, with an FP8 peak); MXFP8 needs Blackwell.
+std::optional<ScenarioError> precision_error(const Scenario& s) {
+  const auto precision = s.training.precision;
+  if (precision == TrainingPrecision::Bf16) return std::nullopt;
+  const GpuSpec& g = s.cluster.gpu;
+  const std::string what = to_string(precision) + " needs ";
+  if (precision == TrainingPrecision::Mxfp8 && g.architecture != GpuArchitecture::Blackwell)
+    return ScenarioError("training.precision", what + "a Blackwell GPU (" + g.name + " is " + to_string(g.architecture) + ")");
+  if (g.architecture != GpuArchitecture::Hopper && g.architecture != GpuArchitecture::Blackwell)
+    return ScenarioError("training.precision", what + "a Hopper or Blackwell GPU (" + g.name + " is " + to_string(g.architecture) + ")");
+  if (!(g.peak_fp8_flops > 0))
+    return ScenarioError("training.precision", what + "cluster.gpu.peak_fp8_tflops > 0 (" + g.name + " gives none)");
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Cross-field rules. Each names the field a user would change.
@@ -639,6 +663,7 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   auto& p = s.parallel;
   const auto& t = s.training;
   if (m.heads % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
+  if (auto e = precision_error(s)) return e;
   if (m.kv_heads % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
   if (m.ffn_hidden % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)

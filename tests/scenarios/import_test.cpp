@@ -158,9 +158,10 @@ TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modell
   CHECK(s.model.ffn_hidden == 1024);
   CHECK(s.parallel.vpp == 2);
   CHECK(s.parallel.schedule == sc::Schedule::Interleaved);
+  CHECK(s.training.precision == sc::TrainingPrecision::Fp8Delayed);
+  CHECK(s.training.fp8_amax_history_len == 1);
   CHECK(imported.warnings == std::vector<std::string>{
-                                 "--fp8-format hybrid: not modelled (ignored)", "--moe-router-topk 2: not modelled (ignored)",
-                                 "--fp8-format: FP8 is not modelled; priced as BF16",
+                                 "--moe-router-topk 2: not modelled (ignored)",
                                  "the world size is not in Megatron's arguments: 1 node(s) of dgx-h100 (pass --nodes for the run's data parallelism)"});
   // SwiGLU without an FFN size: 2/3 of 4h rounded down to a multiple of 64.
   auto swiglu = base;
@@ -174,6 +175,30 @@ TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modell
   bad.insert(bad.end(), {"--tensor-model-parallel-size", "two"});
   CHECK_THROWS_WITH_AS((void)sc::scenario_from_megatron_args(bad, {}), "--tensor-model-parallel-size: must be a positive integer, got \"two\"",
                        stepsim::ScenarioError);
+}
+
+TEST_CASE("import megatron: --fp8-format turns FP8 on, --fp8-recipe picks delayed, tensorwise (current) or mxfp8") {
+  const std::vector<std::string> base{"--num-layers", "4", "--hidden-size", "256", "--num-attention-heads", "8", "--vocab-size", "1000",
+                                      "--seq-length", "512", "--global-batch-size", "8"};
+  const auto import = [&](std::vector<std::string> extra, const std::string& cluster = "dgx-h100") {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    sc::MegatronImportOptions o;
+    o.cluster = cluster;
+    return sc::load_scenario_text(sc::scenario_from_megatron_args(args, o).json).training;
+  };
+  CHECK(import({}).precision == sc::TrainingPrecision::Bf16);
+  const auto delayed = import({"--fp8-format", "hybrid", "--fp8-recipe", "delayed", "--fp8-amax-history-len", "1024"});
+  CHECK(delayed.precision == sc::TrainingPrecision::Fp8Delayed);
+  CHECK(delayed.fp8_amax_history_len == 1024);
+  CHECK(import({"--fp8-format", "e4m3", "--fp8-recipe", "tensorwise"}).precision == sc::TrainingPrecision::Fp8Current);
+  CHECK(import({"--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"}, "dgx-b200").precision == sc::TrainingPrecision::Mxfp8);
+  CHECK_THROWS_WITH_AS((void)import({"--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"}),
+                       "training.precision: mxfp8 needs a Blackwell GPU (h100-sxm-80gb is hopper)", stepsim::ScenarioError);
+  auto blockwise = base;
+  blockwise.insert(blockwise.end(), {"--fp8-format", "e4m3", "--fp8-recipe", "blockwise"});
+  CHECK_THROWS_WITH_AS((void)sc::scenario_from_megatron_args(blockwise, {}),
+                       "--fp8-recipe: \"blockwise\" is not modelled (delayed, tensorwise or mxfp8)", stepsim::ScenarioError);
 }
 
 TEST_CASE("split_arguments: quotes, continuations and comments") {

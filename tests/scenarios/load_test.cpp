@@ -684,3 +684,29 @@ TEST_CASE("software: every preset loads on every GPU preset, with its source and
       }
     }
 }
+
+TEST_CASE("training.precision: FP8 needs Hopper or Blackwell with an FP8 peak, MXFP8 needs Blackwell") {
+  const auto load = [](const std::string& precision, const std::string& cluster) {
+    return scenarios::load_scenario_text(R"({"model": "llama-3.1-8b", "cluster": {"preset": ")" + cluster + R"(", "nodes": 1},
+      "training": {"seq_len": 4096, "global_batch": 8, "precision": ")" + precision + R"("}, "parallel": {"tp": 8}})");
+  };
+  CHECK(load("bf16", "dgx-a100").training.precision == scenarios::TrainingPrecision::Bf16);
+  CHECK(load("fp8-delayed", "dgx-h100").training.fp8());
+  CHECK(load("fp8-delayed", "dgx-h100").training.fp8_amax_history_len == 1024);
+  CHECK(load("fp8-current", "dgx-b200").training.precision == scenarios::TrainingPrecision::Fp8Current);
+  CHECK(load("mxfp8", "dgx-b200").training.precision == scenarios::TrainingPrecision::Mxfp8);
+  CHECK(load("fp8-delayed", "dgx-h100").cluster.gpu.peak_fp8_flops == 1979e12);
+  CHECK_THROWS_WITH_AS(load("mxfp8", "dgx-h100"), "training.precision: mxfp8 needs a Blackwell GPU (h100-sxm-80gb is hopper)",
+                       ScenarioError);
+  CHECK_THROWS_WITH_AS(load("fp8-delayed", "dgx-a100"),
+                       "training.precision: fp8-delayed needs a Hopper or Blackwell GPU (a100-sxm-80gb is ampere)", ScenarioError);
+  CHECK_THROWS_AS(load("fp4", "dgx-h100"), ScenarioError);
+  const auto custom = scenarios::load_scenario_text(R"({"model": "llama-3.1-8b",
+      "cluster": {"preset": "dgx-h100", "nodes": 1, "gpu": {"preset": "h100-sxm-80gb", "peak_fp8_tflops": 0}},
+      "training": {"seq_len": 4096, "global_batch": 8}, "parallel": {"tp": 8}})");
+  CHECK(custom.cluster.gpu.peak_fp8_flops == 0);
+  CHECK_THROWS_WITH_AS(scenarios::load_scenario_text(R"({"model": "llama-3.1-8b",
+      "cluster": {"preset": "dgx-h100", "nodes": 1, "gpu": {"preset": "h100-sxm-80gb", "peak_fp8_tflops": 0}},
+      "training": {"seq_len": 4096, "global_batch": 8, "precision": "fp8-current"}, "parallel": {"tp": 8}})"),
+                       "training.precision: fp8-current needs cluster.gpu.peak_fp8_tflops > 0 (h100-sxm-80gb gives none)", ScenarioError);
+}

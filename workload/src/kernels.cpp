@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stepsim/workload/params.hpp"
 #include "stepsim/workload/shape.hpp"
 
 namespace stepsim::workload {
@@ -29,6 +30,9 @@ struct Dims {
   bool bias = false;
   bool gpt = false;     // learned positions and dropout, no RoPE
   bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
+  scenarios::TrainingPrecision precision = scenarios::TrainingPrecision::Bf16;
+  bool fp8 = false;     // the layers' GEMMs in FP8 (any FP8 recipe)
+  double micro_batches = 1;  // per pipeline per step (the weights' FP8 cast is once per step)
   const scenarios::SoftwareSpec* sw = nullptr;  // the fusions of the software stack
 };
 
@@ -53,6 +57,9 @@ Dims dims(const Scenario& s) {
   x.bias = s.model.bias;
   x.gpt = gpt_family(s.model);
   x.unfused = s.training.attention == scenarios::Attention::Unfused;
+  x.precision = s.training.precision;
+  x.fp8 = s.training.fp8();
+  x.micro_batches = d(std::max<std::int64_t>(s.micro_batches(), 1));
   x.sw = &s.software;
   return x;
 }
@@ -83,23 +90,29 @@ Kernel memory(std::string name, double bytes) {
 // gradient: bf16 inputs 2(mk + kn), result read and written in the main-gradient type, 2 g mn.
 // Without: it writes a bf16 gradient (2 mn) and "<name>.accum" adds it to the main gradient
 // (read 2 mn + g mn, write g mn).
-void wgrad(std::vector<Kernel>& ks, const std::string& name, double m, double n, double k, const Dims& x) {
+// `fp8`: FP8 operands (1 byte per element; a GEMM of the layers under an FP8 recipe).
+void wgrad(std::vector<Kernel>& ks, const std::string& name, double m, double n, double k, const Dims& x, bool fp8 = false) {
   Kernel g = gemm(name, m, n, k);
+  g.fp8 = fp8;
+  const double operand = fp8 ? 1.0 : 2.0;
   if (x.sw->grad_accum_fusion) {
-    g.bytes = 2.0 * (m * k + k * n) + 2.0 * x.grad_bytes * m * n;
+    g.bytes = operand * (m * k + k * n) + 2.0 * x.grad_bytes * m * n;
     ks.push_back(std::move(g));
     return;
   }
+  g.bytes = operand * (m * k + k * n) + 2.0 * m * n;
   ks.push_back(std::move(g));
   ks.push_back(memory(name + ".accum", (2.0 + 2.0 * x.grad_bytes) * m * n));
 }
 
 // Norm forward on [n_sp, h]: read x, write y (bf16), write the fp32 statistics (rstd; LayerNorm
 // also the mean), read the weights (and LayerNorm bias).
-Kernel norm_forward(std::string name, const Dims& x) {
+// `out_bytes`: bytes written per output element (2: bf16; an FP8 cast fused into the norm writes
+// the quantized output instead, fp8_norm_out_bytes).
+Kernel norm_forward(std::string name, const Dims& x, double out_bytes = 2.0) {
   const double stats = (x.layernorm ? 8.0 : 4.0) * x.n_sp;
   const double weights = (x.layernorm ? 4.0 : 2.0) * x.h;
-  return memory(std::move(name), 4.0 * x.n_sp * x.h + stats + weights);
+  return memory(std::move(name), (2.0 + out_bytes) * x.n_sp * x.h + stats + weights);
 }
 
 // Norm backward fused with the residual-gradient add: read dy, x and the residual gradient
@@ -122,6 +135,51 @@ Kernel residual_forward(std::string name, const Dims& x) {
 // the masked gradient. (Llama: the residual gradient passes unchanged; its add is in the norm backward.)
 Kernel dropout_backward(std::string name, const Dims& x) {
   return memory(std::move(name), 5.0 * x.n_sp * x.h);
+}
+
+// ---- FP8 (TransformerEngine). Bytes per element of the quantization passes of a recipe:
+// - amax: current scaling reads the bf16 tensor once to find its amax before every cast (delayed
+//   scaling takes the scale from the amax history; MXFP8 computes its block scales in the cast).
+// - one orientation: the FP8 copy, 1 byte; MXFP8 adds its E8M0 block scale, 1 byte per 32.
+// - forward casts of GEMM inputs write one orientation; MXFP8 writes the row-wise and the
+//   column-wise copy in the same pass (the column-wise one is what wgrad reads).
+// - output gradients: cast + transpose, both orientations (dgrad reads one, wgrad the other).
+// - Hopper recipes transpose the saved FP8 input for wgrad in the backward (read 1, write 1).
+double fp8_amax_read_bytes(const Dims& x) { return x.precision == scenarios::TrainingPrecision::Fp8Current ? 2.0 : 0.0; }
+double fp8_orientation_bytes(const Dims& x) {
+  return x.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+}
+double fp8_forward_write_bytes(const Dims& x) {
+  return (x.precision == scenarios::TrainingPrecision::Mxfp8 ? 2.0 : 1.0) * fp8_orientation_bytes(x);
+}
+double fp8_input_transpose_bytes(const Dims& x) { return x.precision == scenarios::TrainingPrecision::Mxfp8 ? 0.0 : 2.0; }
+// The norm before QKV and FC1 writes the FP8 GEMM input itself (TE's LayerNormLinear), except
+// under current scaling, which needs the amax of the whole output first: bf16 output, amax, cast.
+bool fp8_cast_in_norm(const Dims& x) { return x.fp8 && x.precision != scenarios::TrainingPrecision::Fp8Current; }
+double fp8_norm_out_bytes(const Dims& x) { return fp8_cast_in_norm(x) ? fp8_forward_write_bytes(x) : 2.0; }
+
+// A GEMM of the transformer layers: FP8 operands (1 byte per element, BF16 result) under an FP8
+// recipe, bf16 otherwise.
+Kernel layer_gemm(std::string name, double m, double n, double k, const Dims& x) {
+  Kernel g = gemm(std::move(name), m, n, k);
+  if (!x.fp8) return g;
+  g.fp8 = true;
+  g.bytes = (m * k + k * n) + 2.0 * m * n;
+  return g;
+}
+
+// Forward cast of a bf16 GEMM input of `elems` elements (amax pass, read 2, write).
+void fp8_input_cast(std::vector<Kernel>& ks, const std::string& name, double elems, const Dims& x) {
+  if (!x.fp8) return;
+  ks.push_back(memory(name, (fp8_amax_read_bytes(x) + 2.0 + fp8_forward_write_bytes(x)) * elems));
+}
+
+// Backward: cast + transpose of the output gradient feeding dgrad and wgrad (`grad_elems`), and
+// the transpose of the saved FP8 input for wgrad (`input_elems`; Hopper recipes).
+void fp8_backward_casts(std::vector<Kernel>& ks, const std::string& gemm, double grad_elems, double input_elems, const Dims& x) {
+  if (!x.fp8) return;
+  ks.push_back(memory(gemm + ".grad_cast", (fp8_amax_read_bytes(x) + 2.0 + 2.0 * fp8_orientation_bytes(x)) * grad_elems));
+  if (fp8_input_transpose_bytes(x) > 0) ks.push_back(memory(gemm + ".input_t", fp8_input_transpose_bytes(x) * input_elems));
 }
 
 // RoPE on Q and K ((a + k)/t heads). Fused: read and write once, 2 * 2 n (a + k) d_h / t.
@@ -279,21 +337,32 @@ std::vector<Kernel> zero_model_flops(std::vector<Kernel> ks) {
 // attention, F6 proj, F8 residual, F9 norm, F11 FC1, F12 activation, F13 FC2, F15 residual.
 std::vector<Kernel> layer_forward(const Scenario& s) {
   const Dims x = dims(s);
+  const double q_t = x.a * x.dh / x.t;
   std::vector<Kernel> ks;
-  ks.push_back(norm_forward("norm1.fwd", x));
-  ks.push_back(gemm("qkv.fprop", x.n, qkv_width(x), x.h));
+  if (x.fp8) {
+    // The weights' FP8 copies and transposes, cast once per step (TE caches them across the
+    // micro-batches): read bf16, write both orientations; spread over the step's micro-batches.
+    ks.push_back(memory("fp8.weight_cast", (fp8_amax_read_bytes(x) + 2.0 + 2.0 * fp8_orientation_bytes(x)) *
+                                               layer_gemm_weights(s) / x.micro_batches));
+  }
+  ks.push_back(norm_forward("norm1.fwd", x, fp8_norm_out_bytes(x)));
+  if (!fp8_cast_in_norm(x)) fp8_input_cast(ks, "qkv.input_cast", x.n_sp * x.h, x);
+  ks.push_back(layer_gemm("qkv.fprop", x.n, qkv_width(x), x.h, x));
   if (!x.gpt) ks.push_back(rope("rope.fwd", x));
   append(ks, attention_core_forward(x));
-  ks.push_back(gemm("proj.fprop", x.n, x.h, x.a * x.dh / x.t));
+  fp8_input_cast(ks, "proj.input_cast", x.n * q_t, x);
+  ks.push_back(layer_gemm("proj.fprop", x.n, x.h, q_t, x));
   ks.push_back(residual_forward("residual1.fwd", x));
-  ks.push_back(norm_forward("norm2.fwd", x));
-  ks.push_back(gemm("fc1.fprop", x.n, fc1_width(x), x.h));
+  ks.push_back(norm_forward("norm2.fwd", x, fp8_norm_out_bytes(x)));
+  if (!fp8_cast_in_norm(x)) fp8_input_cast(ks, "fc1.input_cast", x.n_sp * x.h, x);
+  ks.push_back(layer_gemm("fc1.fprop", x.n, fc1_width(x), x.h, x));
   // SwiGLU fused: read gate and up (4 n f / t), write 2 n f / t; unfused: SiLU (read 2, write 2)
   // and multiply (read 4, write 2), 10 n f / t. GeLU (bias fused): read and write 2 n f / t.
   const double swiglu = x.sw->fused_swiglu ? 6.0 : 10.0;
   const double act = x.swiglu ? swiglu * x.n * x.f / x.t : 4.0 * x.n * x.f / x.t;
   ks.push_back(memory(x.swiglu ? "swiglu.fwd" : "gelu.fwd", act));
-  ks.push_back(gemm("fc2.fprop", x.n, x.h, x.f / x.t));
+  fp8_input_cast(ks, "fc2.input_cast", x.n * x.f / x.t, x);
+  ks.push_back(layer_gemm("fc2.fprop", x.n, x.h, x.f / x.t, x));
   ks.push_back(residual_forward("residual2.fwd", x));
   return ks;
 }
@@ -306,24 +375,28 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   const double q_t = x.a * x.dh / x.t;
   std::vector<Kernel> ks;
   if (x.gpt) ks.push_back(dropout_backward("residual2.bwd", x));
-  ks.push_back(gemm("fc2.dgrad", x.n, x.f / x.t, x.h));
-  wgrad(ks, "fc2.wgrad", x.f / x.t, x.h, x.n, x);
+  fp8_backward_casts(ks, "fc2", x.n * x.h, x.n * x.f / x.t, x);
+  ks.push_back(layer_gemm("fc2.dgrad", x.n, x.f / x.t, x.h, x));
+  wgrad(ks, "fc2.wgrad", x.f / x.t, x.h, x.n, x, x.fp8);
   // SwiGLU fused: read dy, gate, up (6 n f / t), write dgate, dup (4 n f / t); unfused: the
   // multiply's two gradients (read 4, write 2 each) and the SiLU backward (read 4, write 2), 18 n f / t.
   // GeLU: read dy and the input (4 n f / t), write dx (2 n f / t).
   const double swiglu = x.sw->fused_swiglu ? 10.0 : 18.0;
   const double act = x.swiglu ? swiglu * x.n * x.f / x.t : 6.0 * x.n * x.f / x.t;
   ks.push_back(memory(x.swiglu ? "swiglu.bwd" : "gelu.bwd", act));
-  ks.push_back(gemm("fc1.dgrad", x.n, x.h, fc1_width(x)));
-  wgrad(ks, "fc1.wgrad", x.h, fc1_width(x), x.n, x);
+  fp8_backward_casts(ks, "fc1", x.n * fc1_width(x), x.n * x.h, x);
+  ks.push_back(layer_gemm("fc1.dgrad", x.n, x.h, fc1_width(x), x));
+  wgrad(ks, "fc1.wgrad", x.h, fc1_width(x), x.n, x, x.fp8);
   ks.push_back(norm_backward("norm2.bwd", x));
   if (x.gpt) ks.push_back(dropout_backward("residual1.bwd", x));
-  ks.push_back(gemm("proj.dgrad", x.n, q_t, x.h));
-  wgrad(ks, "proj.wgrad", q_t, x.h, x.n, x);
+  fp8_backward_casts(ks, "proj", x.n * x.h, x.n * q_t, x);
+  ks.push_back(layer_gemm("proj.dgrad", x.n, q_t, x.h, x));
+  wgrad(ks, "proj.wgrad", q_t, x.h, x.n, x, x.fp8);
   append(ks, attention_core_backward(x));
   if (!x.gpt) ks.push_back(rope("rope.bwd", x));
-  ks.push_back(gemm("qkv.dgrad", x.n, x.h, qkv_width(x)));
-  wgrad(ks, "qkv.wgrad", x.h, qkv_width(x), x.n, x);
+  fp8_backward_casts(ks, "qkv", x.n * qkv_width(x), x.n * x.h, x);
+  ks.push_back(layer_gemm("qkv.dgrad", x.n, x.h, qkv_width(x), x));
+  wgrad(ks, "qkv.wgrad", x.h, qkv_width(x), x.n, x, x.fp8);
   ks.push_back(norm_backward("norm1.bwd", x));
   return ks;
 }
@@ -348,8 +421,13 @@ std::vector<Kernel> layer_recompute(const Scenario& s, bool recomputed_layer) {
       if (mods.core_attn) append(ks, attention_core_forward(dims(s)));
       return zero_model_flops(std::move(ks));
     }
-    case Recompute::Full:
-      return recomputed_layer ? zero_model_flops(layer_forward(s)) : std::vector<Kernel>{};
+    case Recompute::Full: {
+      if (!recomputed_layer) return {};
+      // The recomputed forward uses the FP8 weights cast in the first forward.
+      std::vector<Kernel> ks = zero_model_flops(layer_forward(s));
+      std::erase_if(ks, [](const Kernel& k) { return k.name == "fp8.weight_cast"; });
+      return ks;
+    }
   }
   return {};
 }

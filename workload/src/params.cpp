@@ -14,11 +14,17 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 
 }  // namespace
 
-double layer_params(const Scenario& s) {
+double layer_gemm_weights(const Scenario& s) {
   const auto& m = s.model;
   const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
   const double mlp_mats = m.mlp == MlpKind::SwiGlu ? 3.0 : 2.0;
-  double layer = 2.0 * h * h * (1.0 + k / a) / t + mlp_mats * h * f / t;
+  return 2.0 * h * h * (1.0 + k / a) / t + mlp_mats * h * f / t;
+}
+
+double layer_params(const Scenario& s) {
+  const auto& m = s.model;
+  const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);
+  double layer = layer_gemm_weights(s);
   if (m.bias) {
     const double fc1_out = m.mlp == MlpKind::SwiGlu ? 2.0 * f : f;
     layer += (h * (1.0 + 2.0 * k / a) + fc1_out) / t + 2.0 * h;

@@ -43,6 +43,17 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
     const double per_score = m.mlp == scenarios::MlpKind::Gelu ? 5.0 : 4.0;
     acts.scores = per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
   }
+  // FP8: TransformerEngine's Linear and LayerNormLinear save the input of an FP8 GEMM for wgrad as
+  // FP8: the inputs of QKV and FC1 (the norm outputs), of proj (the attention output) and of FC2
+  // (the activation output) take 1 byte per element instead of 2 (MXFP8: plus one scale byte per
+  // 32 elements).
+  if (s.training.fp8()) {
+    const double saved = 2.0 - (s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0);
+    const double tokens = x.tokens_per_rank;
+    acts.norm_outputs -= saved * tokens * 2.0 * h / (s.parallel.sequence_parallel ? t : 1.0);
+    acts.attention -= saved * tokens * h / t;
+    acts.mlp -= saved * tokens * f / t;
+  }
   return acts;
 }
 
@@ -113,7 +124,18 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
     // Recomputed forward collectives: the whole layer's (full), or the MLP's all-gather and
     // reduce-scatter (all-reduce without SP) when the MLP is recomputed.
     const double rerun = full ? 2.0 : (selective && mods.mlp ? 1.0 : 0.0);
-    if (sp) {
+    if (sp && s.training.fp8()) {
+      // TE gathers the FP8 norm outputs (the inputs of QKV and FC1), 1 byte per element, in the
+      // forward, again for wgrad and in a recomputed forward; the output gradients stay bf16.
+      const auto add_fp8 = [&](PassProgram& pass, double count) {
+        pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, Collective::AllGather, tp_bytes / 2.0, count, tp_overlap});
+      };
+      add_fp8(l.forward, 2.0);
+      add(l.forward, Collective::ReduceScatter, 2.0);
+      add_fp8(l.backward, 2.0 + rerun);
+      add(l.backward, Collective::AllGather, 2.0);
+      add(l.backward, Collective::ReduceScatter, 2.0 + rerun);
+    } else if (sp) {
       add(l.forward, Collective::AllGather, 2.0);
       add(l.forward, Collective::ReduceScatter, 2.0);
       add(l.backward, Collective::AllGather, 4.0 + rerun);

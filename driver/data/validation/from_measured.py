@@ -96,16 +96,18 @@ def dgxc(measured, out):
             training={"seq_len": int(r["seq_len"]), "global_batch": int(r["gbs"]), "micro_batch": int(r["mbs"]),
                       "recompute": "none", "grad_dtype": "bf16"},
             parallel=parallel)
+        if precision == "fp8" and not ambiguous:
+            rec["scenario"]["training"]["precision"] = "fp8-delayed"
         rec["measured"] = {"step_time_s": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-pre-0.11"
-        if precision == "fp8":
-            rec["skip"] = "FP8 is not modelled yet"
-        elif ambiguous:
+        if ambiguous:
             rec["skip"] = ("precision ambiguous: the README labels this example log FP8, its step time is the BF16 "
                            "table's")
         rec["notes"] = (f"{r['record_id']}; {r['framework']}; recompute: {r['recompute']}; "
                         f"TP communication overlap: {'on (userbuffers)' if tp_overlap else 'not stated, left off'}; "
-                        f"{r['notes']}")
+                        + ("FP8 recipe: delayed scaling (inferred: the NeMo configs of these releases set fp8_hybrid, "
+                           "amax history 1024, amax_compute_algo max); " if precision == "fp8" else "")
+                        + f"{r['notes']}")
         records.append(rec)
     write_set(out / "dgxc-h100-llama3.json", OrderedDict(
         source=("NVIDIA DGX Cloud Benchmarking recipes (github.com/NVIDIA/dgxc-benchmarking), README 'Expected "
@@ -123,7 +125,8 @@ def dgxc(measured, out):
                "gradient buffer, grad_sync_dtype bf16; NeMo 2.0 performance recipes: Megatron's distributed "
                "optimizer with plugins.grad_reduce_in_fp32 = False). NVIDIA's published MFU uses Megatron's FLOP count with the s/h attention term "
                "(megatron-pre-0.11): 8B on 8 GPUs at 12.91 s gives 59.4 % of 989 TFLOP/s, published 59.37 %. One "
-               "table per model. FP8 rows are listed and skipped until FP8 is modelled."),
+               "table per model, BF16 and FP8 rows together. FP8 rows run TransformerEngine's FP8 with delayed "
+               "scaling (training.precision fp8-delayed); NVIDIA's FP8 MFU is against the FP8 peak."),
         records=records))
 
 

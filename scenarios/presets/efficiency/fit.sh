@@ -4,7 +4,8 @@
 # stack of those runs: gemm_max, the fraction of the GPU's published maximum achievable matmul
 # throughput that the training GEMMs reach, and hbm_eff, the fraction of HBM bandwidth, where the
 # set has many memory-bound kernels. The H100 80 GB is fitted on NVIDIA's Llama 3 70B table (NeMo
-# containers), the 8B table and the Megatron-LM README table held out; the H200 (the same Hopper
+# containers: gemm_max on its BF16 rows, then gemm_fp8_max, the fraction of the FP8 matmul ceiling
+# that the FP8 GEMMs reach, on its FP8 rows), the 8B table and the Megatron-LM README table held out; the H200 (the same Hopper
 # SMs, clocks and matmul ceiling) takes its fractions of its own ceilings. GPUs without
 # measurements of their architecture (Blackwell) take their published ceilings as they are (their
 # files say "kind": "derived"; a file without "kind" is a fit). Usage: scenarios/presets/efficiency/fit.sh [BUILD_DIR]
@@ -17,8 +18,15 @@ out=scenarios/presets/efficiency
 "$bin" calibrate --gpu a100-sxm-40gb --sets fujii-2024-abci-a100 \
   --records tp4-cp1-pp2-mbs1-gpus8,tp4-cp1-pp2-mbs1-gpus16,tp4-cp1-pp2-mbs1-gpus32 --params gemm_max --out $out/a100-sxm-40gb.json
 "$bin" calibrate --gpu h100-sxm-94gb --sets fujii-2024-tsubame-h100 --records tp2 --params gemm_max --out $out/h100-sxm-94gb.json
-"$bin" calibrate --gpu h100-sxm-80gb --sets dgxc-h100-llama3 --records llama3-70b --params gemm_max --out $out/h100-sxm-80gb.json
-# The files are embedded in the binary: rebuild before deriving from the new H100 80 GB fit.
+"$bin" calibrate --gpu h100-sxm-80gb --sets dgxc-h100-llama3 \
+  --records llama3-70b-nemo-24.09-bf16,llama3-70b-nemo-24.12-bf16,llama3-70b-nemo-25.02-bf16 --params gemm_max \
+  --out $out/h100-sxm-80gb.json
+# The files are embedded in the binary: rebuild before fitting on top of (or deriving from) a new fit.
+cmake --build "$build" -j2 --target stepsim > /dev/null
+# FP8: gemm_fp8_max on the FP8 rows of the same table, gemm_max kept from the BF16 fit above.
+"$bin" calibrate --gpu h100-sxm-80gb --base h100-sxm-80gb --sets dgxc-h100-llama3 \
+  --records llama3-70b-nemo-24.09-fp8,llama3-70b-nemo-24.12-fp8,llama3-70b-nemo-25.02-fp8 --params gemm_fp8_max \
+  --out $out/h100-sxm-80gb.json
 cmake --build "$build" -j2 --target stepsim > /dev/null
 "$bin" calibrate --gpu h200-sxm-141gb --base h100-sxm-80gb --params none --out $out/h200-sxm-141gb.json
 sed -i '1a\  "kind": "derived",' $out/h200-sxm-141gb.json

@@ -4,7 +4,8 @@
 // (scenarios::Efficiency, from scenarios/presets/efficiency/, fitted by `stepsim calibrate`):
 // - GEMM: output tiles of the kernel library (tile quantization), executed in waves over the SMs
 //   (wave quantization), each SM at its share of the maximum achievable matmul throughput times
-//   gemm_max; never faster than its bytes at the HBM bandwidth (skinny shapes).
+//   gemm_max (FP8 GEMMs: the FP8 ceiling times gemm_fp8_max); never faster than its bytes at the
+//   HBM bandwidth (skinny shapes).
 // - Attention: the published throughput of the stack's attention kernel on this architecture
 //   (by pass, causal mask, head dimension and sequence length) times attn_max; HBM bound alike.
 // - Memory-bound kernels: bytes at hbm_eff of the HBM bandwidth.
@@ -43,6 +44,9 @@ class ComputeModel {
   // GEMM body: max(waves x tile FLOPs / (per-SM matmul rate), bytes / HBM).
   [[nodiscard]] double gemm_time_s(const workload::Kernel& k) const;
   [[nodiscard]] GemmTiling gemm_tiling(const workload::Kernel& k) const;
+  // The GEMM ceiling at full tiles and waves: matmul_bf16 x gemm_max, or for an FP8 kernel
+  // matmul_fp8 x gemm_fp8_max (gemm_max when the efficiency gives none).
+  [[nodiscard]] double gemm_rate_flops(const workload::Kernel& k) const;
   // Attention body: max(flops / (published rate x attn_max), bytes / HBM).
   [[nodiscard]] double attention_time_s(const workload::Kernel& k) const;
   // The published attention throughput (FLOP/s) for this kernel's pass, mask, head dimension and

@@ -17,7 +17,8 @@
 
 namespace stepsim::driver {
 
-// Names of the fittable parameters, in Efficiency's order: gemm_max, attn_max, hbm_eff, comm_slowdown.
+// Names of the fittable parameters, in Efficiency's order: gemm_max, gemm_fp8_max, attn_max, hbm_eff,
+// comm_slowdown.
 [[nodiscard]] std::vector<std::string> efficiency_parameter_names();
 // Physical bounds of a parameter: efficiencies in [0.2, 0.95], half-saturation sizes in
 // [1e6, 1e12] FLOPs, comm_slowdown in [0, 0.5]. Throws ScenarioError("--params", ...) for an unknown name.

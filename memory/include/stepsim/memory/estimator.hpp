@@ -89,6 +89,14 @@ struct StepsimEstimate {
 [[nodiscard]] std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
 // Memory held for the whole step on a rank of `stage` (weights, grads, optimizer, buffers).
 [[nodiscard]] std::int64_t static_bytes(const scenarios::Scenario& s, std::int64_t stage);
+// FP8 (training.precision other than bf16): TransformerEngine's FP8 weight copies and transposes
+// and its scaling state on a rank of `stage`; zero in bf16. Part of static_bytes.
+struct Fp8StaticBytes {
+  std::int64_t weight_copies = 0;   // 2 bytes per GEMM weight element (MXFP8: 2 x 33/32)
+  std::int64_t scaling_state = 0;   // amax history (delayed) or amax (current), scale, inverse scale
+  [[nodiscard]] std::int64_t sum() const { return weight_copies + scaling_state; }
+};
+[[nodiscard]] Fp8StaticBytes fp8_static_bytes(const scenarios::Scenario& s, std::int64_t stage);
 // Fragmentation on top of dynamic memory: dynamic * fragmentation_fraction.
 [[nodiscard]] std::int64_t fragmentation_bytes(const scenarios::Scenario& s, std::int64_t dynamic_bytes);
 

@@ -62,7 +62,8 @@ struct StepReport {
   double tokens_per_s = 0;
   double model_flops = 0;            // Megatron's num_floating_point_operations for the step
   double tflops_per_gpu = 0;
-  double mfu = 0;
+  double mfu = 0;                    // against the dense BF16 peak (as NVIDIA reports FP8 runs too)
+  std::optional<double> mfu_fp8;    // FP8 runs: against the dense FP8 peak
   double bubble_fraction = 0;        // mean idle time over stages / step time
   double exposed_comm_fraction = 0;  // mean exposed communication over stages / step time
   std::int64_t peak_memory_bytes = 0;

@@ -47,9 +47,14 @@ struct Efficiency {
   double attn_max = 0;         // fraction of the attention kernel's published throughput
   double hbm_eff = 0;          // fraction of HBM bandwidth reached by memory-bound kernels
   double comm_slowdown = 0;    // compute slowdown while communication kernels run alongside (SM sharing)
+  // Fraction of the FP8 matmul ceiling (matmul_fp8_flops) that the FP8 GEMMs reach; 0: not given,
+  // the FP8 GEMMs reach gemm_max as the BF16 ones do (fp8_gemm_fraction()).
+  double gemm_fp8_max = 0;
   EfficiencyKind kind = EfficiencyKind::Default;
   std::string source;          // the file it came from, the scenario field, or "built-in ..."
   std::string fit;             // the fit record of its file ("source" key), empty when none
+
+  [[nodiscard]] double fp8_gemm_fraction() const { return gemm_fp8_max > 0 ? gemm_fp8_max : gemm_max; }
 };
 
 // GPU architecture: which published attention-kernel figures apply (scenarios/presets/kernels/).
@@ -60,6 +65,10 @@ struct GpuSpec {
   double memory_bytes = 0;        // device memory as the job sees it (GiB in JSON: "memory_gib")
   double peak_bf16_flops = 0;     // dense BF16 FLOP/s ("peak_bf16_tflops")
   double matmul_bf16_flops = 0;   // published maximum achievable BF16 matmul FLOP/s ("matmul_bf16_tflops"; the peak when absent)
+  double peak_fp8_flops = 0;      // dense FP8 FLOP/s ("peak_fp8_tflops"); 0: no FP8 tensor cores
+  // Maximum achievable FP8 matmul FLOP/s ("matmul_fp8_tflops"); when absent the FP8 peak times the
+  // BF16 ratio matmul_bf16_flops / peak_bf16_flops.
+  double matmul_fp8_flops = 0;
   double hbm_Bps = 0;             // HBM bandwidth ("hbm_TBps")
   double nvlink_Bps = 0;          // NVLink bandwidth per GPU per direction ("nvlink_GBps")
   std::int64_t sms = 0;           // streaming multiprocessors; 0: unknown (no wave quantization)
@@ -117,6 +126,11 @@ struct RecomputeModules {
   bool layernorm = false;  // the two norms (their outputs, the QKV and FC1 inputs, are not stored)
   bool operator==(const RecomputeModules&) const = default;
 };
+// Precision of the transformer layers' GEMMs, as TransformerEngine runs them: BF16, or FP8 with
+// per-tensor delayed scaling (scales from an amax history), per-tensor current scaling (an amax
+// pass before every cast), or MXFP8 (one E8M0 scale per 32 elements; Blackwell). Attention and the
+// output layer stay BF16 in every recipe.
+enum class TrainingPrecision { Bf16, Fp8Delayed, Fp8Current, Mxfp8 };
 // Attention kernel: fused FlashAttention (no s x s tensors; Megatron with TransformerEngine), or
 // Megatron's unfused path (scores, fused scale-mask-softmax, dropout; the 2021-22 papers' runs).
 enum class Attention { Flash, Unfused };
@@ -134,6 +148,10 @@ struct TrainingSpec {
   // host (Megatron --optimizer-cpu-offload --optimizer-offload-fraction).
   double optimizer_offload_fraction = param_default("training.optimizer_offload_fraction");
   Attention attention = Attention::Flash;       // "attention": "flash" | "unfused"
+  TrainingPrecision precision = TrainingPrecision::Bf16;  // "precision"
+  std::int64_t fp8_amax_history_len = static_cast<std::int64_t>(param_default("training.fp8_amax_history_len"));
+
+  [[nodiscard]] bool fp8() const { return precision != TrainingPrecision::Bf16; }
   std::optional<double> train_tokens;           // token budget for time/cost to train
 };
 
@@ -289,6 +307,10 @@ inline constexpr NameTable<Sharding, 4> kShardingNames{{{"none", Sharding::None}
                                                        {"optimizer", Sharding::Optimizer},
                                                        {"optimizer_grads", Sharding::OptimizerGrads},
                                                        {"optimizer_grads_params", Sharding::OptimizerGradsParams}}};
+inline constexpr NameTable<TrainingPrecision, 4> kTrainingPrecisionNames{{{"bf16", TrainingPrecision::Bf16},
+                                                                         {"fp8-delayed", TrainingPrecision::Fp8Delayed},
+                                                                         {"fp8-current", TrainingPrecision::Fp8Current},
+                                                                         {"mxfp8", TrainingPrecision::Mxfp8}}};
 inline constexpr NameTable<Attention, 2> kAttentionNames{{{"flash", Attention::Flash}, {"unfused", Attention::Unfused}}};
 inline constexpr NameTable<Schedule, 3> kScheduleNames{
     {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}}};
@@ -302,6 +324,7 @@ inline constexpr NameTable<CollectiveAlgorithm, 4> kCollectiveAlgorithmNames{{{"
 [[nodiscard]] inline std::string to_string(RecomputeMethod r) { return name_of(kRecomputeMethodNames, r); }
 [[nodiscard]] inline std::string to_string(Sharding x) { return name_of(kShardingNames, x); }
 [[nodiscard]] inline std::string to_string(Attention a) { return name_of(kAttentionNames, a); }
+[[nodiscard]] inline std::string to_string(TrainingPrecision p) { return name_of(kTrainingPrecisionNames, p); }
 [[nodiscard]] inline std::string to_string(FabricTopology t) { return name_of(kFabricTopologyNames, t); }
 [[nodiscard]] inline std::string to_string(GpuArchitecture a) { return name_of(kGpuArchitectureNames, a); }
 [[nodiscard]] inline std::string to_string(AttentionKernel a) { return name_of(kAttentionKernelNames, a); }

@@ -18,6 +18,16 @@
 // - The software stack (scenario.software) decides which fusions run: fused RoPE, bias-SwiGLU and
 //   cross-entropy fusions, and gradient-accumulation fusion (without it a wgrad GEMM writes a bf16
 //   gradient, 2 mn, and a separate kernel adds it to the main gradient: read 2 mn + g mn, write g mn).
+// - FP8 (training.precision fp8-delayed, fp8-current, mxfp8; TransformerEngine's Linear and
+//   LayerNormLinear): the GEMMs of the transformer layers (QKV, proj, FC1, FC2: fprop, dgrad,
+//   wgrad) take FP8 operands, 1 byte per element, and write BF16 (wgrad: the main gradient as
+//   above); attention and the output layer stay BF16. The quantization kernels around them are
+//   memory kernels (see fp8 in kernels.cpp): the casts of the GEMM inputs (fused into the norm for
+//   QKV and FC1 except under current scaling), the cast + transpose of the output gradients and
+//   the transposes of the saved inputs for wgrad (Hopper; MXFP8 writes the column-wise copy in the
+//   same pass instead), current scaling's amax pass before every cast, MXFP8's block scales
+//   (1 byte per 32 elements), and the once-per-step cast + transpose of the weights, spread over
+//   the step's micro-batches.
 // - Memory kernels carry flops = 0 (their arithmetic is not counted in hardware FLOPs); their time
 //   is the bytes term alone.
 // - `flops` is what runs (FlashAttention backward = 2.5 x forward; recomputation included in the
@@ -48,6 +58,7 @@ struct Kernel {
   double batch = 1;
   bool backward = false;     // attention: the backward kernel
   bool causal = true;        // attention: causal mask
+  bool fp8 = false;          // GEMM: FP8 operands on the FP8 tensor cores (training.precision)
 
   bool operator==(const Kernel&) const = default;
 };

@@ -11,6 +11,9 @@ namespace stepsim::workload {
 // One transformer layer: attention 2h^2(1 + k/a)/t, MLP 3hf/t (SwiGLU) or 2hf/t (GeLU), biases of
 // column-parallel layers split by t and of row-parallel layers replicated, two norms replicated.
 [[nodiscard]] double layer_params(const scenarios::Scenario& s);
+// The weight matrices of the layer's GEMMs (QKV, proj, FC1, FC2), without biases and norms:
+// 2h^2(1 + k/a)/t + 3hf/t (SwiGLU) or 2hf/t (GeLU).
+[[nodiscard]] double layer_gemm_weights(const scenarios::Scenario& s);
 // The embedding shard (padded vocabulary / t rows of h).
 [[nodiscard]] double embedding_params(const scenarios::Scenario& s);
 // One norm: h (RMSNorm) or 2h (LayerNorm: weight and bias).

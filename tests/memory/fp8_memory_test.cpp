@@ -1,0 +1,72 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/workload/params.hpp"
+#include "stepsim/workload/program.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+// h 64, a 4, k 2 (d_h 16), f 128 (SwiGLU), 2 layers, s 32, b 2, t 2, c 2, SP on: n = 32 tokens
+// per rank. GEMM weights per layer and rank: 2 h^2 (1 + k/a) / t + 3 h f / t = 18432.
+scenarios::Scenario tiny(const std::string& precision, const std::string& extra = "", const std::string& cluster = "dgx-h100") {
+  return scenarios::load_scenario_text(R"({
+    "model": {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 100},
+    "cluster": {"preset": ")" + cluster + R"(", "nodes": 1},
+    "training": {"seq_len": 32, "global_batch": 4, "micro_batch": 2, "precision": ")" + precision + "\"" + extra + R"(},
+    "parallel": {"tp": 2, "cp": 2, "pp": 1}
+  })");
+}
+
+std::int64_t term(const memory::StageEstimate& st, const std::string& key) {
+  for (const auto& t : st.terms)
+    if (t.key == key) return t.bytes;
+  FAIL("no term " << key);
+  return -1;
+}
+
+bool has_term(const memory::StageEstimate& st, const std::string& key) {
+  for (const auto& t : st.terms)
+    if (t.key == key) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("fp8 weight copies: FP8 weight and transpose per GEMM weight element (MXFP8 with 1/32 scales)") {
+  // 2 layers x 18432 elements x 2 copies.
+  CHECK(memory::fp8_static_bytes(tiny("fp8-delayed"), 0).weight_copies == 73728);
+  CHECK(memory::fp8_static_bytes(tiny("fp8-current"), 0).weight_copies == 73728);
+  CHECK(memory::fp8_static_bytes(tiny("mxfp8", "", "dgx-b200"), 0).weight_copies == 76032);  // 73728 x 33/32
+  CHECK(memory::fp8_static_bytes(tiny("bf16"), 0).sum() == 0);
+}
+
+TEST_CASE("fp8 scaling state: amax history (delayed), amax and scales (current), none for MXFP8") {
+  // 2 layers x 4 GEMMs x 5 tensors x 4 bytes x (1024 history + scale + inverse scale).
+  CHECK(memory::fp8_static_bytes(tiny("fp8-delayed"), 0).scaling_state == 2 * 4 * 5 * 4 * 1026);
+  CHECK(memory::fp8_static_bytes(tiny("fp8-delayed", R"(, "fp8_amax_history_len": 16)"), 0).scaling_state == 2 * 4 * 5 * 4 * 18);
+  CHECK(memory::fp8_static_bytes(tiny("fp8-current"), 0).scaling_state == 2 * 4 * 5 * 4 * 3);
+  CHECK(memory::fp8_static_bytes(tiny("mxfp8", "", "dgx-b200"), 0).scaling_state == 0);
+}
+
+TEST_CASE("fp8 activations: the saved inputs of the four GEMMs take 1 byte per element") {
+  // QKV and FC1 inputs n h / t each (SP), proj input n h / t, FC2 input n f / t:
+  // 32 x (32 + 32 + 32 + 64) = 5120 elements, one byte less each.
+  const double bf16 = workload::layer_program(tiny("bf16")).stored_activation_bytes;
+  CHECK(bf16 - workload::layer_program(tiny("fp8-delayed")).stored_activation_bytes == 5120);
+  CHECK(bf16 - workload::layer_program(tiny("mxfp8", "", "dgx-b200")).stored_activation_bytes == 5120 - 5120 / 32);
+}
+
+TEST_CASE("fp8 terms appear in the stage breakdown (and the static bytes) only for FP8 runs") {
+  const auto b = memory::stepsim_estimate(tiny("bf16"));
+  const auto f = memory::stepsim_estimate(tiny("fp8-delayed"));
+  CHECK_FALSE(has_term(b.stages[0], "fp8_weights_bytes"));
+  CHECK(term(f.stages[0], "fp8_weights_bytes") == 73728);
+  CHECK(term(f.stages[0], "fp8_scaling_bytes") == 2 * 4 * 5 * 4 * 1026);
+  CHECK(memory::static_bytes(tiny("fp8-delayed"), 0) - memory::static_bytes(tiny("bf16"), 0) == 73728 + 2 * 4 * 5 * 4 * 1026);
+  CHECK(term(f.stages[0], "weights_bytes") == term(b.stages[0], "weights_bytes"));
+}
