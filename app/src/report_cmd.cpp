@@ -25,6 +25,7 @@ struct ReportArgs {
   std::string svg_dir;
   std::string engine = "auto";
   std::int64_t top = 20;
+  std::vector<std::string> columns;
 };
 
 constexpr const char* kInputKind = "results or scenario file";
@@ -60,6 +61,7 @@ report::ScenarioRun simulate_run(std::string label, scenarios::Scenario s, const
   driver::SimulateOptions so;
   so.engine = engine_choice(engine);
   auto simulation = driver::simulate(s, so);
+  note_engine("report", simulation.report);
   return report::ScenarioRun{std::move(label), std::move(s), std::move(simulation)};
 }
 
@@ -69,6 +71,16 @@ void run_report(const ReportArgs& a) {
   options.format = report::parse_report_format(a.format);
   if (a.top < 0) throw ScenarioError("--top", "must be at least 0 (0: all rows), got " + std::to_string(a.top));
   options.top = static_cast<std::size_t>(a.top);
+  for (const auto& c : a.columns) {
+    std::size_t start = 0;
+    while (start <= c.size()) {
+      const auto comma = c.find(',', start);
+      const std::string name = c.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!name.empty()) options.columns.push_back(name);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
 
   report::ReportOutput output;
   std::string sweep_file;
@@ -102,10 +114,7 @@ void run_report(const ReportArgs& a) {
     if (a.inputs.size() == 2 && !a.compare_sets.empty())
       throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
     const auto base = parse_overrides(a.sets);
-    auto load_one = [&](const std::string& file, const std::vector<scenarios::Override>& ov) {
-      if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
-      return scenarios::load_scenario_file(file, ov);
-    };
+    const auto load_one = load_scenario;
     std::vector<scenarios::Scenario> scenarios_in;
     if (a.inputs.size() == 2) {
       scenarios_in.push_back(load_one(a.inputs[0], base));
@@ -140,6 +149,9 @@ void run_report(const ReportArgs& a) {
     for (const auto& f : output.svgs) outputs.push_back({(std::filesystem::path(a.svg_dir) / f.name).string(), f.text});
   }
   outputs.push_back({a.out, output.text});
+  // A CSV file's provenance goes beside it: results.csv -> results.meta.json.
+  if (!output.meta_json.empty() && !a.out.empty() && a.out != "-")
+    outputs.push_back({std::filesystem::path(a.out).replace_extension(".meta.json").string(), output.meta_json});
   try {
     emit_all(outputs);
   } catch (const ScenarioError&) {
@@ -169,6 +181,8 @@ void register_report(CLI::App& app) {
       ->allow_extra_args(false);
   add_engine_option(*cmd, a->engine);
   cmd->add_option("--top", a->top, "sweep rows in the md, latex and html tables (0: all)");
+  cmd->add_option("--columns", a->columns, "md, csv, latex: the main table's columns, in this order (comma-separated headings)")
+      ->default_str("");
   cmd->callback([a]() { run_report(*a); });
 }
 

@@ -155,10 +155,7 @@ void register_compare(CLI::App& app) {
       scenarios::Scenario scenario;
     };
     std::vector<Input> inputs;
-    const auto load_one = [](const std::string& file, const std::vector<scenarios::Override>& ov) {
-      if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
-      return scenarios::load_scenario_file(file, ov);
-    };
+    const auto load_one = load_scenario;
     if (files->size() <= 1) {
       const std::string file = files->empty() ? std::string() : files->front();
       const std::string label = file.empty() ? "default" : file;
@@ -172,6 +169,7 @@ void register_compare(CLI::App& app) {
     std::vector<report::CompareColumn> cols;
     for (auto& in : inputs) {
       auto report = driver::simulate(in.scenario, so).report;
+      note_engine("compare", report);
       cols.push_back({in.label, std::move(in.scenario), std::move(report)});
     }
     const std::string text = o->format == "json" ? report::compare_json(cols)

@@ -195,8 +195,13 @@ std::string validation_table(const ValidationReport& r) {
   return o.str();
 }
 
-std::string validation_markdown(const ValidationReport& r) {
+namespace {
+
+// The records, for reading.
+Table cases_table(const ValidationReport& r) {
   Table cases;
+  cases.caption = "Predicted vs published step time and TFLOP/s per GPU";
+  cases.label = "tab:stepsim-validation";
   cases.columns = {"set", "table", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
                    "measured TFLOP/s/GPU", "error"};
   cases.right_aligned = {false, false, false, false, true, true, true, true, true};
@@ -205,6 +210,34 @@ std::string validation_markdown(const ValidationReport& r) {
       cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_step_time_s, 3),
                             opt_fixed(c.measured_step_time_s, 3), fixed(c.predicted_tflops_per_gpu, 1),
                             opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true)});
+  return cases;
+}
+
+}  // namespace
+
+std::string validation_latex(const ValidationReport& r) {
+  auto summary = summary_table(r);
+  summary.caption = "Error per validation set and table: MAPE, max error, Spearman rank correlation";
+  summary.label = "tab:stepsim-validation-summary";
+  return "% stepsim validate: " + engine_note(r) + "\n% \\usepackage{booktabs, tabularx, array}\n\n" + to_latex(cases_table(r)) +
+         "\n" + to_latex(summary);
+}
+
+std::string validation_csv(const ValidationReport& r) {
+  Table t;
+  t.columns = {"set", "table", "record", "gpu", "predicted_step_time_s", "measured_step_time_s", "predicted_tflops_per_gpu",
+               "measured_tflops_per_gpu", "flops_formula", "error"};
+  const auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v).dump() : std::string(); };
+  for (const auto& set : r.sets)
+    for (const auto& c : set.records)
+      t.rows.push_back({set.name, c.table, c.name, c.gpu, num(c.predicted_step_time_s), num(c.measured_step_time_s),
+                        num(c.predicted_tflops_per_gpu), num(c.measured_tflops_per_gpu), c.flops_formula, num(c.error)});
+  return to_csv(t);
+}
+
+std::string validation_markdown(const ValidationReport& r) {
+  Table cases = cases_table(r);
+  cases.caption.clear();
   std::string out = to_markdown(cases, MarkdownStyle::Compact) + "\n" + to_markdown(summary_table(r), MarkdownStyle::Compact) + "\n";
   const auto skipped = skipped_table(r);
   if (!skipped.rows.empty()) out += to_markdown(skipped, MarkdownStyle::Compact) + "\n";
