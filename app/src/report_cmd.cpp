@@ -98,7 +98,7 @@ void run_report(const ReportArgs& a) {
     for (const auto& f : a.inputs) {
       std::error_code ec;
       if (std::filesystem::is_directory(f, ec) || is_sweep_results(f))
-        throw ScenarioError(f, "two inputs compare two scenario files; sweep results take one input");
+        throw ScenarioError(f, "several inputs compare scenario files; sweep results take one input");
     }
   }
 
@@ -111,14 +111,13 @@ void run_report(const ReportArgs& a) {
                 << ": ignored a last line without newline that is not a row (a write cut short)\n";
     output = report::sweep_report(sweep, options);
   } else {
-    if (a.inputs.size() == 2 && !a.compare_sets.empty())
-      throw ScenarioError("--compare-set", "give either two scenario files or one scenario with --compare-set");
+    if (a.inputs.size() >= 2 && !a.compare_sets.empty())
+      throw ScenarioError("--compare-set", "give either several scenario files or one scenario with --compare-set");
     const auto base = parse_overrides(a.sets);
     const auto load_one = load_scenario;
     std::vector<scenarios::Scenario> scenarios_in;
-    if (a.inputs.size() == 2) {
-      scenarios_in.push_back(load_one(a.inputs[0], base));
-      scenarios_in.push_back(load_one(a.inputs[1], base));
+    if (a.inputs.size() >= 2) {
+      for (const auto& f : a.inputs) scenarios_in.push_back(load_one(f, base));
     } else {
       const std::string file = a.inputs.empty() ? std::string() : a.inputs.front();
       scenarios_in.push_back(load_one(file, base));
@@ -132,8 +131,9 @@ void run_report(const ReportArgs& a) {
     if (scenarios_in.size() == 1) {
       runs.push_back(simulate_run(scenarios_in[0].name, scenarios_in[0], a.engine));
     } else {
-      runs.push_back(simulate_run(short_label("A", scenarios_in[0]), scenarios_in[0], a.engine));
-      runs.push_back(simulate_run(short_label("B", scenarios_in[1]), scenarios_in[1], a.engine));
+      // Short labels A, B, C, ... (at most 26 inputs).
+      for (std::size_t i = 0; i < scenarios_in.size(); ++i)
+        runs.push_back(simulate_run(short_label(std::string(1, static_cast<char>('A' + i)), scenarios_in[i]), scenarios_in[i], a.engine));
     }
     output = report::scenario_report(runs, options);
   }
@@ -168,9 +168,9 @@ void register_report(CLI::App& app) {
       "report", "tables (md, csv, latex, json) and an HTML report with plots, from sweep results or scenarios");
   auto a = std::make_shared<ReportArgs>();
   cmd->add_option("results", a->inputs,
-                  "sweep results (results.jsonl or the sweep's output directory), or one or two scenario files "
-                  "(default: the built-in default scenario)")
-      ->expected(0, 2);
+                  "sweep results (results.jsonl or the sweep's output directory), or scenario files, compared side by side "
+                  "when several (default: the built-in default scenario)")
+      ->expected(0, 26);
   add_format_option(*cmd, a->format, {"md", "csv", "latex", "html", "json"}, "md, csv, latex, html or json");
   add_out_option(*cmd, a->out, "write the report to this file instead of stdout");
   cmd->add_option("--svg-dir", a->svg_dir, "also write every plot as an SVG file into this directory");

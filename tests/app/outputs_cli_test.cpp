@@ -192,3 +192,12 @@ TEST_CASE("compare: differences of percentages in percentage points, of the rest
   CHECK(!b["delta_percent"].contains("mfu"));
   CHECK(b["delta_percent"].contains("step_time_s"));
 }
+
+TEST_CASE("report compares N scenario files side by side with short labels A, B, C") {
+  const std::string a = write_file("n-a.json", slurp(kExample));
+  const std::string dir = empty_dir("n-svg");
+  const auto r = run("report " + a + " " + a + " " + kExample + " --set parallel.pp=2 --set parallel.dp=1 --engine analytic --format md --svg-dir " + dir);
+  REQUIRE(r.status == 0);
+  for (const char* label : {"| A (1f1b)", "| B (1f1b)", "| C (1f1b)"}) CHECK_MESSAGE(r.out.find(label) != std::string::npos, label);
+  CHECK(std::filesystem::exists(dir + "/gantt_c.svg"));
+}
