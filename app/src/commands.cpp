@@ -25,6 +25,27 @@ std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>&
   return out;
 }
 
+std::vector<scenarios::Override> parse_variant(const std::string& variant) {
+  std::vector<std::string> sets;
+  std::size_t start = 0;
+  while (start <= variant.size()) {
+    const auto semi = variant.find(';', start);
+    const std::string one = variant.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+    if (one.find_first_not_of(' ') != std::string::npos) sets.push_back(one.substr(one.find_first_not_of(' ')));
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  if (sets.empty()) throw ScenarioError("--variant", "expected key=value overrides separated by ';', got \"" + variant + "\"");
+  return parse_overrides(sets);
+}
+
+void add_variant_option(CLI::App& cmd, std::vector<std::string>& variants) {
+  cmd.add_option("--variant", variants,
+                 "a further column: the scenario with these overrides, ';'-separated (--variant 'parallel.tp=4;parallel.pp=2'); "
+                 "repeatable; columns A (the scenario), B, C, ...")
+      ->default_str("");
+}
+
 void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help) {
   cmd.add_option("--set", sets, help)->take_all()->allow_extra_args(false)->default_str("");
 }

@@ -48,6 +48,12 @@ struct OutputArgs {
   std::string out;
 };
 
+// A variant: overrides separated by ';' ("parallel.tp=4;parallel.pp=2"); ScenarioError("--variant", ...)
+// when it holds none.
+[[nodiscard]] std::vector<scenarios::Override> parse_variant(const std::string& variant);
+// --variant, repeatable: each a further column of a comparison.
+void add_variant_option(CLI::App& cmd, std::vector<std::string>& variants);
+
 // --set, repeatable, taking every following value.
 void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help);
 void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& choices, const std::string& help);

@@ -20,6 +20,7 @@ struct ReportArgs {
   std::vector<std::string> inputs;
   std::vector<std::string> sets;
   std::vector<std::string> compare_sets;
+  std::vector<std::string> variants;
   std::string format = "md";
   std::string out;
   std::string svg_dir;
@@ -105,12 +106,16 @@ void run_report(const ReportArgs& a) {
   if (!sweep_file.empty()) {
     if (!a.sets.empty()) throw ScenarioError("--set", "applies to scenario files, not to sweep results");
     if (!a.compare_sets.empty()) throw ScenarioError("--compare-set", "applies to scenario files, not to sweep results");
+    if (!a.variants.empty()) throw ScenarioError("--variant", "applies to scenario files, not to sweep results");
     const auto sweep = read_sweep_results(sweep_file);
     if (sweep.truncated_line > 0)
       std::cerr << "stepsim report: warning: " << sweep_file << ":" << sweep.truncated_line
                 << ": ignored a last line without newline that is not a row (a write cut short)\n";
     output = report::sweep_report(sweep, options);
   } else {
+    if (!a.variants.empty() && (a.inputs.size() >= 2 || !a.compare_sets.empty()))
+      throw ScenarioError("--variant", "applies to one scenario (or the default), without --compare-set or further files");
+    if (a.variants.size() > 25) throw ScenarioError("--variant", "at most 25 variants (columns B to Z)");
     if (a.inputs.size() >= 2 && !a.compare_sets.empty())
       throw ScenarioError("--compare-set", "give either several scenario files or one scenario with --compare-set");
     const auto base = parse_overrides(a.sets);
@@ -124,6 +129,11 @@ void run_report(const ReportArgs& a) {
       if (!a.compare_sets.empty()) {
         auto ov = base;
         for (const auto& o : parse_overrides(a.compare_sets)) ov.push_back(o);
+        scenarios_in.push_back(load_one(file, ov));
+      }
+      for (const auto& v : a.variants) {
+        auto ov = base;
+        for (const auto& o : parse_variant(v)) ov.push_back(o);
         scenarios_in.push_back(load_one(file, ov));
       }
     }
@@ -179,6 +189,7 @@ void register_report(CLI::App& app) {
                   "compare the scenario with a copy that has this override, e.g. --compare-set parallel.schedule=interleaved")
       ->take_all()
       ->allow_extra_args(false);
+  add_variant_option(*cmd, a->variants);
   add_engine_option(*cmd, a->engine);
   cmd->add_option("--top", a->top, "sweep rows in the md, latex and html tables (0: all)");
   cmd->add_option("--columns", a->columns, "md, csv, latex: the main table's columns, in this order (comma-separated headings)")

@@ -201,3 +201,21 @@ TEST_CASE("report compares N scenario files side by side with short labels A, B,
   for (const char* label : {"| A (1f1b)", "| B (1f1b)", "| C (1f1b)"}) CHECK_MESSAGE(r.out.find(label) != std::string::npos, label);
   CHECK(std::filesystem::exists(dir + "/gantt_c.svg"));
 }
+
+TEST_CASE("compare and report take N --variant columns with short labels") {
+  const std::string args = " " + kExample + " --engine analytic --variant 'parallel.pp=2;parallel.dp=1' --variant training.recompute=full";
+  const auto c = run("compare" + args);
+  REQUIRE(c.status == 0);
+  CHECK(c.out.find("A: " + kExample + "\nB: A + parallel.pp=2;parallel.dp=1\nC: A + training.recompute=full\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(run("compare" + args + " --format json").out);
+  REQUIRE(j["columns"].size() == 3);
+  CHECK(j["columns"][1]["label"] == "B");
+  CHECK(j["columns"][1]["pp"] == 2);
+  CHECK(j["columns"][2]["recompute"] == "full");
+  const auto r = run("report" + args + " --format md");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("C (1f1b)") != std::string::npos);
+  const auto bad = run("compare" + args.substr(0, args.find(" --variant")) + " --variant ';'");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.rfind("stepsim: error: --variant: expected key=value overrides separated by ';'", 0) == 0);
+}
