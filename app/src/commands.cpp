@@ -9,12 +9,13 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/support/atomic_file.hpp"
+#include "stepsim/support/gzip_stream.hpp"
 #include "stepsim/support/out_of_memory.hpp"
 
 namespace stepsim::app {
 
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args) {
-  cmd.add_option("scenario", args.file, "scenario JSON file (default: the built-in default scenario)");
+  cmd.add_option("scenario", args.file, "scenario JSON file, - for standard input (default: the built-in default scenario)");
   add_set_option(cmd, args.sets, "override a scenario field, e.g. --set parallel.tp=4");
 }
 
@@ -24,8 +25,29 @@ std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>&
   return out;
 }
 
+std::vector<scenarios::Override> parse_variant(const std::string& variant) {
+  std::vector<std::string> sets;
+  std::size_t start = 0;
+  while (start <= variant.size()) {
+    const auto semi = variant.find(';', start);
+    const std::string one = variant.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+    if (one.find_first_not_of(' ') != std::string::npos) sets.push_back(one.substr(one.find_first_not_of(' ')));
+    if (semi == std::string::npos) break;
+    start = semi + 1;
+  }
+  if (sets.empty()) throw ScenarioError("--variant", "expected key=value overrides separated by ';', got \"" + variant + "\"");
+  return parse_overrides(sets);
+}
+
+void add_variant_option(CLI::App& cmd, std::vector<std::string>& variants) {
+  cmd.add_option("--variant", variants,
+                 "a further column: the scenario with these overrides, ';'-separated (--variant 'parallel.tp=4;parallel.pp=2'); "
+                 "repeatable; columns A (the scenario), B, C, ...")
+      ->default_str("");
+}
+
 void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help) {
-  cmd.add_option("--set", sets, help)->take_all()->allow_extra_args(false);
+  cmd.add_option("--set", sets, help)->take_all()->allow_extra_args(false)->default_str("");
 }
 
 void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& choices, const std::string& help) {
@@ -42,17 +64,22 @@ void add_engine_option(CLI::App& cmd, std::string& engine, bool with_auto) {
 
 void add_out_option(CLI::App& cmd, std::string& out, const std::string& help) { cmd.add_option("--out", out, help); }
 
+void note_engine(const std::string& command, const report::StepReport& r) {
+  if (!r.engine_reason.empty()) std::cerr << "stepsim " << command << ": --engine auto chose " << r.engine << ": " << r.engine_reason << "\n";
+}
+
 std::optional<sim::EngineKind> engine_choice(const std::string& engine) {
   if (engine == "simgrid") return sim::EngineKind::SimGrid;
   if (engine == "analytic") return sim::EngineKind::Analytic;
   return std::nullopt;
 }
 
-scenarios::Scenario load(const ScenarioArgs& args) {
-  const auto overrides = parse_overrides(args.sets);
-  if (args.file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), overrides, "<default scenario>");
-  return scenarios::load_scenario_file(args.file, overrides);
+scenarios::Scenario load_scenario(const std::string& file, const std::vector<scenarios::Override>& overrides) {
+  if (file.empty()) return scenarios::load_default_scenario(overrides);
+  return scenarios::load_scenario_file(file, overrides);
 }
+
+scenarios::Scenario load(const ScenarioArgs& args) { return load_scenario(args.file, parse_overrides(args.sets)); }
 
 void emit(const std::string& text, const std::string& file) { emit_all({Output{file, text}}); }
 
@@ -109,23 +136,31 @@ void register_run(CLI::App& app) {
   add_format_option(*cmd, *format, {"table", "json"}, "table or json");
   add_out_option(*cmd, *out, "write the report to this file instead of stdout");
   cmd->add_option("--trace", *trace,
-                  "write a Chrome trace-event JSON file (open in Perfetto; at most " +
+                  "write a Chrome trace-event JSON file, gzipped when it ends in .gz (open in Perfetto; at most " +
                       std::to_string(static_cast<long long>(driver::kMaxTraceEvents)) + " events, estimated before the run)");
+  auto timeline = std::make_shared<bool>(false);
+  cmd->add_flag("--memory-timeline", *timeline, "with --format json: each stage's memory over the step ([time_s, bytes] points)");
   cmd->add_option("--granularity", *granularity, "ops per pass: chunk (layer groups) or layer")
       ->check(CLI::IsMember({"chunk", "layer"}));
   cmd->callback([=]() {
+    if (*timeline && *format != "json") throw ScenarioError("--memory-timeline", "goes with --format json");
     const auto s = load(*args);
     driver::SimulateOptions so;
     so.engine = engine_choice(*engine);
     so.per_layer = *granularity == "layer";
     if (!trace->empty()) driver::check_trace_size(s, so.per_layer);
     const auto sim = driver::simulate(s, so);
-    const std::string text = *format == "json" ? report::report_json(sim.report) : report::report_table(sim.report);
+    note_engine("run", sim.report);
+    const std::string text =
+        *format == "json" ? report::report_json(s, sim.report, *timeline ? &sim.timeline : nullptr) : report::report_table(sim.report);
     std::vector<Output> outputs;
     if (!trace->empty())
-      outputs.emplace_back(*trace, [&s, &sim](std::ostream& o) {
+      outputs.emplace_back(*trace, [&s, &sim, gzip = support::gzip_file_name(*trace)](std::ostream& o) {
         const support::Activity doing("writing the Chrome trace");
-        report::write_chrome_trace(o, s, sim.step.graph, sim.trace, sim.timeline);
+        if (!gzip) return report::write_chrome_trace(o, s, sim.step.graph, sim.trace, sim.timeline);
+        support::GzipOstream z(o);
+        report::write_chrome_trace(z, s, sim.step.graph, sim.trace, sim.timeline);
+        z.finish();
       });
     outputs.push_back({*out, text});
     emit_all(outputs);

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "stepsim/report/step_report.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/sim/engine.hpp"
@@ -31,7 +32,9 @@ struct ScenarioArgs {
   std::vector<std::string> sets;     // --set key=value
 };
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args);
-scenarios::Scenario load(const ScenarioArgs& args);
+[[nodiscard]] scenarios::Scenario load(const ScenarioArgs& args);
+// A scenario file ("-": standard input) or, for an empty name, the built-in default, with overrides.
+[[nodiscard]] scenarios::Scenario load_scenario(const std::string& file, const std::vector<scenarios::Override>& overrides);
 
 // "--set key=value" strings as overrides (ScenarioError on a malformed one).
 [[nodiscard]] std::vector<scenarios::Override> parse_overrides(const std::vector<std::string>& sets);
@@ -45,6 +48,12 @@ struct OutputArgs {
   std::string out;
 };
 
+// A variant: overrides separated by ';' ("parallel.tp=4;parallel.pp=2"); ScenarioError("--variant", ...)
+// when it holds none.
+[[nodiscard]] std::vector<scenarios::Override> parse_variant(const std::string& variant);
+// --variant, repeatable: each a further column of a comparison.
+void add_variant_option(CLI::App& cmd, std::vector<std::string>& variants);
+
 // --set, repeatable, taking every following value.
 void add_set_option(CLI::App& cmd, std::vector<std::string>& sets, const std::string& help);
 void add_format_option(CLI::App& cmd, std::string& format, const std::vector<std::string>& choices, const std::string& help);
@@ -52,6 +61,10 @@ void add_engine_option(CLI::App& cmd, std::string& engine, bool with_auto = true
 void add_out_option(CLI::App& cmd, std::string& out, const std::string& help = "write to this file instead of stdout");
 // The engine of an --engine value: nullopt for "auto" (driver::simulate chooses).
 [[nodiscard]] std::optional<sim::EngineKind> engine_choice(const std::string& engine);
+
+// One line on stderr saying which engine `--engine auto` chose for a run and why (nothing when
+// --engine named it).
+void note_engine(const std::string& command, const report::StepReport& r);
 
 // Writes `text` to stdout, or to `file` through a temporary file and a rename (no partial file).
 void emit(const std::string& text, const std::string& file);

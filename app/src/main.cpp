@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,55 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/support/out_of_memory.hpp"
 
+namespace {
+
+// Text after `prefix` in `text`, or nullopt.
+std::optional<std::string> after(const std::string& text, const std::string& prefix) {
+  if (text.rfind(prefix, 0) != 0) return std::nullopt;
+  return text.substr(prefix.size());
+}
+
+// CLI11's message of a command-line error as the usual one line "FIELD: reason".
+std::string cli_error_line(const CLI::ParseError& e, const std::string& command) {
+  const std::string what = e.what();
+  const std::string help = " (see stepsim " + (command.empty() ? std::string() : command + " ") + "--help)";
+  if (const auto rest = after(what, "The following argument was not expected: "))
+    return *rest + ": unexpected argument" + help;
+  if (const auto rest = after(what, "The following arguments were not expected: "))
+    return *rest + ": unexpected arguments" + help;
+  if (const auto rest = after(what, "Could not convert: ")) {
+    const auto eq = rest->find(" = ");
+    if (eq != std::string::npos) return rest->substr(0, eq) + ": '" + rest->substr(eq + 3) + "' is not a valid value" + help;
+  }
+  const auto colon = what.find(": ");
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr && colon != std::string::npos) {
+    // IsMember: "--format: x not in {table,json}".
+    std::string reason = what.substr(colon + 2);
+    const auto not_in = reason.find(" not in {");
+    if (not_in != std::string::npos && reason.back() == '}') {
+      std::string choices = reason.substr(not_in + 9, reason.size() - not_in - 10);
+      for (std::size_t c = choices.find(','); c != std::string::npos; c = choices.find(',', c + 2)) choices.replace(c, 1, ", ");
+      reason = "'" + reason.substr(0, not_in) + "' is not one of " + choices;
+    }
+    return what.substr(0, colon) + ": " + reason;
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr && colon != std::string::npos)
+    return what.substr(0, colon) + ": needs a value" + help;
+  if (const auto pos = what.find(" is required"); dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && pos != std::string::npos)
+    return what.substr(0, pos) + ": is required" + help;
+  if (const auto pos = what.find(" requires "); dynamic_cast<const CLI::RequiresError*>(&e) != nullptr && pos != std::string::npos)
+    return what.substr(0, pos) + ": needs " + what.substr(pos + 10);
+  if (const auto pos = what.find(" excludes "); dynamic_cast<const CLI::ExcludesError*>(&e) != nullptr && pos != std::string::npos)
+    return what.substr(0, pos) + ": cannot be combined with " + what.substr(pos + 10);
+  return what + help;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"stepsim: simulate one step of 4D-parallel LLM training on a modeled GPU cluster"};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();
   app.set_version_flag("--version", std::string(stepsim::app::kVersion));
   stepsim::app::register_commands(app);
   // An unknown first word is named, not answered with CLI11's "A subcommand is required".
@@ -40,7 +87,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "stepsim: error: " << e.what() << "\n";
+    std::string command;
+    for (const auto* sub : app.get_subcommands()) command = sub->get_name();
+    std::cerr << "stepsim: error: " << cli_error_line(e, command) << "\n";
     return 2;
   } catch (const stepsim::ScenarioError& e) {
     std::cerr << "stepsim: error: " << e.what() << "\n";

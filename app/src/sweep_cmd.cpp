@@ -142,7 +142,9 @@ void register_compare(CLI::App& app) {
   auto sets = std::make_shared<std::vector<std::string>>();
   auto o = std::make_shared<OutputArgs>();
   cmd->add_option("scenarios", *files, "scenario files; with one file (or none: the default), --set defines the second column");
-  add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, of all");
+  add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, or with --variant, of all");
+  auto variants = std::make_shared<std::vector<std::string>>();
+  add_variant_option(*cmd, *variants);
   add_format_option(*cmd, o->format, {"table", "md", "json"}, "table, md or json");
   add_engine_option(*cmd, o->engine);
   add_out_option(*cmd, o->out);
@@ -155,11 +157,23 @@ void register_compare(CLI::App& app) {
       scenarios::Scenario scenario;
     };
     std::vector<Input> inputs;
-    const auto load_one = [](const std::string& file, const std::vector<scenarios::Override>& ov) {
-      if (file.empty()) return scenarios::load_scenario_text(scenarios::default_scenario_text(), ov, "<default scenario>");
-      return scenarios::load_scenario_file(file, ov);
-    };
-    if (files->size() <= 1) {
+    const auto load_one = load_scenario;
+    std::string legend;
+    if (!variants->empty()) {
+      // Columns A (the scenario with --set), B, C, ... (with each variant's overrides on top).
+      if (files->size() > 1) throw ScenarioError("--variant", "applies to one scenario (or the default), not to several files");
+      const std::string file = files->empty() ? std::string() : files->front();
+      inputs.push_back({"A", load_one(file, overrides)});
+      legend = "A: " + (file.empty() ? std::string("default") : file) + (set_label.empty() ? "" : " + " + set_label) + "\n";
+      for (std::size_t i = 0; i < variants->size() && i < 25; ++i) {
+        auto ov = overrides;
+        for (const auto& v : parse_variant((*variants)[i])) ov.push_back(v);
+        const std::string letter(1, static_cast<char>('B' + i));
+        inputs.push_back({letter, load_one(file, ov)});
+        legend += letter + ": A + " + (*variants)[i] + "\n";
+      }
+      if (variants->size() > 25) throw ScenarioError("--variant", "at most 25 variants (columns B to Z)");
+    } else if (files->size() <= 1) {
       const std::string file = files->empty() ? std::string() : files->front();
       const std::string label = file.empty() ? "default" : file;
       inputs.push_back({label, load_one(file, {})});
@@ -172,11 +186,12 @@ void register_compare(CLI::App& app) {
     std::vector<report::CompareColumn> cols;
     for (auto& in : inputs) {
       auto report = driver::simulate(in.scenario, so).report;
+      note_engine("compare", report);
       cols.push_back({in.label, std::move(in.scenario), std::move(report)});
     }
     const std::string text = o->format == "json" ? report::compare_json(cols)
-                             : o->format == "md" ? report::compare_markdown(cols)
-                                               : report::compare_table(cols);
+                             : o->format == "md" ? report::compare_markdown(cols) + (legend.empty() ? "" : "\n" + legend)
+                                               : report::compare_table(cols) + (legend.empty() ? "" : "\n" + legend);
     emit(text, o->out);
   });
 }

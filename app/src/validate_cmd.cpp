@@ -42,7 +42,7 @@ void register_validate_command(CLI::App& app) {
   o->engine = "analytic";
   cmd->add_option("--set-name", *sets, "validation set to run (repeatable or comma-separated; default: all of them)");
   add_set_option(*cmd, *overrides, "override a field of every record's scenario, e.g. --set training.attention=unfused");
-  add_format_option(*cmd, o->format, {"table", "json", "md"}, "table, json or md");
+  add_format_option(*cmd, o->format, {"table", "json", "md", "latex", "csv"}, "table, json, md, latex or csv (the records; latex and csv without --gpus or --cross-validate)");
   add_engine_option(*cmd, o->engine, false);
   add_out_option(*cmd, o->out);
   auto* gpus_flag = cmd->add_flag("--gpus", *gpus, "list which GPUs have measured records and which efficiencies are derived");
@@ -60,6 +60,8 @@ void register_validate_command(CLI::App& app) {
     vo.engine = engine_choice(o->engine).value_or(sim::EngineKind::Analytic);
     vo.overrides = parse_overrides(*overrides);
     std::string text;
+    if ((o->format == "latex" || o->format == "csv") && (*gpus || *cross))
+      throw ScenarioError("--format", o->format + " writes the records of validate, not --gpus or --cross-validate");
     if (*gpus) {
       const auto g = driver::gpu_coverage(vo.set_names);
       text = o->format == "json" ? report::gpu_coverage_json(g)
@@ -77,9 +79,11 @@ void register_validate_command(CLI::App& app) {
                                  : report::cross_validation_table(r);
     } else {
       const auto result = driver::validate(vo);
-      text = o->format == "json" ? report::validation_json(result)
-             : o->format == "md" ? report::validation_markdown(result)
-                                 : report::validation_table(result);
+      text = o->format == "json"    ? report::validation_json(result)
+             : o->format == "md"    ? report::validation_markdown(result)
+             : o->format == "latex" ? report::validation_latex(result)
+             : o->format == "csv"   ? report::validation_csv(result)
+                                    : report::validation_table(result);
     }
     emit(text, o->out);
   });
@@ -96,7 +100,7 @@ void register_calibrate_command(CLI::App& app) {
   auto base = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   cmd->add_option("--gpu", *gpu, "GPU preset whose efficiency is fitted (e.g. a100-sxm-80gb)")->required();
-  cmd->add_option("--sets", *sets, "validation sets to fit on, comma-separated (default: all)");
+  cmd->add_option("--set-name,--sets", *sets, "validation sets to fit on (repeatable or comma-separated; default: all of them)");
   cmd->add_option("--records", *records, "use only records whose name contains one of these, comma-separated");
   cmd->add_option("--params", *params,
                   "parameters to fit, comma-separated: gemm_max, gemm_fp8_max, attn_max, hbm_eff, comm_slowdown (none: write the "

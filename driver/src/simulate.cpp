@@ -106,7 +106,9 @@ void check_graph_size(const scenarios::Scenario& s, bool per_layer) {
 }
 
 double estimated_trace_events(const scenarios::Scenario& s, bool per_layer) {
-  return 2.0 * estimated_ops(s, per_layer) + static_cast<double>((1 + sim::kNumStreams + 1) * s.parallel.pp);
+  // Flow arrows: two events per pipeline send, at most one send each way per micro-batch, chunk and stage.
+  const double sends = 2.0 * static_cast<double>(s.micro_batches() * s.parallel.vpp * s.parallel.pp);
+  return 2.0 * estimated_ops(s, per_layer) + 2.0 * sends + static_cast<double>((1 + sim::kNumStreams + 1) * s.parallel.pp);
 }
 
 void check_trace_size(const scenarios::Scenario& s, bool per_layer) {
@@ -183,6 +185,12 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   scenarios::Scenario s = scenario;
   if (options.efficiency) s.cluster.gpu.efficiency = *options.efficiency;
   auto engine = options.engine.value_or(default_engine(s));
+  // Why the automatic choice took its engine (empty when --engine named it).
+  std::string engine_reason;
+  if (!options.engine)
+    engine_reason = grouped(static_cast<double>(s.world_size())) + " GPUs, " +
+                    (engine == sim::EngineKind::SimGrid ? "at most " : "more than ") +
+                    grouped(static_cast<double>(s.engine.auto_simgrid_max_gpus)) + " (engine.auto_simgrid_max_gpus)";
   if (engine == sim::EngineKind::SimGrid) check_simgrid_gpus(s);
   check_graph_size(s, options.per_layer);
   const std::int64_t budget = options.memory_budget_bytes.value_or(memory_budget_bytes());
@@ -207,8 +215,11 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
     // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
     const double flows = simgrid_flow_count(out.step.graph);
     const bool fits = estimated_memory_bytes(s.world_size(), graph_ops, flows, true) <= static_cast<double>(budget);
-    if (!options.engine && (flows > kMaxSimGridFlows || !fits)) engine = sim::EngineKind::Analytic;
-    else {
+    if (!options.engine && (flows > kMaxSimGridFlows || !fits)) {
+      engine = sim::EngineKind::Analytic;
+      engine_reason = flows > kMaxSimGridFlows ? grouped(flows) + " flows, more than simgrid's " + grouped(kMaxSimGridFlows)
+                                               : "simgrid would not fit the memory budget (--memory-budget-gib)";
+    } else {
       check_simgrid_size(out.step.graph);
       check_memory_budget(s, graph_ops, flows, true, budget, options.per_layer);
     }
@@ -217,6 +228,7 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   out.trace = sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
   out.report = report::make_report(s, out.step, out.trace, out.timeline);
+  out.report.engine_reason = engine_reason;
   return out;
 }
 

@@ -87,21 +87,7 @@ SweepRow described(const scenarios::Candidate& c, const SweepStamp& stamp) {
   r.key = c.key;
   r.sweep = stamp.fingerprint;
   r.sweep_candidates = stamp.candidates;
-  r.summary = report::scenario_summary(s);
-  r.model = s.model.name;
-  r.cluster = s.cluster.preset.empty() ? "custom" : s.cluster.preset;
-  r.gpu = s.cluster.gpu.name;
-  r.gpus = s.world_size();
-  r.tp = s.parallel.tp;
-  r.cp = s.parallel.cp;
-  r.pp = s.parallel.pp;
-  r.dp = s.parallel.dp;
-  r.vpp = s.parallel.vpp;
-  r.micro_batch = s.training.micro_batch;
-  r.global_batch = s.training.global_batch;
-  r.seq_len = s.training.seq_len;
-  r.schedule = scenarios::to_string(s.parallel.schedule);
-  r.recompute = scenarios::to_string(s.training.recompute);
+  report::describe_scenario(r, s);
   return r;
 }
 
@@ -124,27 +110,16 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
   r.stepsim_peak_bytes = v.stepsim_peak_bytes;
   r.gpu_memory_bytes = v.gpu_memory_bytes;
   if (!v.fits && !refined) {
-    r.status = "oom";
+    r.status = "pruned";
     r.reason = v.reason;
+    r.oom = true;
   } else {
     r.engine = sim::to_string(engine);
     try {
       SimulateOptions so;
       so.engine = engine;
       so.cache = &cache;
-      const auto rep = simulate(s, so).report;
-      r.status = "ok";
-      r.step_time_s = rep.step_time_s;
-      r.tokens_per_s = rep.tokens_per_s;
-      r.tflops_per_gpu = rep.tflops_per_gpu;
-      r.mfu = rep.mfu;
-      r.bubble_fraction = rep.bubble_fraction;
-      r.exposed_comm_fraction = rep.exposed_comm_fraction;
-      r.peak_memory_bytes = rep.peak_memory_bytes;
-      r.oom = rep.oom;
-      r.time_to_train_s = rep.time_to_train_s;
-      r.gpu_hours = rep.gpu_hours;
-      r.cost_usd = rep.cost_usd;
+      report::set_step_figures(r, simulate(s, so).report);
       if (refined) {
         // The analytic figures that chose the candidate for refinement, beside the refined ones.
         so.engine = sim::EngineKind::Analytic;

@@ -47,7 +47,7 @@ void add_row(report::Table& t, const SweepRow& r) {
                                value("peak_memory_bytes", false), r.engine};
   if (t.columns.size() > row.size()) {
     row.push_back(r.time_to_train_s ? report::human_duration(*r.time_to_train_s) : std::string("-"));
-    row.push_back(r.gpu_hours ? report::fixed(*r.gpu_hours, 0) : std::string("-"));
+    row.push_back(r.gpu_hours ? report::grouped(*r.gpu_hours) : std::string("-"));
     row.push_back(r.cost_usd ? money(*r.cost_usd) : std::string("-"));
   }
   t.rows.push_back(std::move(row));
@@ -76,6 +76,7 @@ struct Ranking::State {
   std::optional<SweepRow> pending;  // the row of the current candidate (a refined row may replace it)
   std::map<std::tuple<std::string, std::int64_t, std::string>, std::vector<SweepRow>> best;  // fastest per cluster
   std::map<std::string, SweepRow> fastest;   // per model
+  std::map<std::pair<std::string, std::string>, SweepRow> fastest_on_cluster;  // per model and cluster, any GPU count
   std::map<std::string, SweepRow> cheapest;  // per model
   bool with_train = false, any_fits = false;
 
@@ -86,10 +87,10 @@ struct Ranking::State {
   static bool is_refined(const SweepRow& r) { return r.engine == "simgrid" || base_key(r.key) != r.key; }
 
   void count(const SweepRow& r) {
-    if (r.status == "ok") {
+    if (r.status == "simulated") {
       ++ok;
       if (r.oom) ++timeline_oom;
-    } else if (r.status == "oom") {
+    } else if (r.status == "pruned") {
       ++oom;
     } else {
       ++error;
@@ -98,7 +99,7 @@ struct Ranking::State {
 
   // The candidate's row (its refined one when there is one) enters the tables.
   void rank(const SweepRow& r) {
-    if (r.status != "ok" || r.oom || !r.simulated()) return;
+    if (r.status != "simulated" || r.oom || !r.simulated()) return;
     any_fits = true;
     if (r.time_to_train_s) with_train = true;
     auto& group = best[{r.model, r.gpus, r.cluster}];
@@ -106,6 +107,8 @@ struct Ranking::State {
     if (static_cast<std::int64_t>(group.size()) > per_cluster) group.pop_back();
     auto f = fastest.find(r.model);
     if (f == fastest.end() || faster(r, f->second)) fastest.insert_or_assign(r.model, r);
+    auto on = fastest_on_cluster.find({r.model, r.cluster});
+    if (on == fastest_on_cluster.end() || faster(r, on->second)) fastest_on_cluster.insert_or_assign({r.model, r.cluster}, r);
     if (r.cost_usd) {
       auto c = cheapest.find(r.model);
       if (c == cheapest.end() || *r.cost_usd < *c->second.cost_usd || (*r.cost_usd == *c->second.cost_usd && r.key < c->second.key))
@@ -159,6 +162,12 @@ std::string Ranking::markdown(const std::vector<std::string>& header_lines) {
   for (const auto& [group, rows] : st.best)
     for (const auto& r : rows) add_row(best, r);
   out += "## Best layouts per cluster\n\n" + table_markdown(best);
+
+  // One row per model and cluster: its fastest layout at any GPU count (a procurement comparison:
+  // each cluster with its own price).
+  auto per_cluster = ranking_table(st.with_train);
+  for (const auto& [group, r] : st.fastest_on_cluster) add_row(per_cluster, r);
+  out += "\n## Best layout per cluster (any GPU count)\n\n" + table_markdown(per_cluster);
 
   const auto by = [](const std::map<std::string, SweepRow>& m, const auto& order) {
     std::vector<SweepRow> v;

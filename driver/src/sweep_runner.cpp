@@ -464,7 +464,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
         refined_done.insert(r.index);
         if (!r.analytic_tokens_per_s) return;
         r.tokens_per_s = r.analytic_tokens_per_s;
-      } else if (r.status != "ok" || r.oom || r.engine != "analytic") {
+      } else if (r.status != "simulated" || r.oom || r.engine != "analytic") {
         return;
       }
       if (static_cast<std::int64_t>(top.size()) == options.refine && !faster(r, top.back())) return;

@@ -122,7 +122,7 @@ class Emitter {
           return;
         }
         if (p.key == e.key) {  // the refined row after the analytic one replaces it, unless it failed
-          if (report::parse_row(e.line, e.origin).status == "ok") {
+          if (report::parse_row(e.line, e.origin).status == "simulated") {
             ++stats_.replaced;
             p = std::move(e);
           } else {

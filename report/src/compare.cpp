@@ -11,7 +11,9 @@
 
 #include "stepsim/report/format.hpp"
 #include "stepsim/report/metrics.hpp"
+#include "stepsim/report/sweep_row.hpp"
 #include "stepsim/report/tables.hpp"
+#include "step_json.hpp"
 
 namespace stepsim::report {
 
@@ -19,7 +21,13 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-std::string delta_text(double value, double reference) {
+// The difference against the reference: of a percentage in percentage points ("+1.2 pp"), of
+// anything else in % of the reference ("-3.4 %").
+std::string delta_text(const Metric& m, double value, double reference) {
+  if (m.unit == Unit::Percent) {
+    const double points = 100.0 * (value - reference);
+    return (points >= 0 ? "+" : "") + fixed(points, 1) + " pp";
+  }
   if (reference == 0 && value != 0) return "n/a";
   const double d = percent_difference(value, reference);
   return (d >= 0 ? "+" : "") + fixed(d, 1) + " %";
@@ -99,7 +107,7 @@ Table comparison_table(const std::vector<CompareColumn>& cols, CompareStyle styl
         continue;
       }
       std::string cell = value_with_unit(*r.metric, *v, r.metric->decimals);
-      if (i > 0 && r.compare && ref) cell += " (" + delta_text(*v, *ref) + ")";
+      if (i > 0 && r.compare && ref) cell += " (" + delta_text(*r.metric, *v, *ref) + ")";
       cells.push_back(cell);
     }
     if (any) t.rows.push_back(std::move(cells));
@@ -146,7 +154,8 @@ std::string compare_markdown(const std::vector<CompareColumn>& columns) {
     const auto first = row[0].find_first_not_of(' ');
     if (first != std::string::npos) row[0] = row[0].substr(first);
   }
-  return to_markdown(t, MarkdownStyle::Compact) + "\nDifferences in % are against the first column.\n";
+  return to_markdown(t, MarkdownStyle::Compact) +
+         "\nDifferences are against the first column: in % of its value, of percentages in percentage points (pp).\n";
 }
 
 std::string compare_json(const std::vector<CompareColumn>& columns) {
@@ -158,33 +167,26 @@ std::string compare_json(const std::vector<CompareColumn>& columns) {
     j["label"] = c.label;
     j["scenario"] = c.report.scenario;
     j["summary"] = c.report.summary;
-    j["engine"] = c.report.engine;
-    j["gpus"] = c.report.gpus;
-    j["tp"] = c.scenario.parallel.tp;
-    j["cp"] = c.scenario.parallel.cp;
-    j["pp"] = c.scenario.parallel.pp;
-    j["dp"] = c.scenario.parallel.dp;
-    j["vpp"] = c.scenario.parallel.vpp;
-    j["schedule"] = scenarios::to_string(c.scenario.parallel.schedule);
-    OrderedJson delta = OrderedJson::object();
+    detail::put_step_fields(j, step_row(c.scenario, c.report));
+    OrderedJson delta = OrderedJson::object(), points = OrderedJson::object();
     for (const auto& m : step_metrics()) {
       const auto v = m.of_report(c.report);
-      j[m.json_key] = v ? OrderedJson(*v) : OrderedJson(nullptr);
       if (i > 0 && m.compare) {
         const auto ref = m.of_report(columns.front().report);
-        const double d = v && ref ? percent_difference(*v, *ref) : std::nan("");
-        delta[m.json_key] = std::isfinite(d) ? OrderedJson(d) : OrderedJson(nullptr);
+        const bool pp = m.unit == Unit::Percent;
+        const double d = !(v && ref) ? std::nan("") : pp ? 100.0 * (*v - *ref) : percent_difference(*v, *ref);
+        (pp ? points : delta)[m.json_key] = std::isfinite(d) ? OrderedJson(d) : OrderedJson(nullptr);
       }
     }
     OrderedJson stages = OrderedJson::array();
     for (const auto& st : c.report.stages) stages.push_back({{"stage", st.stage}, {"peak_memory_bytes", st.peak_memory_bytes}});
     j["stages"] = stages;
-    j["oom"] = c.report.oom;
     if (c.report.oom_point)
       j["oom_point"] = {{"stage", c.report.oom_point->stage}, {"op", c.report.oom_point->op}, {"bytes_over", c.report.oom_point->bytes_over}};
     else
       j["oom_point"] = nullptr;
     j["delta_percent"] = i > 0 ? delta : OrderedJson(nullptr);
+    j["delta_points"] = i > 0 ? points : OrderedJson(nullptr);
     root["columns"].push_back(j);
   }
   return root.dump(2) + "\n";

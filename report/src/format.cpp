@@ -1,6 +1,7 @@
 #include "stepsim/report/format.hpp"
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 namespace stepsim::report {
@@ -49,6 +50,13 @@ std::string grouped(double value) {
     out += digits[i];
   }
   return out;
+}
+
+std::string token_count(double tokens) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {{1e12, " T"}, {1e9, " B"}, {1e6, " M"}, {1e3, " K"}};
+  for (const auto& [scale, prefix] : kPrefixes)
+    if (tokens >= scale) return significant(tokens / scale, 4) + prefix;
+  return significant(tokens, 4);
 }
 
 }  // namespace stepsim::report

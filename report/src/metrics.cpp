@@ -19,6 +19,9 @@ std::vector<Metric> make_metrics() {
   m.push_back({"tokens/s", "tokens/s", "tokens_per_s", Unit::Count, 0, 0, true,
                [](const StepReport& r) { return std::optional<double>(r.tokens_per_s); },
                [](const SweepRow& r) { return r.tokens_per_s; }});
+  m.push_back({"tokens/s per GPU", "tokens/s/GPU", "tokens_per_s_per_gpu", Unit::Count, 0, 0, true,
+               [](const StepReport& r) { return std::optional<double>(r.tokens_per_s_per_gpu); },
+               [](const SweepRow& r) { return r.tokens_per_s_per_gpu; }});
   m.push_back({"model TFLOP/s per GPU", "TFLOP/s/GPU", "tflops_per_gpu", Unit::Count, 1, 1, true,
                [](const StepReport& r) { return std::optional<double>(r.tflops_per_gpu); },
                [](const SweepRow& r) { return r.tflops_per_gpu; }});
@@ -63,7 +66,8 @@ std::string value_text(const Metric& m, double value, int decimals) {
     case Unit::Percent: return fixed(100.0 * value, decimals);
     case Unit::GiB: return gib(static_cast<std::int64_t>(value), decimals);
     case Unit::Duration: return human_duration(value);
-    default: return fixed(value, decimals);
+    case Unit::Usd: return grouped(value);
+    default: return decimals == 0 ? grouped(value) : fixed(value, decimals);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "stepsim/report/metrics.hpp"
 #include "stepsim/report/svg.hpp"
 #include "stepsim/report/tables.hpp"
+#include "step_json.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::report {
@@ -24,16 +25,11 @@ using Json = nlohmann::ordered_json;
 
 std::string header_line(const ReportOptions& o) { return "stepsim " + o.version; }
 
-std::string opt(const std::optional<double>& v, int decimals, double scale = 1.0, const std::string& none = "-") {
-  return v ? fixed(*v * scale, decimals) : none;
-}
-
-std::string opt_gib(const std::optional<std::int64_t>& bytes, const std::string& none = "-") {
-  return bytes ? gib(*bytes, 2) : none;
-}
-
 // Text around a set of tables in the chosen format.
-std::string wrap_tables(const std::string& header, const std::vector<Table>& tables, ReportFormat f) {
+std::string wrap_tables(const std::string& header, std::vector<Table> tables, ReportFormat f,
+                        const std::vector<std::string>& columns = {}) {
+  // --columns chooses the columns of the first (main) table.
+  if (!tables.empty()) tables.front() = select_columns(tables.front(), columns);
   std::ostringstream os;
   switch (f) {
     case ReportFormat::Markdown:
@@ -41,11 +37,11 @@ std::string wrap_tables(const std::string& header, const std::vector<Table>& tab
       for (const auto& t : tables) os << "\n" << to_markdown(t);
       break;
     case ReportFormat::Latex:
-      os << "% " << header << "\n% \\usepackage{booktabs}\n";
+      os << "% " << header << "\n% \\usepackage{booktabs, tabularx, array}\n";
       for (const auto& t : tables) os << "\n" << to_latex(t);
       break;
     case ReportFormat::Csv:
-      os << "# " << header << "\n" << to_csv(tables.front());
+      os << to_csv(tables.front());  // no comment line: the provenance goes to ReportOutput::meta_json
       break;
     default:
       break;
@@ -73,7 +69,7 @@ SweepCounts count(const SweepResultSet& s) {
     if (r.simulated()) ++c.simulated;
     if (r.status == "error")
       ++c.errors;
-    else if (r.status == "oom" || r.oom)
+    else if (r.status == "pruned" || r.oom)
       ++(r.simulated() ? c.oom_simulated : c.oom_pruned);
     else
       ++c.ok;
@@ -126,7 +122,7 @@ Table counts_table(const SweepResultSet& s) {
 }
 
 std::string status_text(const SweepRow& r) {
-  if (r.status == "oom" || r.oom) return r.simulated() ? "OOM (simulated)" : "OOM (estimate)";
+  if (r.status == "pruned" || r.oom) return r.simulated() ? "OOM (simulated)" : "OOM (estimate)";
   return r.status;
 }
 
@@ -183,67 +179,41 @@ Table ranked_table(const SweepResultSet& s, std::size_t top) {
   return t;
 }
 
-// Every row, machine units (CSV).
-Table full_table(const SweepResultSet& s) {
-  Table t;
-  t.caption = "All candidates";
-  t.columns = {"rank", "index", "key", "status", "reason", "model", "cluster", "gpu", "gpus", "tp", "cp", "pp", "dp", "vpp",
-               "micro_batch", "global_batch", "seq_len", "schedule", "recompute", "engine", "step_time_s", "tokens_per_s",
-               "tflops_per_gpu", "mfu", "bubble_fraction", "exposed_comm_fraction", "peak_memory_gib", "paper_total_gib",
-               "stepsim_peak_gib", "gpu_memory_gib", "oom", "time_to_train_s", "gpu_hours", "cost_usd"};
-  t.right_aligned.assign(t.columns.size(), false);
-  const auto order = ranked_rows(s);
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const auto& r = s.rows[order[k]];
-    t.rows.push_back({std::to_string(k + 1), std::to_string(r.index), r.key, r.status, r.reason, r.model, r.cluster, r.gpu,
-                      std::to_string(r.gpus), std::to_string(r.tp), std::to_string(r.cp), std::to_string(r.pp),
-                      std::to_string(r.dp), std::to_string(r.vpp), std::to_string(r.micro_batch),
-                      std::to_string(r.global_batch), std::to_string(r.seq_len), r.schedule, r.recompute, r.engine,
-                      opt(r.step_time_s, 6, 1, ""), opt(r.tokens_per_s, 1, 1, ""), opt(r.tflops_per_gpu, 3, 1, ""),
-                      opt(r.mfu, 6, 1, ""), opt(r.bubble_fraction, 6, 1, ""), opt(r.exposed_comm_fraction, 6, 1, ""),
-                      opt_gib(r.peak_memory_bytes, ""), opt_gib(r.paper_total_bytes, ""), opt_gib(r.stepsim_peak_bytes, ""),
-                      opt_gib(r.gpu_memory_bytes, ""), r.simulated() ? (r.oom ? "true" : "false") : "",
-                      opt(r.time_to_train_s, 1, 1, ""), opt(r.gpu_hours, 1, 1, ""), opt(r.cost_usd, 0, 1, "")});
-  }
-  return t;
-}
-
 Json sweep_row_json(const SweepRow& r, std::size_t rank) {
   Json j;
   j["rank"] = rank;
   j["index"] = r.index;
   j["key"] = r.key;
   j["status"] = r.status;
-  if (!r.reason.empty()) j["reason"] = r.reason;
-  j["model"] = r.model;
-  j["cluster"] = r.cluster;
-  j["gpu"] = r.gpu;
-  j["gpus"] = r.gpus;
-  j["tp"] = r.tp, j["cp"] = r.cp, j["pp"] = r.pp, j["dp"] = r.dp, j["vpp"] = r.vpp;
-  j["micro_batch"] = r.micro_batch, j["global_batch"] = r.global_batch, j["seq_len"] = r.seq_len;
-  j["schedule"] = r.schedule, j["recompute"] = r.recompute;
-  // Figures are written as floating-point numbers (bytes too).
-  auto put = [&](const char* k, const auto& v) {
-    if (v) j[k] = static_cast<double>(*v);
-  };
-  put("paper_total_bytes", r.paper_total_bytes);
-  put("stepsim_peak_bytes", r.stepsim_peak_bytes);
-  put("gpu_memory_bytes", r.gpu_memory_bytes);
-  if (r.simulated()) {
-    j["engine"] = r.engine;
-    put("step_time_s", r.step_time_s);
-    put("tokens_per_s", r.tokens_per_s);
-    put("tflops_per_gpu", r.tflops_per_gpu);
-    put("mfu", r.mfu);
-    put("bubble_fraction", r.bubble_fraction);
-    put("exposed_comm_fraction", r.exposed_comm_fraction);
-    put("peak_memory_bytes", r.peak_memory_bytes);
-    j["oom"] = r.oom;
-    put("time_to_train_s", r.time_to_train_s);
-    put("gpu_hours", r.gpu_hours);
-    put("cost_usd", r.cost_usd);
-  }
+  j["reason"] = r.reason.empty() ? Json(nullptr) : Json(r.reason);
+  detail::put_step_fields(j, r);
+  j["paper_total_bytes"] = r.paper_total_bytes ? Json(*r.paper_total_bytes) : Json(nullptr);
+  j["stepsim_peak_bytes"] = r.stepsim_peak_bytes ? Json(*r.stepsim_peak_bytes) : Json(nullptr);
   return j;
+}
+
+// A table of JSON objects that have the same keys: one column per key, the values as CSV cells.
+Table json_rows_table(const std::vector<Json>& rows) {
+  Table t;
+  if (rows.empty()) return t;
+  for (auto it = rows.front().begin(); it != rows.front().end(); ++it) t.columns.push_back(it.key());
+  t.right_aligned.assign(t.columns.size(), false);
+  for (const auto& j : rows) {
+    std::vector<std::string> cells;
+    for (const auto& c : t.columns) cells.push_back(detail::csv_cell(j.at(c)));
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+// Every row, in rank order, as sweep_row_json writes it (CSV).
+Table full_table(const SweepResultSet& s) {
+  std::vector<Json> rows;
+  const auto order = ranked_rows(s);
+  for (std::size_t k = 0; k < order.size(); ++k) rows.push_back(sweep_row_json(s.rows[order[k]], k + 1));
+  Table t = json_rows_table(rows);
+  t.caption = "All candidates";
+  return t;
 }
 
 // Best value of `metric` per GPU count, one series per model/cluster.
@@ -383,27 +353,36 @@ Table stages_table(const std::vector<ScenarioRun>& runs) {
   return t;
 }
 
-// CSV keeps one table: the metrics, then the stage figures as further rows.
+// CSV keeps one table, one row per run and pipeline stage: the label, the step's fields (as in
+// a sweep row) and the stage's figures.
 Table csv_table(const std::vector<ScenarioRun>& runs) {
-  Table t = metrics_table(runs);
-  std::size_t max_stages = 0;
-  for (const auto& r : runs) max_stages = std::max(max_stages, r.simulation.report.stages.size());
-  for (std::size_t i = 0; i < max_stages; ++i) {
-    const std::string p = "stage " + std::to_string(i) + " ";
-    auto row = [&](const std::string& name, auto&& value) {
-      std::vector<std::string> cells{p + name};
-      for (const auto& r : runs) {
-        const auto& st = r.simulation.report.stages;
-        cells.push_back(i < st.size() ? value(st[i]) : std::string());
-      }
-      t.rows.push_back(std::move(cells));
-    };
-    row("compute (s)", [](const StageReport& s) { return fixed(s.compute_s, 4); });
-    row("exposed comm (s)", [](const StageReport& s) { return fixed(s.exposed_comm_s, 4); });
-    row("idle (s)", [](const StageReport& s) { return fixed(s.idle_s, 4); });
-    row("peak memory (GiB)", [](const StageReport& s) { return gib(s.peak_memory_bytes, 2); });
+  std::vector<Json> rows;
+  for (const auto& r : runs) {
+    Json step;
+    step["label"] = r.label;
+    detail::put_step_fields(step, step_row(r.scenario, r.simulation.report));
+    for (const auto& st : r.simulation.report.stages) {
+      Json j = step;
+      j["stage"] = st.stage;
+      j["stage_compute_s"] = st.compute_s;
+      j["stage_exposed_comm_s"] = st.exposed_comm_s;
+      j["stage_idle_s"] = st.idle_s;
+      j["stage_peak_memory_bytes"] = st.peak_memory_bytes;
+      j["stage_peak_memory_time_s"] = st.peak_memory_time_s;
+      rows.push_back(std::move(j));
+    }
   }
-  return t;
+  return json_rows_table(rows);
+}
+
+// The provenance of a CSV file, written beside it (FILE.meta.json).
+std::string csv_meta(const ReportOptions& o, const std::string& kind, const std::string& description) {
+  Json j;
+  j["generator"] = "stepsim " + o.version;
+  j["kind"] = kind;
+  j["description"] = description;
+  j["units"] = "in the column names: _s seconds, _bytes bytes, fractions (mfu, *_fraction) as fractions, cost in USD";
+  return j.dump(2) + "\n";
 }
 
 std::string runs_header(const std::vector<ScenarioRun>& runs, const ReportOptions& o) {
@@ -485,8 +464,8 @@ std::vector<std::size_t> ranked_rows(const SweepResultSet& sweep) {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto group = [](const SweepRow& r) {
     if (r.runnable()) return 0;
-    if (r.status == "ok") return 1;
-    if (r.status == "oom" || r.oom) return 2;
+    if (r.status == "simulated") return 1;
+    if (r.status == "pruned" || r.oom) return 2;
     return 3;
   };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -513,12 +492,14 @@ ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& opti
     case ReportFormat::Latex: {
       auto top = ranked_table(sweep, options.top);
       auto counts = counts_table(sweep);
-      if (options.format == ReportFormat::Latex) top.caption += " (" + header + ")";
-      out.text = wrap_tables(header, {top, counts}, options.format);
+      top.label = "tab:stepsim-sweep-ranking";
+      counts.label = "tab:stepsim-sweep-outcomes";
+      out.text = wrap_tables(header, {top, counts}, options.format, options.columns);
       break;
     }
     case ReportFormat::Csv:
-      out.text = wrap_tables(header, {full_table(sweep)}, options.format);
+      out.text = wrap_tables(header, {full_table(sweep)}, options.format, options.columns);
+      out.meta_json = csv_meta(options, "sweep", description);
       break;
     case ReportFormat::Json: {
       Json j;
@@ -580,19 +561,23 @@ ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportO
     case ReportFormat::Markdown:
     case ReportFormat::Latex: {
       auto m = metrics_table(runs);
-      if (options.format == ReportFormat::Latex) m.caption += " (" + header + ")";
-      out.text = wrap_tables(header, {m, stages_table(runs)}, options.format);
+      auto stages = stages_table(runs);
+      m.label = "tab:stepsim-metrics";
+      stages.label = "tab:stepsim-stages";
+      out.text = wrap_tables(header, {m, stages}, options.format, options.columns);
       break;
     }
     case ReportFormat::Csv:
-      out.text = wrap_tables(header, {csv_table(runs)}, options.format);
+      out.text = wrap_tables(header, {csv_table(runs)}, options.format, options.columns);
+      out.meta_json = csv_meta(options, compare ? "comparison" : "scenario", header);
       break;
     case ReportFormat::Json: {
       Json j;
       j["stepsim_version"] = options.version;
       j["kind"] = compare ? "comparison" : "scenario";
       Json arr = Json::array();
-      for (const auto& r : runs) arr.push_back({{"label", r.label}, {"report", Json::parse(report_json(r.simulation.report))}});
+      for (const auto& r : runs)
+        arr.push_back({{"label", r.label}, {"report", Json::parse(report_json(r.scenario, r.simulation.report))}});
       j["runs"] = arr;
       out.text = j.dump(2) + "\n";
       break;

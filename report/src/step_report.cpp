@@ -11,6 +11,8 @@
 #include "stepsim/report/format.hpp"
 #include "stepsim/report/memory_report.hpp"
 #include "stepsim/report/metrics.hpp"
+#include "stepsim/report/sweep_row.hpp"
+#include "step_json.hpp"
 
 namespace stepsim::report {
 
@@ -119,6 +121,37 @@ std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const
   return rows;
 }
 
+// The category of a span: its stream ("compute", "tp", "cp", "pp", "dp").
+const char* trace_category(sim::Stream stream) {
+  switch (stream) {
+    case sim::Stream::Compute: return "compute";
+    case sim::Stream::TpComm: return "tp";
+    case sim::Stream::CpComm: return "cp";
+    case sim::Stream::PpComm: return "pp";
+    case sim::Stream::DpComm: return "dp";
+  }
+  return "other";
+}
+
+// A span's name: the op's label with its micro-batch and chunk ("fwd mb3 c1").
+std::string trace_name(const sim::Op& op) {
+  std::string name = op.label;
+  if (op.micro_batch >= 0) name += " mb" + std::to_string(op.micro_batch);
+  if (op.chunk >= 0) name += " c" + std::to_string(op.chunk);
+  return name;
+}
+
+// The op on the receiving device that a pipeline send feeds (its first successor there), or -1.
+std::int64_t flow_target(const sim::StepGraph& g, std::size_t op) {
+  const auto& o = g.ops[op];
+  if (o.kind != sim::OpKind::SendRecv || o.peer_device < 0) return -1;
+  for (const auto next : g.successors(static_cast<std::int32_t>(op))) {
+    const auto& n = g.ops[static_cast<std::size_t>(next)];
+    if (n.device == o.peer_device && n.kind != sim::OpKind::Delay) return next;
+  }
+  return -1;
+}
+
 }  // namespace
 
 StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
@@ -138,6 +171,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   r.step_time_s = trace.makespan_s;
   r.tokens_per_step = static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.seq_len);
   r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;
+  r.tokens_per_s_per_gpu = r.gpus > 0 ? r.tokens_per_s / static_cast<double>(r.gpus) : 0;
   r.model_flops = step.work.model_flops;
   if (r.step_time_s > 0) {
     r.tflops_per_gpu = r.model_flops / (r.step_time_s * static_cast<double>(r.gpus)) / 1e12;
@@ -227,7 +261,7 @@ std::string report_table(const StepReport& r) {
         value_with_unit(m, *m.of_report(r), m.decimals));
     if (m.json_key == "mfu" && r.mfu_fp8) row("MFU (FP8 peak)", fixed(100.0 * *r.mfu_fp8, 1) + " %");
   }
-  row("peak memory", gib(r.peak_memory_bytes, 2) + " GiB of " + gib(r.gpu_memory_bytes, 2) + " (stage " +
+  row("peak memory", gib(r.peak_memory_bytes, 2) + " GiB of " + gib(r.gpu_memory_bytes, 2) + " GiB (stage " +
                          std::to_string(r.peak_stage) + ")");
   if (r.oom && r.oom_point) {
     const auto& o = *r.oom_point;
@@ -240,9 +274,9 @@ std::string report_table(const StepReport& r) {
     row("out of memory", "no");
   }
   if (r.time_to_train_s) {
-    row("time to train " + fixed(*r.train_tokens / 1e9, 1) + " B tokens", human_duration(*r.time_to_train_s) + ", " +
-                                                                           fixed(*r.gpu_hours, 0) + " GPU-hours" +
-                                                                           (r.cost_usd ? ", $" + fixed(*r.cost_usd, 0) : ""));
+    row("time to train " + token_count(*r.train_tokens) + " tokens", human_duration(*r.time_to_train_s) + ", " +
+                                                                     grouped(*r.gpu_hours) + " GPU-hours" +
+                                                                     (r.cost_usd ? ", $" + grouped(*r.cost_usd) : ""));
   }
   os << "\n" << pad("stage", 7) << pad("compute s", 12) << pad("exposed comm s", 16) << pad("idle s", 10)
      << pad("peak GiB", 11) << "\n";
@@ -262,28 +296,25 @@ std::string report_table(const StepReport& r) {
   return os.str();
 }
 
-std::string report_json(const StepReport& r) {
+std::string report_json(const scenarios::Scenario& s, const StepReport& r, const memory::Timeline* timeline) {
   nlohmann::ordered_json j;
   j["scenario"] = r.scenario;
   j["summary"] = r.summary;
-  j["engine"] = r.engine;
+  detail::put_step_fields(j, step_row(s, r));
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (std::int64_t st = 0; st < s.parallel.pp; ++st) layers.push_back(scenarios::stage_layers(s, st));
+  j["layout"] = {{"label", layout_label(layout_of(s), true)},
+                 {"micro_batches", s.micro_batches()},
+                 {"sequence_parallel", s.parallel.sequence_parallel},
+                 {"sharding", scenarios::to_string(s.parallel.sharding)},
+                 {"stage_layers", layers}};
   j["efficiency"] = {{"kind", r.efficiency_kind}, {"source", r.efficiency_source}};
   j["software"] = {{"name", r.software}, {"attention", r.attention_kernel}};
-  j["gpus"] = r.gpus;
   j["ops"] = r.ops;
-  j["step_time_s"] = r.step_time_s;
-  j["tokens_per_s"] = r.tokens_per_s;
   j["model_flops"] = r.model_flops;
   j["flops_formula"] = "megatron num_floating_point_operations (causal s/(2h))";
-  j["tflops_per_gpu"] = r.tflops_per_gpu;
-  j["mfu"] = r.mfu;
   if (r.mfu_fp8) j["mfu_fp8"] = *r.mfu_fp8;
-  j["bubble_fraction"] = r.bubble_fraction;
-  j["exposed_comm_fraction"] = r.exposed_comm_fraction;
-  j["peak_memory_bytes"] = r.peak_memory_bytes;
-  j["gpu_memory_bytes"] = r.gpu_memory_bytes;
   j["peak_stage"] = r.peak_stage;
-  j["oom"] = r.oom;
   if (r.oom_point) {
     const auto& o = *r.oom_point;
     j["oom_point"] = {{"stage", o.stage}, {"gpu", o.gpu}, {"ranks", o.ranks}, {"time_s", o.time_s}, {"op", o.op},
@@ -293,14 +324,14 @@ std::string report_json(const StepReport& r) {
   }
   auto& st = j["stages"];
   st = nlohmann::ordered_json::array();
-  for (const auto& s : r.stages) {
+  for (const auto& sr : r.stages) {
     nlohmann::ordered_json o;
-    o["stage"] = s.stage;
-    o["peak_memory_bytes"] = s.peak_memory_bytes;
-    o["peak_memory_time_s"] = s.peak_memory_time_s;
-    o["compute_s"] = s.compute_s;
-    o["exposed_comm_s"] = s.exposed_comm_s;
-    o["idle_s"] = s.idle_s;
+    o["stage"] = sr.stage;
+    o["peak_memory_bytes"] = sr.peak_memory_bytes;
+    o["peak_memory_time_s"] = sr.peak_memory_time_s;
+    o["compute_s"] = sr.compute_s;
+    o["exposed_comm_s"] = sr.exposed_comm_s;
+    o["idle_s"] = sr.idle_s;
     st.push_back(o);
   }
   auto& comm = j["communication"];
@@ -308,32 +339,42 @@ std::string report_json(const StepReport& r) {
   for (const auto& c : r.communication)
     comm.push_back({{"label", c.label}, {"collective", c.collective}, {"algorithm", c.algorithm}, {"protocol", c.protocol},
                     {"ops", c.ops}, {"bus_bandwidth_Bps", c.bus_bandwidth_Bps}, {"time_s", c.time_s}, {"exposed_s", c.exposed_s}});
-  if (r.time_to_train_s) {
-    j["train_tokens"] = *r.train_tokens;
-    j["time_to_train_s"] = *r.time_to_train_s;
-    j["gpu_hours"] = *r.gpu_hours;
+  j["train_tokens"] = r.train_tokens ? nlohmann::ordered_json(*r.train_tokens) : nlohmann::ordered_json(nullptr);
+  if (timeline != nullptr) {
+    auto& tl = j["memory_timeline"];
+    tl = nlohmann::ordered_json::array();
+    for (std::size_t dv = 0; dv < timeline->devices.size() && dv < r.stages.size(); ++dv) {
+      const auto& d = timeline->devices[dv];
+      nlohmann::ordered_json points = nlohmann::ordered_json::array();
+      for (const auto& p : d.points) points.push_back({p.time_s, p.bytes});
+      tl.push_back({{"stage", r.stages[dv].stage}, {"static_bytes", d.static_bytes}, {"capacity_bytes", d.capacity_bytes},
+                    {"points", points}});
+    }
   }
-  if (r.cost_usd) j["cost_usd"] = *r.cost_usd;
   return j.dump(2) + "\n";
 }
 
 void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const sim::StepGraph& g, const sim::Trace& trace,
                         const memory::Timeline& timeline) {
   // The document is {"traceEvents":[...],"displayTimeUnit":"ms","otherData":{...}}, written one
-  // event at a time: compact JSON of an event does not depend on what surrounds it.
+  // event at a time: compact JSON of an event does not depend on what surrounds it. Process ids
+  // start at 1 (Perfetto treats pid 0 as the kernel's).
   bool first = true;
   const auto event = [&out, &first](const nlohmann::ordered_json& e) {
     out << (first ? "" : ",") << e.dump();
     first = false;
   };
+  const auto pid = [](std::int64_t device) { return device + 1; };
   out << "{\"traceEvents\":[";
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     const auto& dev = g.devices[dv];
-    event({{"ph", "M"}, {"pid", dv}, {"name", "process_name"},
+    const auto p = pid(static_cast<std::int64_t>(dv));
+    event({{"ph", "M"}, {"cat", "__metadata"}, {"pid", p}, {"name", "process_name"},
            {"args", {{"name", "stage " + std::to_string(dev.stage) + " (rank " + std::to_string(dev.gpu) + ", x" +
                                   std::to_string(dev.multiplicity) + ")"}}}});
     for (int k = 0; k < sim::kNumStreams; ++k)
-      event({{"ph", "M"}, {"pid", dv}, {"tid", k}, {"name", "thread_name"}, {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
+      event({{"ph", "M"}, {"cat", "__metadata"}, {"pid", p}, {"tid", k}, {"name", "thread_name"},
+             {"args", {{"name", std::string(sim::to_string(static_cast<sim::Stream>(k)))}}}});
   }
   // Spans and counters are most of a trace: their text is put together here, with nlohmann's
   // formatting of each number and string, as dumping the event objects would give it.
@@ -344,8 +385,10 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     if (op.kind == sim::OpKind::Delay) continue;
     text.assign(first ? "" : ",");
     first = false;
-    text += R"({"ph":"X","pid":)" + std::to_string(op.device) + R"(,"tid":)" + std::to_string(static_cast<int>(op.stream)) + R"(,"name":)";
-    value(op.label);
+    text += R"({"ph":"X","cat":)";
+    value(trace_category(op.stream));
+    text += R"(,"pid":)" + std::to_string(pid(op.device)) + R"(,"tid":)" + std::to_string(static_cast<int>(op.stream)) + R"(,"name":)";
+    value(trace_name(op));
     text += R"(,"ts":)";
     value(trace.ops[i].start_s * 1e6);
     text += R"(,"dur":)";
@@ -370,11 +413,23 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     text += args ? "}}" : "}";
     out << text;
   }
+  // A flow arrow from each pipeline send to the op that receives it on the next stage.
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto to = flow_target(g, i);
+    if (to < 0) continue;
+    const auto& op = g.ops[i];
+    const auto& dst = g.ops[static_cast<std::size_t>(to)];
+    const std::string name = trace_name(op);
+    event({{"ph", "s"}, {"cat", "pp"}, {"id", i}, {"pid", pid(op.device)}, {"tid", static_cast<int>(op.stream)},
+           {"name", name}, {"ts", trace.ops[i].start_s * 1e6}});
+    event({{"ph", "f"}, {"bp", "e"}, {"cat", "pp"}, {"id", i}, {"pid", pid(dst.device)}, {"tid", static_cast<int>(dst.stream)},
+           {"name", name}, {"ts", trace.ops[static_cast<std::size_t>(to)].start_s * 1e6}});
+  }
   for (std::size_t dv = 0; dv < timeline.devices.size(); ++dv)
     for (const auto& pt : timeline.devices[dv].points) {
       text.assign(first ? "" : ",");
       first = false;
-      text += R"({"ph":"C","pid":)" + std::to_string(dv) + R"(,"name":"memory GiB","ts":)";
+      text += R"({"ph":"C","cat":"memory","pid":)" + std::to_string(pid(static_cast<std::int64_t>(dv))) + R"(,"name":"memory GiB","ts":)";
       value(pt.time_s * 1e6);
       text += R"(,"args":{"GiB":)";
       value(static_cast<double>(pt.bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -388,6 +443,7 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
 std::int64_t chrome_trace_events(const sim::StepGraph& g, const memory::Timeline& timeline) {
   std::int64_t n = static_cast<std::int64_t>(g.devices.size()) * (1 + sim::kNumStreams);
   for (const auto& op : g.ops) n += op.kind == sim::OpKind::Delay ? 0 : 1;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) n += flow_target(g, i) >= 0 ? 2 : 0;
   for (const auto& d : timeline.devices) n += static_cast<std::int64_t>(d.points.size());
   return n;
 }

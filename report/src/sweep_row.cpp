@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "step_json.hpp"
+#include "stepsim/report/memory_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::report {
@@ -93,16 +95,61 @@ class RowReader {
 
 }  // namespace
 
-std::string row_line(const SweepRow& r, const std::string& scenario_json) {
-  OrderedJson j;
-  j["index"] = r.index;
-  j["key"] = r.key;
-  j["sweep"] = r.sweep.empty() ? OrderedJson(nullptr) : OrderedJson(r.sweep);
-  j["sweep_candidates"] = r.sweep_candidates > 0 ? OrderedJson(r.sweep_candidates) : OrderedJson(nullptr);
-  j["status"] = r.status;
-  j["reason"] = r.reason.empty() ? OrderedJson(nullptr) : OrderedJson(r.reason);
-  j["scenario"] = OrderedJson::parse(scenario_json);
-  j["summary"] = r.summary;
+void describe_scenario(SweepRow& r, const scenarios::Scenario& s) {
+  r.summary = scenario_summary(s);
+  r.model = s.model.name;
+  r.cluster = s.cluster.preset.empty() ? "custom" : s.cluster.preset;
+  r.gpu = s.cluster.gpu.name;
+  r.gpus = s.world_size();
+  r.tp = s.parallel.tp;
+  r.cp = s.parallel.cp;
+  r.pp = s.parallel.pp;
+  r.dp = s.parallel.dp;
+  r.vpp = s.parallel.vpp;
+  r.micro_batch = s.training.micro_batch;
+  r.global_batch = s.training.global_batch;
+  r.seq_len = s.training.seq_len;
+  r.schedule = scenarios::to_string(s.parallel.schedule);
+  r.recompute = scenarios::to_string(s.training.recompute);
+}
+
+void set_step_figures(SweepRow& r, const StepReport& rep) {
+  r.status = "simulated";
+  r.engine = rep.engine;
+  r.step_time_s = rep.step_time_s;
+  r.tokens_per_s = rep.tokens_per_s;
+  r.tokens_per_s_per_gpu = rep.tokens_per_s_per_gpu;
+  r.tflops_per_gpu = rep.tflops_per_gpu;
+  r.mfu = rep.mfu;
+  r.bubble_fraction = rep.bubble_fraction;
+  r.exposed_comm_fraction = rep.exposed_comm_fraction;
+  r.peak_memory_bytes = rep.peak_memory_bytes;
+  r.gpu_memory_bytes = rep.gpu_memory_bytes;
+  r.oom = rep.oom;
+  r.time_to_train_s = rep.time_to_train_s;
+  r.gpu_hours = rep.gpu_hours;
+  r.cost_usd = rep.cost_usd;
+}
+
+SweepRow step_row(const scenarios::Scenario& s, const StepReport& rep) {
+  SweepRow r;
+  describe_scenario(r, s);
+  set_step_figures(r, rep);
+  return r;
+}
+
+const std::vector<std::string>& step_fields() {
+  static const std::vector<std::string> fields = [] {
+    OrderedJson j;
+    detail::put_step_fields(j, SweepRow{});
+    std::vector<std::string> keys;
+    for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+    return keys;
+  }();
+  return fields;
+}
+
+void detail::put_step_fields(OrderedJson& j, const SweepRow& r) {
   j["model"] = r.model;
   j["cluster"] = r.cluster;
   j["gpu"] = r.gpu;
@@ -117,21 +164,41 @@ std::string row_line(const SweepRow& r, const std::string& scenario_json) {
   j["seq_len"] = r.seq_len;
   j["schedule"] = r.schedule;
   j["recompute"] = r.recompute;
-  j["paper_total_bytes"] = opt(r.paper_total_bytes);
-  j["stepsim_peak_bytes"] = opt(r.stepsim_peak_bytes);
-  j["gpu_memory_bytes"] = opt(r.gpu_memory_bytes);
   j["engine"] = r.engine.empty() ? OrderedJson(nullptr) : OrderedJson(r.engine);
   j["step_time_s"] = opt(r.step_time_s);
   j["tokens_per_s"] = opt(r.tokens_per_s);
+  j["tokens_per_s_per_gpu"] = opt(r.tokens_per_s_per_gpu);
   j["tflops_per_gpu"] = opt(r.tflops_per_gpu);
   j["mfu"] = opt(r.mfu);
   j["bubble_fraction"] = opt(r.bubble_fraction);
   j["exposed_comm_fraction"] = opt(r.exposed_comm_fraction);
   j["peak_memory_bytes"] = opt(r.peak_memory_bytes);
-  j["oom"] = r.simulated() ? OrderedJson(r.oom) : OrderedJson(nullptr);
+  j["gpu_memory_bytes"] = opt(r.gpu_memory_bytes);
+  j["oom"] = r.oom;
   j["time_to_train_s"] = opt(r.time_to_train_s);
   j["gpu_hours"] = opt(r.gpu_hours);
   j["cost_usd"] = opt(r.cost_usd);
+}
+
+std::string detail::csv_cell(const OrderedJson& v) {
+  if (v.is_null()) return std::string();
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::string row_line(const SweepRow& r, const std::string& scenario_json) {
+  OrderedJson j;
+  j["index"] = r.index;
+  j["key"] = r.key;
+  j["sweep"] = r.sweep.empty() ? OrderedJson(nullptr) : OrderedJson(r.sweep);
+  j["sweep_candidates"] = r.sweep_candidates > 0 ? OrderedJson(r.sweep_candidates) : OrderedJson(nullptr);
+  j["status"] = r.status;
+  j["reason"] = r.reason.empty() ? OrderedJson(nullptr) : OrderedJson(r.reason);
+  j["scenario"] = OrderedJson::parse(scenario_json);
+  j["summary"] = r.summary;
+  j["paper_total_bytes"] = opt(r.paper_total_bytes);
+  j["stepsim_peak_bytes"] = opt(r.stepsim_peak_bytes);
+  detail::put_step_fields(j, r);
   j["analytic_step_time_s"] = opt(r.analytic_step_time_s);
   j["analytic_tokens_per_s"] = opt(r.analytic_tokens_per_s);
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -151,11 +218,13 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   }
   if (!j.is_object()) throw ScenarioError(origin, "a results row must be a JSON object");
   if (!j.contains("status") || !j["status"].is_string())
-    throw ScenarioError(origin, "a results row needs a \"status\" string (ok, oom or error)");
+    throw ScenarioError(origin, "a results row needs a \"status\" string (simulated, pruned or error)");
   SweepRow r;
   r.status = j["status"].get<std::string>();
-  if (r.status != "ok" && r.status != "oom" && r.status != "error")
-    throw ScenarioError(origin + ".status", "unknown status '" + r.status + "' (ok, oom or error)");
+  if (r.status == "ok") r.status = "simulated";  // the names of older files
+  if (r.status == "oom") r.status = "pruned";
+  if (r.status != "simulated" && r.status != "pruned" && r.status != "error")
+    throw ScenarioError(origin + ".status", "unknown status '" + r.status + "' (simulated, pruned or error)");
   const RowReader f(j, origin);
   r.index = f.integer("index", 0).value_or(missing_index);
   r.key = f.str("key");
@@ -183,12 +252,14 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.engine = f.str("engine");
   r.step_time_s = f.number("step_time_s");
   r.tokens_per_s = f.number("tokens_per_s");
+  r.tokens_per_s_per_gpu = f.number("tokens_per_s_per_gpu");
+  if (!r.tokens_per_s_per_gpu && r.tokens_per_s && r.gpus > 0) r.tokens_per_s_per_gpu = *r.tokens_per_s / static_cast<double>(r.gpus);
   r.tflops_per_gpu = f.number("tflops_per_gpu");
   r.mfu = f.number("mfu");
   r.bubble_fraction = f.number("bubble_fraction");
   r.exposed_comm_fraction = f.number("exposed_comm_fraction");
   r.peak_memory_bytes = f.integer("peak_memory_bytes", 0);
-  r.oom = f.flag("oom");
+  r.oom = f.flag("oom") || r.status == "pruned";  // older files: null on pruned rows
   r.time_to_train_s = f.number("time_to_train_s");
   r.gpu_hours = f.number("gpu_hours");
   r.cost_usd = f.number("cost_usd");

@@ -1,4 +1,5 @@
 #include "stepsim/report/tables.hpp"
+#include "stepsim/scenarios/error.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -129,14 +130,51 @@ std::string to_csv(const Table& t) {
 
 std::string to_latex(const Table& t) {
   std::ostringstream os;
+  const bool wide = t.columns.size() > kLatexWideColumns;
   os << "\\begin{table}[htbp]\n  \\centering\n";
+  if (wide) os << "  \\small\n";
   if (!t.caption.empty()) os << "  \\caption{" << latex_escape(t.caption) << "}\n";
-  os << "  \\begin{tabular}{";
-  for (std::size_t c = 0; c < t.columns.size(); ++c) os << (right(t, c) ? 'r' : 'l');
+  if (!t.label.empty()) os << "  \\label{" << t.label << "}\n";
+  if (wide) {
+    // A wide table fits the line: every column a tabularx X column, numbers flush right.
+    os << "  \\begin{tabularx}{\\linewidth}{";
+    for (std::size_t c = 0; c < t.columns.size(); ++c)
+      os << (right(t, c) ? ">{\\raggedleft\\arraybackslash}X" : ">{\\raggedright\\arraybackslash}X");
+  } else {
+    os << "  \\begin{tabular}{";
+    for (std::size_t c = 0; c < t.columns.size(); ++c) os << (right(t, c) ? 'r' : 'l');
+  }
   os << "}\n    \\toprule\n    " << joined(t, t.columns, " & ", latex_escape) << " \\\\\n    \\midrule\n";
   for (const auto& row : t.rows) os << "    " << joined(t, row, " & ", latex_escape) << " \\\\\n";
-  os << "    \\bottomrule\n  \\end{tabular}\n\\end{table}\n";
+  os << "    \\bottomrule\n  \\end{" << (wide ? "tabularx" : "tabular") << "}\n\\end{table}\n";
   return os.str();
+}
+
+Table select_columns(const Table& t, const std::vector<std::string>& columns) {
+  if (columns.empty()) return t;
+  std::vector<std::size_t> picked;
+  for (const auto& name : columns) {
+    const auto it = std::find(t.columns.begin(), t.columns.end(), name);
+    if (it == t.columns.end()) {
+      std::string have;
+      for (const auto& c : t.columns) have += (have.empty() ? "" : ", ") + c;
+      throw ScenarioError("--columns", "the table has no column '" + name + "' (it has: " + have + ")");
+    }
+    picked.push_back(static_cast<std::size_t>(it - t.columns.begin()));
+  }
+  Table out;
+  out.caption = t.caption;
+  out.label = t.label;
+  for (const auto c : picked) {
+    out.columns.push_back(t.columns[c]);
+    out.right_aligned.push_back(right(t, c));
+  }
+  for (const auto& row : t.rows) {
+    std::vector<std::string> cells;
+    for (const auto c : picked) cells.push_back(cell(row, c));
+    out.rows.push_back(std::move(cells));
+  }
+  return out;
 }
 
 std::string to_html(const Table& t) {

@@ -228,27 +228,76 @@ std::string validation_table(const ValidationReport& r) {
   return o.str();
 }
 
-std::string validation_markdown(const ValidationReport& r) {
+namespace {
+
+// The records, for reading.
+Table cases_table(const ValidationReport& r) {
   Table cases;
+  cases.caption = "Predicted vs published step time and TFLOP/s per GPU";
+  cases.label = "tab:stepsim-validation";
   cases.columns = {"set", "table", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
                    "measured TFLOP/s/GPU", "error"};
   cases.right_aligned = {false, false, false, false, true, true, true, true, true};
-  Table memory_cases;
-  memory_cases.columns = {"set", "table", "record", "GPU", "predicted peak allocated (GiB)", "measured (GiB)", "error"};
-  memory_cases.right_aligned = {false, false, false, false, true, true, true};
-  std::string within;
-  for (const auto& set : r.sets) {
-    if (memory_set(set)) within += "- " + set.name + ": " + within_line(set) + "\n";
-    for (const auto& c : set.records) {
-      if (c.measured_peak_allocated_gib)
-        memory_cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_peak_allocated_gib, 3),
-                                     opt_fixed(c.measured_peak_allocated_gib, 3), percent(c.error, 1, true)});
-      else
+  for (const auto& set : r.sets)
+    for (const auto& c : set.records)
+      if (!c.measured_peak_allocated_gib)
         cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_step_time_s, 3),
                               opt_fixed(c.measured_step_time_s, 3), fixed(c.predicted_tflops_per_gpu, 1),
                               opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true)});
+  return cases;
+}
+
+// The memory records (predicted against measured peak allocated memory).
+Table memory_cases_table(const ValidationReport& r) {
+  Table memory_cases;
+  memory_cases.caption = "Predicted vs measured peak allocated memory";
+  memory_cases.label = "tab:stepsim-validation-memory";
+  memory_cases.columns = {"set", "table", "record", "GPU", "predicted peak allocated (GiB)", "measured (GiB)", "error"};
+  memory_cases.right_aligned = {false, false, false, false, true, true, true};
+  for (const auto& set : r.sets)
+    for (const auto& c : set.records)
+      if (c.measured_peak_allocated_gib)
+        memory_cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_peak_allocated_gib, 3),
+                                     opt_fixed(c.measured_peak_allocated_gib, 3), percent(c.error, 1, true)});
+  return memory_cases;
+}
+
+}  // namespace
+
+std::string validation_latex(const ValidationReport& r) {
+  auto summary = summary_table(r);
+  summary.caption = "Error per validation set and table: MAPE, max error, Spearman rank correlation";
+  summary.label = "tab:stepsim-validation-summary";
+  std::string out = "% stepsim validate: " + engine_note(r) + "\n% \\usepackage{booktabs, tabularx, array}\n\n" + to_latex(cases_table(r)) + "\n";
+  const auto memory_cases = memory_cases_table(r);
+  if (!memory_cases.rows.empty()) out += to_latex(memory_cases) + "\n";
+  return out + to_latex(summary);
+}
+
+std::string validation_csv(const ValidationReport& r) {
+  Table t;
+  t.columns = {"set", "table", "record", "gpu", "predicted_step_time_s", "measured_step_time_s", "predicted_tflops_per_gpu",
+               "measured_tflops_per_gpu", "predicted_peak_allocated_gib", "measured_peak_allocated_gib", "flops_formula", "error"};
+  const auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v).dump() : std::string(); };
+  for (const auto& set : r.sets)
+    for (const auto& c : set.records) {
+      const bool memory = c.measured_peak_allocated_gib.has_value();
+      t.rows.push_back({set.name, c.table, c.name, c.gpu, memory ? std::string() : num(c.predicted_step_time_s),
+                        num(c.measured_step_time_s), memory ? std::string() : num(c.predicted_tflops_per_gpu),
+                        num(c.measured_tflops_per_gpu), memory ? nlohmann::json(c.predicted_peak_allocated_gib).dump() : std::string(),
+                        num(c.measured_peak_allocated_gib), c.flops_formula, num(c.error)});
     }
-  }
+  return to_csv(t);
+}
+
+std::string validation_markdown(const ValidationReport& r) {
+  Table cases = cases_table(r);
+  cases.caption.clear();
+  Table memory_cases = memory_cases_table(r);
+  memory_cases.caption.clear();
+  std::string within;
+  for (const auto& set : r.sets)
+    if (memory_set(set)) within += "- " + set.name + ": " + within_line(set) + "\n";
   std::string out;
   if (!cases.rows.empty()) out += to_markdown(cases, MarkdownStyle::Compact) + "\n";
   if (!memory_cases.rows.empty()) out += to_markdown(memory_cases, MarkdownStyle::Compact) + "\n" + within + "\n";

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <set>
@@ -87,7 +88,11 @@ class Reader {
       return *def;
     }
     if (!v->is_number()) throw ScenarioError(path(key), std::string("must be a number, got ") + type_name(*v));
-    const double x = v->get<double>();
+    return in_range(key, v->get<double>(), lo, hi, lo_exclusive);
+  }
+
+  // `x` when it lies in (lo, hi] (lo exclusive when lo_exclusive).
+  double in_range(const std::string& key, double x, double lo, double hi, bool lo_exclusive) const {
     if (!std::isfinite(x)) throw ScenarioError(path(key), "must be finite");
     if (lo_exclusive ? !(x > lo) : !(x >= lo)) {
       std::ostringstream os;
@@ -115,6 +120,13 @@ class Reader {
   double num_param(const std::string& key, std::optional<double> def = std::nullopt) {
     const Param& p = param(key);
     if (!def) def = p.value;
+    // A token count may be written with a suffix: "15T", "300B".
+    if (const auto it = j_.find(key); p.unit == "tokens" && it != j_.end() && it->is_string()) {
+      seen_.insert(key);
+      const auto tokens = parse_token_count(it->get<std::string>());
+      if (!tokens) throw ScenarioError(path(key), "must be a number of tokens (15000000000000, 15T, 300B, 2.5M), got \"" + it->get<std::string>() + "\"");
+      return in_range(key, *tokens, p.min, p.max, p.min_exclusive);
+    }
     return number(key, def, p.min, p.max, p.min_exclusive);
   }
 
@@ -956,7 +968,7 @@ nlohmann::json detail::parse_json_text(const std::string& text, const std::strin
     return true;
   };
   try {
-    return nlohmann::json::parse(text, track);
+    return nlohmann::json::parse(text, track, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::out_of_range& e) {
     // A number nlohmann cannot hold (1e400): name its field when it has one.
     if (last_path.empty()) throw ScenarioError(origin, json_error_text(e));
@@ -1001,10 +1013,14 @@ void for_each_input_line(const std::string& file, const std::string& what,
 }
 
 std::string read_input_file(const std::string& file, const std::string& what) {
-  check_input_file(file, what);
   const auto limit_text = std::to_string(kMaxInputFileBytes / (1024 * 1024)) + " MiB";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ScenarioError(file, "cannot open the " + what);
+  std::ifstream opened;
+  if (file != "-") {
+    check_input_file(file, what);
+    opened.open(file, std::ios::binary);
+    if (!opened) throw ScenarioError(file, "cannot open the " + what);
+  }
+  std::istream& in = file == "-" ? std::cin : opened;
   std::string text;
   std::vector<char> buf(1 << 16);
   while (in) {
@@ -1091,7 +1107,41 @@ Scenario load_scenario_text(const std::string& json_text, const std::vector<Over
 
 Scenario load_scenario_file(const std::string& file, const std::vector<Override>& overrides) {
   if (!valid_utf8(file)) throw ScenarioError("scenario file", "the file name is not valid UTF-8");
-  return load_scenario_text(read_input_file(file, "scenario file"), overrides, file);
+  return load_scenario_text(read_input_file(file, "scenario file"), overrides, file == "-" ? "<stdin>" : file);
+}
+
+Scenario load_default_scenario(const std::vector<Override>& overrides) {
+  Scenario s = load_scenario_text(default_scenario_text(), overrides, "<default scenario>");
+  // Its name ends in its GPU count ("...-128"), which follows overrides of the cluster.
+  const bool named = std::any_of(overrides.begin(), overrides.end(), [](const Override& o) { return o.path == "name"; });
+  const auto dash = s.name.find_last_of('-');
+  if (!named && dash != std::string::npos && s.name.find_first_not_of("0123456789", dash + 1) == std::string::npos)
+    s.name = s.name.substr(0, dash + 1) + std::to_string(s.world_size());
+  return s;
+}
+
+std::optional<double> parse_token_count(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  while (used < text.size() && text[used] == ' ') ++used;
+  double scale = 1;
+  if (used < text.size()) {
+    switch (text[used]) {
+      case 'K': case 'k': scale = 1e3; break;
+      case 'M': case 'm': scale = 1e6; break;
+      case 'B': case 'b': case 'G': case 'g': scale = 1e9; break;
+      case 'T': case 't': scale = 1e12; break;
+      default: return std::nullopt;
+    }
+    ++used;
+  }
+  if (used != text.size() || !std::isfinite(value) || text.find_first_of("0123456789") != 0) return std::nullopt;
+  return value * scale;
 }
 
 std::string default_scenario_text() { return detail::embedded_files().at("examples/default.json"); }

@@ -142,7 +142,36 @@ SweepConstraints read_constraints(const Json& c) {
   return out;
 }
 
+// A "zip" axis: a list of objects, each one point that sets several fields together
+// ({"cluster.preset": "dgx-b200", "cost.usd_per_gpu_hour": 5.0}); every object names the same fields.
+SweepAxis read_zip_axis(const Json& v) {
+  if (!v.is_array() || v.empty()) throw ScenarioError("axes.zip", "must be a list of objects, each setting several fields together");
+  SweepAxis axis;
+  axis.name = "zip";
+  std::set<std::string> seen, fields;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string at = "axes.zip[" + std::to_string(i) + "]";
+    if (!v[i].is_object() || v[i].empty()) throw ScenarioError(at, std::string("must be an object of field -> value, got ") + type_name(v[i]));
+    std::set<std::string> these;
+    for (auto it = v[i].begin(); it != v[i].end(); ++it) {
+      const std::string& k = it.key();
+      if (k.empty() || k.front() == '.' || k.back() == '.' || k.find("..") != std::string::npos)
+        throw ScenarioError(at + "." + k, "is not a field path");
+      if (k == "gpus" || is_layout_axis(k) || k == "parallel.schedule" || k == "parallel.vpp")
+        throw ScenarioError(at + "." + k, "cannot be zipped (make it an axis of its own)");
+      if (it->is_null()) throw ScenarioError(at + "." + k, "must not be null");
+      these.insert(k);
+    }
+    if (i == 0) fields = these;
+    if (these != fields) throw ScenarioError(at, "must name the same fields as axes.zip[0]");
+    if (!seen.insert(v[i].dump()).second) throw ScenarioError(at, "repeats the point " + v[i].dump());
+    axis.values_json.push_back(v[i].dump());
+  }
+  return axis;
+}
+
 SweepAxis read_axis(const std::string& name, const Json& v) {
+  if (name == "zip") return read_zip_axis(v);
   const std::string where = "axes." + name;
   if (name.empty() || name.front() == '.' || name.back() == '.' || name.find("..") != std::string::npos)
     throw ScenarioError(where, "is not a field path");
@@ -265,6 +294,8 @@ class Enumerator {
         next["cluster"] = c;
       } else if (axis.name == "gpus") {
         next_gpus_ = value.get<std::int64_t>();
+      } else if (axis.name == "zip") {
+        for (auto it = value.begin(); it != value.end(); ++it) set_path(next, it.key(), it.value(), where + "." + it.key());
       } else {
         set_path(next, axis.name, value, where);
       }
@@ -291,6 +322,14 @@ class Enumerator {
     if (best < spec_.axes.size()) {
       const auto& a = spec_.axes[best];
       throw ScenarioError("axes." + a.name + "[" + std::to_string(choice_index_[best]) + "]" + p.substr(best_len), reason);
+    }
+    // A field a zipped point sets.
+    for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
+      if (spec_.axes[i].name != "zip") continue;
+      const Json point = Json::parse(spec_.axes[i].values_json[choice_index_[i]]);
+      for (auto it = point.begin(); it != point.end(); ++it)
+        if (p == it.key() || p.rfind(it.key() + ".", 0) == 0)
+          throw ScenarioError("axes.zip[" + std::to_string(choice_index_[i]) + "]." + p, reason);
     }
     // An error on a path an axis created on its way ("foo" of axes.foo.bar, not in the base):
     // the axis names a field the schema does not have.
@@ -582,6 +621,9 @@ SweepSpec parse_sweep_text(const std::string& json_text, const std::string& orig
   for (auto it = axes->begin(); it != axes->end(); ++it) spec.axes.push_back(read_axis(it.key(), it.value()));
   const bool gpus = axes->contains("gpus");
   if (gpus && axes->contains("cluster.nodes")) throw ScenarioError("axes.gpus", "cannot be combined with axes.cluster.nodes");
+  if (auto zip = axes->find("zip"); zip != axes->end() && zip->is_array() && !zip->empty() && zip->front().is_object())
+    for (auto it = zip->front().begin(); it != zip->front().end(); ++it)
+      if (axes->contains(it.key())) throw ScenarioError("axes.zip[0]." + it.key(), "is also an axis of its own");
   for (const auto& a : spec.axes) {
     if (a.name != "cluster" && a.name.rfind("cluster.", 0) == 0 && axes->contains("cluster") && a.name != "cluster.nodes")
       throw ScenarioError("axes." + a.name, "cannot be combined with axes.cluster (put the field in the cluster values)");

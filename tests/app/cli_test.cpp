@@ -83,7 +83,7 @@ TEST_CASE("stepsim validate --gpus lists every GPU preset, --params needs --cros
   CHECK(gpus.out.find("derived, no measured record") != std::string::npos);
   const auto params = run("validate --params gemm_max");
   CHECK(params.status == 2);
-  CHECK(params.err.find("--params requires --cross-validate") != std::string::npos);
+  CHECK(params.err.find("--params: needs --cross-validate") != std::string::npos);
   const auto engine = run("validate --cross-validate --engine simgrid --set-name mtnlg-530b");
   CHECK(engine.status == 2);
   CHECK(engine.err == "stepsim: error: --engine: --cross-validate fits with the analytic engine (as calibrate)\n");

@@ -117,15 +117,15 @@ TEST_CASE("the automatic engine: simgrid up to engine.auto_simgrid_max_gpus GPUs
   CHECK(default_engine(scenario({"engine.auto_simgrid_max_gpus=64"})) == sim::EngineKind::Analytic);
 }
 
-TEST_CASE("estimated trace events: 2 per estimated op and 7 per stage, beyond the limit --trace is refused") {
+TEST_CASE("estimated trace events: 2 per estimated op, 4 per micro-batch, chunk and stage, 7 per stage, beyond the limit --trace is refused") {
   const auto def = scenario({});  // pp 4, 256 micro-batches, TP8: 6,144 estimated ops
-  CHECK(estimated_trace_events(def, false) == 2.0 * 6144 + 7 * 4);
+  CHECK(estimated_trace_events(def, false) == 2.0 * 6144 + 4.0 * 256 * 4 + 7 * 4);
   CHECK_NOTHROW(check_trace_size(def, false));
-  // 262,144 micro-batches: 4 x 262,144 x 2 x 3 = 6,291,456 ops (within the graph limit), 12,582,940 events.
+  // 262,144 micro-batches: 4 x 262,144 x 2 x 3 = 6,291,456 ops (within the graph limit), 16,777,244 events.
   const auto big = scenario({"training.global_batch=1048576"});
-  CHECK(estimated_trace_events(big, false) == 2.0 * 6291456 + 7 * 4);
+  CHECK(estimated_trace_events(big, false) == 2.0 * 6291456 + 4.0 * 262144 * 4 + 7 * 4);
   CHECK_THROWS_WITH_AS(check_trace_size(big, false),
-                       "--trace: the Chrome trace of this step would hold about 12,582,940 events (limit 5,000,000); use fewer "
+                       "--trace: the Chrome trace of this step would hold about 16,777,244 events (limit 5,000,000); use fewer "
                        "micro-batches (a larger training.micro_batch) or run without --trace",
                        ScenarioError);
 }

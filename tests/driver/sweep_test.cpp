@@ -149,11 +149,13 @@ TEST_CASE("sweep: the memory prune writes oom rows with the reason, not simulate
   rs::SimulationCache cache;
   for (const auto rule : {rs::PruneRule::Stepsim, rs::PruneRule::Paper80}) {
     const auto row = rs::evaluate_candidate(e.candidates[0], rule, stepsim::sim::EngineKind::Analytic, cache);
-    CHECK(row.status == "oom");
+    CHECK(row.status == "pruned");
+    CHECK(row.oom);
     CHECK(row.engine.empty());
     CHECK(row.reason.find(rule == rs::PruneRule::Stepsim ? "stepsim peak " : "paper estimate ") == 0);
     CHECK(row.reason.find("exceeds") != std::string::npos);
-    CHECK(row.line.find("\"status\":\"oom\"") != std::string::npos);
+    CHECK(row.line.find("\"status\":\"pruned\"") != std::string::npos);
+    CHECK(row.line.find("\"oom\":true") != std::string::npos);
     CHECK(row.line.find("\"step_time_s\":null") != std::string::npos);
     CHECK(row.stepsim_peak_bytes > row.gpu_memory_bytes);
     const auto back = stepsim::report::parse_row(row.line);
@@ -172,8 +174,11 @@ TEST_CASE("sweep: parse_row keeps nulls empty, a results file needs an index and
   CHECK(r.paper_total_bytes == 1000);
   CHECK_FALSE(r.gpu_memory_bytes.has_value());
   CHECK_FALSE(r.simulated());
+  CHECK(r.status == "pruned");  // the name older files gave it
+  CHECK(r.oom);
+  CHECK(stepsim::report::parse_row(R"({"status":"ok"})").status == "simulated");
   CHECK_THROWS_WITH_AS(stepsim::report::parse_row("[1]", "f:3"), "f:3: a results row must be a JSON object", stepsim::ScenarioError);
-  CHECK_THROWS_WITH_AS(stepsim::report::parse_row(R"({"status":"done"})", "f:4"), "f:4.status: unknown status 'done' (ok, oom or error)",
+  CHECK_THROWS_WITH_AS(stepsim::report::parse_row(R"({"status":"done"})", "f:4"), "f:4.status: unknown status 'done' (simulated, pruned or error)",
                        stepsim::ScenarioError);
 
   const auto dir = tmp_dir("keyless");
@@ -188,13 +193,13 @@ TEST_CASE("sweep: a row holds the contract keys in order") {
   const auto e = sc::enumerate(sc::parse_sweep_text(small_sweep()));
   rs::SimulationCache cache;
   const auto row = rs::evaluate_candidate(e.candidates[5], rs::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache);
-  REQUIRE(row.status == "ok");
+  REQUIRE(row.status == "simulated");
   std::size_t at = 0;
-  for (const char* key : {"index", "key", "status", "reason", "scenario", "summary", "model", "cluster", "gpu", "gpus", "tp",
-                          "cp", "pp", "dp", "vpp", "micro_batch", "global_batch", "seq_len", "schedule", "recompute",
-                          "paper_total_bytes", "stepsim_peak_bytes", "gpu_memory_bytes", "engine", "step_time_s",
-                          "tokens_per_s", "tflops_per_gpu", "mfu", "bubble_fraction", "exposed_comm_fraction",
-                          "peak_memory_bytes", "oom", "time_to_train_s", "gpu_hours", "cost_usd"}) {
+  for (const char* key : {"index", "key", "status", "reason", "scenario", "summary", "paper_total_bytes", "stepsim_peak_bytes",
+                          "model", "cluster", "gpu", "gpus", "tp", "cp", "pp", "dp", "vpp", "micro_batch", "global_batch",
+                          "seq_len", "schedule", "recompute", "engine", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                          "tflops_per_gpu", "mfu", "bubble_fraction", "exposed_comm_fraction", "peak_memory_bytes",
+                          "gpu_memory_bytes", "oom", "time_to_train_s", "gpu_hours", "cost_usd"}) {
     const auto pos = row.line.find("\"" + std::string(key) + "\":", at);
     CHECK_MESSAGE(pos != std::string::npos, key);
     if (pos != std::string::npos) at = pos;
@@ -283,11 +288,14 @@ TEST_CASE("sweep: the ranking names the fastest layout that fits, per cluster an
   const auto rows = rs::read_rows(out.results_file).rows;
   const rs::SweepRow* best = nullptr;
   for (const auto& r : rows)
-    if (r.status == "ok" && !r.oom && (best == nullptr || r.tokens_per_s > best->tokens_per_s)) best = &r;
+    if (r.status == "simulated" && !r.oom && (best == nullptr || r.tokens_per_s > best->tokens_per_s)) best = &r;
   REQUIRE(best != nullptr);
   const auto fastest = out.table.substr(out.table.find("## Fastest that fits"));
   const std::string lay = "TP" + std::to_string(best->tp) + " CP1 PP" + std::to_string(best->pp) + " DP" + std::to_string(best->dp);
   CHECK(fastest.find(lay) != std::string::npos);
+  // One cluster in this sweep: its best layout at any GPU count is the fastest overall.
+  const auto per_cluster = out.table.substr(out.table.find("## Best layout per cluster (any GPU count)"));
+  CHECK(per_cluster.substr(0, per_cluster.find("## Fastest")).find(lay) != std::string::npos);
 }
 
 TEST_CASE("sweep: an axis naming a field the schema lacks names the axis, not the base") {
@@ -418,7 +426,7 @@ TEST_CASE("sweep: a row and a run of the same scenario give identical figures") 
       if (refined && compared > 0) continue;  // one SimGrid comparison keeps the test short
       const auto row = stepsim::report::parse_row(
           rs::evaluate_candidate(c, rs::PruneRule::Stepsim, engine, cache, refined).line);
-      REQUIRE(row.status == "ok");
+      REQUIRE(row.status == "simulated");
       rs::SimulateOptions so;
       so.engine = engine;
       const auto run = rs::simulate(sc::load_scenario_text(c.scenario_json, {}, "candidate"), so).report;

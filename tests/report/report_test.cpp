@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "stepsim/costmodel/comm.hpp"
 #include "stepsim/driver/simulate.hpp"
+#include "stepsim/report/format.hpp"
 #include "stepsim/report/html.hpp"
 #include "stepsim/report/metrics.hpp"
 #include "stepsim/report/report.hpp"
@@ -210,7 +212,7 @@ TEST_CASE("sweep results: bad lines name the file and line") {
     (void)parse_sweep_results("{\"status\":\"maybe\"}\n", "r.jsonl");
     FAIL("no exception");
   } catch (const ScenarioError& e) {
-    CHECK(std::string(e.what()) == "r.jsonl:1.status: unknown status 'maybe' (ok, oom or error)");
+    CHECK(std::string(e.what()) == "r.jsonl:1.status: unknown status 'maybe' (simulated, pruned or error)");
   }
   CHECK_THROWS_AS(parse_sweep_results("\n\n", "empty.jsonl"), ScenarioError);
   CHECK_THROWS_WITH_AS((void)parse_report_format("yaml"), "--format: unknown format 'yaml' (md, csv, latex, html or json)",
@@ -264,7 +266,7 @@ TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
   CHECK(md.find("**All 6 candidates by tokens/s**") != std::string::npos);
   CHECK(md.find("| out of memory: pruned by the memory estimate |          1 |") != std::string::npos);
   CHECK(md.find("| OOM (estimate)") != std::string::npos);
-  CHECK(md.find(" 135300 |") != std::string::npos);
+  CHECK(md.find(" 135,300 |") != std::string::npos);
   CHECK(md == sweep_report(s, opts(ReportFormat::Markdown)).text);
 
   auto top2 = opts(ReportFormat::Markdown);
@@ -274,17 +276,18 @@ TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
   CHECK(md2.find("72944") == std::string::npos);
 
   const auto csv = sweep_report(s, opts(ReportFormat::Csv)).text;
-  CHECK(csv.rfind("# stepsim 0.1.0: sweep results.jsonl", 0) == 0);
-  CHECK(count_lines(csv) == 1 + 1 + 6);
-  CHECK(csv.find("\nrank,index,key,status,reason,model,") != std::string::npos);
-  CHECK(csv.find("\n1,0,tp=8 pp=4 engine=simgrid,ok,,llama-3.1-70b,dgx-h100,h100-sxm-80gb,128,8,1,4,4,1,1,1024,8192,1f1b,"
-                 "none,simgrid,62.000000,135300.1,465.000,") != std::string::npos);
+  CHECK(csv.rfind("rank,index,key,status,reason,model,", 0) == 0);  // the header first, no comment line
+  CHECK(count_lines(csv) == 1 + 6);
+  CHECK(csv.find("\n1,0,tp=8 pp=4 engine=simgrid,simulated,,llama-3.1-70b,dgx-h100,h100-sxm-80gb,128,8,1,4,4,1,1,1024,8192,1f1b,"
+                 "none,simgrid,62.0,135300.1,") != std::string::npos);
+  CHECK(sweep_report(s, opts(ReportFormat::Csv)).meta_json.find("\"generator\": \"stepsim 0.1.0\"") != std::string::npos);
 
   const auto tex = sweep_report(s, opts(ReportFormat::Latex)).text;
   CHECK(count_of(tex, "\\toprule") == 2);
   CHECK(count_of(tex, "\\bottomrule") == 2);
   CHECK(tex.find("MFU \\%") != std::string::npos);
-  CHECK(tex.find("\\caption{All 6 candidates by tokens/s (stepsim 0.1.0: sweep results.jsonl") != std::string::npos);
+  CHECK(tex.find("\\caption{All 6 candidates by tokens/s}") != std::string::npos);  // the provenance: the first comment line
+  CHECK(tex.rfind("% stepsim 0.1.0: sweep results.jsonl", 0) == 0);
 
   const auto json = sweep_report(s, opts(ReportFormat::Json)).text;
   CHECK(json.find("\"stepsim_version\": \"0.1.0\"") != std::string::npos);
@@ -327,8 +330,9 @@ TEST_CASE("scenario report: summary table, memory plot, Gantt chart, determinist
   CHECK(md == scenario_report(tsubame_run(), opts(ReportFormat::Markdown)).text);
   const auto csv = scenario_report(runs, opts(ReportFormat::Csv)).text;
   const std::size_t stages = runs[0].simulation.report.stages.size();
-  CHECK(csv.find("\nmetric,llama31-8b-tsubame\n") != std::string::npos);
-  CHECK(count_lines(csv) == 1 + 1 + 14 + 4 * stages);
+  CHECK(csv.rfind("label,model,cluster,gpu,gpus,tp,", 0) == 0);
+  CHECK(csv.find("\nllama31-8b-tsubame,llama-3.1-8b,") != std::string::npos);
+  CHECK(count_lines(csv) == 1 + stages);  // the header, one row per stage
   const auto json = scenario_report(runs, opts(ReportFormat::Json)).text;
   CHECK(json.find("\"kind\": \"scenario\"") != std::string::npos);
   CHECK(json.find("\"step_time_s\"") != std::string::npos);
@@ -437,9 +441,52 @@ TEST_CASE("one layout label for scenarios and sweep rows, the metric registry fo
   CHECK(value_with_unit(metric("step_time_s"), 1.23456, 4) == "1.2346 s");
   CHECK(value_with_unit(metric("mfu"), 0.396, 1) == "39.6 %");
   CHECK(value_with_unit(metric("peak_memory_bytes"), 64.0 * 1024 * 1024 * 1024, 2) == "64.00 GiB");
-  CHECK(value_with_unit(metric("cost_usd"), 85591.2, 0) == "$85591");
+  CHECK(value_with_unit(metric("cost_usd"), 14161905.4, 0) == "$14,161,905");
+  CHECK(value_with_unit(metric("tokens_per_s"), 122292.4, 0) == "122,292");
+  CHECK(value_with_unit(metric("tflops_per_gpu"), 1429.26, 1) == "1429.3");
+  CHECK(value_with_unit(metric("gpu_memory_bytes"), 80.0 * 1024 * 1024 * 1024, 2) == "80.00 GiB");
+  CHECK(token_count(15e12) == "15 T");
+  CHECK(token_count(1.5e12) == "1.5 T");
+  CHECK(token_count(300e9) == "300 B");
+  CHECK(token_count(2.5e6) == "2.5 M");
+  CHECK(token_count(8192) == "8.192 K");
+  CHECK(token_count(512) == "512");
   CHECK(heading(metric("bubble_fraction")) == "bubble (%)");
   CHECK_THROWS_AS((void)metric("nope"), InternalError);
+}
+
+TEST_CASE("Chrome trace: pids from 1, a category on every event, names with micro-batch and chunk, a flow per pipeline send") {
+  const auto runs = tsubame_run({{"parallel.pp", "2"}, {"parallel.dp", "1"}, {"parallel.schedule", "interleaved"},
+                                 {"parallel.vpp", "2"}, {"training.global_batch", "8"}});
+  const auto& sim = runs[0].simulation;
+  std::ostringstream out;
+  write_chrome_trace(out, runs[0].scenario, sim.step.graph, sim.trace, sim.timeline);
+  const auto doc = nlohmann::json::parse(out.str());
+  CHECK(static_cast<std::int64_t>(doc["traceEvents"].size()) == chrome_trace_events(sim.step.graph, sim.timeline));
+  CHECK(static_cast<double>(doc["traceEvents"].size()) <= estimated_trace_events(runs[0].scenario, false));
+  std::map<std::int64_t, std::vector<nlohmann::json>> flows;
+  std::set<std::string> names;
+  for (const auto& e : doc["traceEvents"]) {
+    CHECK(e["pid"].get<std::int64_t>() >= 1);
+    CHECK(e["pid"].get<std::int64_t>() <= static_cast<std::int64_t>(sim.step.graph.devices.size()));
+    REQUIRE(e.contains("cat"));
+    CHECK(!e["cat"].get<std::string>().empty());
+    if (e["ph"] == "s" || e["ph"] == "f") flows[e["id"].get<std::int64_t>()].push_back(e);
+    if (e["ph"] == "X") names.insert(e["name"].get<std::string>());
+  }
+  // Micro-batch 3 of the second chunk, forward, on some stage.
+  CHECK(names.count("fwd mb3 c1") == 1);
+  // Every send with a receiver: 2 (stages) x 2 (chunks) x 8 micro-batches x 2 (forward and backward)
+  // minus the sends that leave the last virtual stage forward or the first backward: (2 x 2 - 1) x 8 x 2.
+  CHECK(flows.size() == 48);
+  for (const auto& [id, pair] : flows) {
+    REQUIRE(pair.size() == 2);
+    CHECK(pair[0]["ph"] == "s");
+    CHECK(pair[1]["ph"] == "f");
+    CHECK(pair[0]["cat"] == "pp");
+    CHECK(pair[0]["pid"] != pair[1]["pid"]);                 // to the other stage
+    CHECK(pair[1]["ts"].get<double>() >= pair[0]["ts"].get<double>());  // received after it is sent
+  }
 }
 
 TEST_CASE("the streamed Chrome trace is the compact JSON of the whole document, event count as counted") {
@@ -502,7 +549,7 @@ TEST_CASE("the communication section: NCCL's choice, bus bandwidth and exposed t
   REQUIRE(tp != r.communication.end());
   CHECK(tp->bus_bandwidth_Bps > 0.0);
   CHECK(tp->bus_bandwidth_Bps < runs[0].scenario.cluster.intra_node.bw_Bps * runs[0].scenario.comm.nvlink_efficiency);
-  const auto json = nlohmann::json::parse(report_json(r));
+  const auto json = nlohmann::json::parse(report_json(runs[0].scenario, r));
   CHECK(json["communication"].size() == r.communication.size());
   CHECK(report_table(r).find("busbw GB/s") != std::string::npos);
   std::ostringstream trace;

@@ -710,3 +710,40 @@ TEST_CASE("training.precision: FP8 needs Hopper or Blackwell with an FP8 peak, M
       "training": {"seq_len": 4096, "global_batch": 8, "precision": "fp8-current"}, "parallel": {"tp": 8}})"),
                        "training.precision: fp8-current needs cluster.gpu.peak_fp8_tflops > 0 (h100-sxm-80gb gives none)", ScenarioError);
 }
+
+TEST_CASE("token counts take a suffix (15T, 300B, 2.5M) and anything else is refused naming the field") {
+  CHECK(scenarios::parse_token_count("15T") == doctest::Approx(15e12));
+  CHECK(scenarios::parse_token_count("300B") == doctest::Approx(300e9));
+  CHECK(scenarios::parse_token_count("300G") == doctest::Approx(300e9));
+  CHECK(scenarios::parse_token_count("2.5 M") == doctest::Approx(2.5e6));
+  CHECK(scenarios::parse_token_count("8k") == doctest::Approx(8e3));
+  CHECK(scenarios::parse_token_count("1e12") == doctest::Approx(1e12));
+  for (const char* bad : {"", "T", "15X", "15TT", "-3T", " 15T", "15T tokens"}) CHECK_MESSAGE(!scenarios::parse_token_count(bad), bad);
+  const auto s = scenarios::load_scenario_text(kBase, {Override{"training.train_tokens", "15T"}});
+  CHECK(*s.training.train_tokens == doctest::Approx(15e12));
+  const auto t = scenarios::load_scenario_text(kBase, {Override{"training.train_tokens", "\"300B\""}});
+  CHECK(*t.training.train_tokens == doctest::Approx(300e9));
+  CHECK(error_of(kBase, {"training.train_tokens=15 trillion"}).find("training.train_tokens: must be a number of tokens") == 0);
+  CHECK(error_of(kBase, {"training.train_tokens=2e6T"}).find("training.train_tokens: is absurdly large") == 0);
+  // Elsewhere a string is no number.
+  CHECK(error_of(kBase, {"training.seq_len=8K"}).find("training.seq_len: must be an integer") == 0);
+}
+
+TEST_CASE("scenario JSON may hold // and /* */ comments") {
+  const std::string text = std::string("// a comment before the object\n") + R"({
+  "name": "commented", /* inline */
+  "model": "llama-3.1-8b", // trailing
+  "cluster": { "gpu": "h100-sxm-94gb", "gpus_per_node": 4, "nodes": 1 },
+  "training": { "seq_len": 8192, "global_batch": 1024, "micro_batch": 1 },
+  "parallel": { "tp": 2, "pp": 1 }
+})";
+  const auto s = scenarios::load_scenario_text(text);
+  CHECK(s.name == "commented");
+  CHECK(s.parallel.tp == 2);
+}
+
+TEST_CASE("the default scenario's name follows its GPU count, unless an override names it") {
+  CHECK(scenarios::load_default_scenario().name == "llama31-70b-dgx-h100-128");
+  CHECK(scenarios::load_default_scenario({Override{"cluster.nodes", "4"}}).name == "llama31-70b-dgx-h100-32");
+  CHECK(scenarios::load_default_scenario({Override{"cluster.nodes", "4"}, Override{"name", "mine"}}).name == "mine");
+}

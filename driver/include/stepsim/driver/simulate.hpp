@@ -80,7 +80,8 @@ void check_simgrid_size(const sim::StepGraph& graph);
 void check_simgrid_gpus(const scenarios::Scenario& s);
 
 // Chrome trace (stepsim run --trace): most events a trace may hold, estimated before the run as
-// 2 x estimated_ops + (1 + streams + 1) x pp (spans, memory counter points, names). At the measured
+// 2 x estimated_ops + 4 x micro-batches x vpp x pp + (1 + streams + 1) x pp (spans, memory counter
+// points, flow arrows of the pipeline sends, names). At the measured
 // 130-155 bytes per event a trace stays under about 0.8 GB.
 inline constexpr double kMaxTraceEvents = 5e6;
 [[nodiscard]] double estimated_trace_events(const scenarios::Scenario& s, bool per_layer);

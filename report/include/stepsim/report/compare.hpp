@@ -34,7 +34,9 @@ enum class CompareStyle {
 [[nodiscard]] std::string compare_table(const std::vector<CompareColumn>& columns);
 // The same as a Markdown table.
 [[nodiscard]] std::string compare_markdown(const std::vector<CompareColumn>& columns);
-// {"columns": [{"label", "summary", metrics..., "stages": [...], "delta_percent": {...}}]}
+// {"columns": [{"label", "summary", the step fields (sweep_row.hpp), "stages": [...], "delta_percent": {...},
+// "delta_points": {...}}]}: differences against the first column in % of its value, and of the
+// percentages (mfu, bubble_fraction, exposed_comm_fraction) in percentage points.
 [[nodiscard]] std::string compare_json(const std::vector<CompareColumn>& columns);
 
 }  // namespace stepsim::report

@@ -18,5 +18,8 @@ namespace stepsim::report {
 [[nodiscard]] std::string human_duration(double seconds);
 // A whole number with thousands separators, rounded: 50000000 -> "50,000,000", -1234.6 -> "-1,235".
 [[nodiscard]] std::string grouped(double value);
+// A token count with its unit prefix, four significant digits: 1.5e13 -> "15 T", 3e11 -> "300 B",
+// 2.5e6 -> "2.5 M", 512 -> "512".
+[[nodiscard]] std::string token_count(double tokens);
 
 }  // namespace stepsim::report

@@ -17,11 +17,11 @@ namespace stepsim::report {
 // How a metric's value prints.
 enum class Unit : std::uint8_t {
   Seconds,   // "0.1234 s"
-  Count,     // a plain number ("64908"); the unit is in the name (tokens/s, TFLOP/s)
+  Count,     // a plain number ("64,908"; thousands separated when whole); the unit is in the name (tokens/s, TFLOP/s)
   Percent,   // a fraction shown as "39.6 %"
   GiB,       // bytes shown as "60.00 GiB"
   Duration,  // seconds shown as "178.3 days" (human_duration)
-  Usd,       // "$85591"
+  Usd,       // "$85,591"
 };
 
 struct Metric {
@@ -36,15 +36,16 @@ struct Metric {
   std::optional<double> (*of_row)(const SweepRow&) = nullptr;
 };
 
-// The step metrics, in the order every table shows them: step time, tokens/s, TFLOP/s per GPU,
+// The step metrics, in the order every table shows them: step time, tokens/s, tokens/s per GPU, TFLOP/s per GPU,
 // MFU, bubble, exposed communication, peak memory, GPU memory, time to train, GPU-hours, cost.
 [[nodiscard]] const std::vector<Metric>& step_metrics();
 // The metric with this JSON key; throws InternalError when there is none.
 [[nodiscard]] const Metric& metric(const std::string& json_key);
 
-// The number alone with the metric's decimals (a percentage scaled to 100, bytes in GiB).
+// The number alone with the metric's decimals (a percentage scaled to 100, bytes in GiB; whole
+// numbers and dollars with thousands separators: for reading, not for machines).
 [[nodiscard]] std::string value_text(const Metric& m, double value, int decimals);
-// The value with its unit: "0.1234 s", "39.6 %", "60.00 GiB", "178.3 days", "$85591".
+// The value with its unit: "0.1234 s", "39.6 %", "60.00 GiB", "178.3 days", "$85,591".
 [[nodiscard]] std::string value_with_unit(const Metric& m, double value, int decimals);
 // A table heading: the name with its unit in parentheses ("step time (s)", "MFU (%)").
 [[nodiscard]] std::string heading(const Metric& m);

@@ -21,6 +21,7 @@ struct ReportOptions {
   std::string version;        // stepsim version printed in every header
   ReportFormat format = ReportFormat::Markdown;
   std::size_t top = 20;       // sweep rows in the Markdown/LaTeX/HTML tables (0: all)
+  std::vector<std::string> columns;  // md, csv, latex: the main table's columns, in this order (empty: all)
 };
 
 struct ReportFile {
@@ -30,6 +31,7 @@ struct ReportFile {
 
 struct ReportOutput {
   std::string text;           // the report in the requested format
+  std::string meta_json;      // CSV: its provenance (version, what it holds), for a file beside it
   std::vector<ReportFile> svgs;
 };
 

@@ -52,6 +52,7 @@ struct StepReport {
   std::string scenario;
   std::string summary;
   std::string engine;
+  std::string engine_reason;      // why `--engine auto` chose it ("128 GPUs, at most 1,024 ..."); empty when named
   std::string efficiency_kind;    // the GPU's efficiency: "fitted", "derived" or "default"
   std::string efficiency_source;  // and where it came from (scenarios::Efficiency::source)
   std::string software;           // the software stack (scenarios::SoftwareSpec::name)
@@ -60,6 +61,7 @@ struct StepReport {
   double step_time_s = 0;
   double tokens_per_step = 0;
   double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
   double model_flops = 0;            // Megatron's num_floating_point_operations for the step
   double tflops_per_gpu = 0;
   double mfu = 0;                    // against the dense BF16 peak (as NVIDIA reports FP8 runs too)
@@ -93,14 +95,22 @@ struct Simulation {
                        const memory::Timeline& timeline);
 
 [[nodiscard]] std::string report_table(const StepReport& r);
-[[nodiscard]] std::string report_json(const StepReport& r);
+// The JSON of a run: the scenario's name and summary, the fields of one step as a sweep row
+// writes them (sweep_row.hpp step_fields), the resolved layout (label, micro-batches, layers per
+// stage), efficiency, software, the OOM point and the stages; with `timeline`, each stage's memory
+// over time ("memory_timeline": static and capacity bytes, [time_s, bytes] points).
+[[nodiscard]] std::string report_json(const scenarios::Scenario& s, const StepReport& r, const memory::Timeline* timeline = nullptr);
 
-// Chrome trace-event JSON (opens in Perfetto): one process per stage, one thread per stream,
-// a memory counter per stage. Streamed into `out` event by event (no copy of the trace in memory).
+// Chrome trace-event JSON (opens in Perfetto): one process per stage (pids from 1), one thread
+// per stream, spans named with their micro-batch and chunk ("fwd mb3 c0"), a category on every
+// event (the stream: compute, tp, cp, pp, dp; memory; __metadata), a flow arrow from each pipeline
+// send to the op that receives it, and a memory counter per stage. Streamed into `out` event by
+// event (no copy of the trace in memory).
 void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const sim::StepGraph& graph, const sim::Trace& trace,
                         const memory::Timeline& timeline);
 // The events write_chrome_trace writes: a process name and kNumStreams thread names per device,
-// one span per op (delays excepted), one counter per memory-timeline point.
+// one span per op (delays excepted), two flow events per pipeline send that has a receiver, one
+// counter per memory-timeline point.
 [[nodiscard]] std::int64_t chrome_trace_events(const sim::StepGraph& graph, const memory::Timeline& timeline);
 
 }  // namespace stepsim::report

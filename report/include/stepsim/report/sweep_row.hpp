@@ -4,22 +4,24 @@
 //
 // Row (one line of JSON, keys in this order; values that do not apply are null):
 //   index, key, sweep (the sweep's fingerprint), sweep_candidates (the sweep's number of
-//   candidates, all shards), status ("ok" | "oom" | "error"), reason, scenario (the scenario object loaded),
-//   summary, model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch, global_batch, seq_len,
-//   schedule, recompute, paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes,
-//   engine, step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction,
-//   exposed_comm_fraction, peak_memory_bytes, oom (the timeline runs out of memory),
-//   time_to_train_s, gpu_hours, cost_usd, analytic_step_time_s, analytic_tokens_per_s (refined rows:
-//   the analytic engine's figures of the same candidate, which chose it for refinement).
-// "oom" rows did not pass the memory prune and were not simulated (reason says why). A refined
-// row (re-simulated with SimGrid) has the candidate's index and key and engine "simgrid"; it
-// replaces the candidate's analytic row when the results are sorted (older files wrote its key
-// as "<key> engine=simgrid"). Rows hold no wall-clock figures: a row depends on the candidate only.
+//   candidates, all shards), status ("simulated" | "pruned" | "error"), reason, scenario (the
+//   scenario object loaded), summary, paper_total_bytes, stepsim_peak_bytes, then the fields of one
+//   step as every output writes them (step_fields below: model ... cost_usd, with oom a boolean on
+//   every row), then analytic_step_time_s, analytic_tokens_per_s (refined rows: the analytic
+//   engine's figures of the same candidate, which chose it for refinement).
+// "pruned" rows did not pass the memory prune and were not simulated (reason says why; oom is
+// true). A refined row (re-simulated with SimGrid) has the candidate's index and key and engine
+// "simgrid"; it replaces the candidate's analytic row when the results are sorted (older files
+// wrote its key as "<key> engine=simgrid"). Older files' statuses "ok" and "oom" read as
+// "simulated" and "pruned". Rows hold no wall-clock figures: a row depends on the candidate only.
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "stepsim/report/step_report.hpp"
+#include "stepsim/scenarios/scenario.hpp"
 
 namespace stepsim::report {
 
@@ -31,7 +33,7 @@ struct SweepRow {
   std::string key;
   std::string sweep;                  // fingerprint of the sweep that wrote it (empty: unknown)
   std::int64_t sweep_candidates = 0;  // candidates of that sweep, all shards (0: unknown)
-  std::string status;                 // ok | oom | error
+  std::string status;                 // simulated | pruned | error
   std::string reason;
   std::string summary;
   std::string model;
@@ -45,24 +47,40 @@ struct SweepRow {
   std::optional<std::int64_t> paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes;
   std::string engine;                 // empty when not simulated
   // Simulated rows only.
-  std::optional<double> step_time_s, tokens_per_s, tflops_per_gpu, mfu, bubble_fraction, exposed_comm_fraction;
+  std::optional<double> step_time_s, tokens_per_s, tokens_per_s_per_gpu, tflops_per_gpu, mfu, bubble_fraction,
+      exposed_comm_fraction;
   std::optional<std::int64_t> peak_memory_bytes;
-  bool oom = false;                   // the timeline runs out of memory
+  bool oom = false;                   // out of memory: in the timeline (simulated) or by the estimate (pruned)
   std::optional<double> time_to_train_s, gpu_hours, cost_usd;
   std::optional<double> analytic_step_time_s, analytic_tokens_per_s;  // refined rows only
   std::string line;                   // the JSON line, without the newline
 
   [[nodiscard]] bool simulated() const { return step_time_s.has_value(); }
   // Simulated, fits in memory, no error: the rows that rank and plot.
-  [[nodiscard]] bool runnable() const { return status == "ok" && simulated() && !oom; }
+  [[nodiscard]] bool runnable() const { return status == "simulated" && simulated() && !oom; }
 };
+
+// The fields of a row that describe a scenario: summary, model, cluster, gpu, gpus, the layout.
+void describe_scenario(SweepRow& r, const scenarios::Scenario& s);
+// The figures of a simulated step (engine, step time ... cost); status "simulated".
+void set_step_figures(SweepRow& r, const StepReport& rep);
+// A row of one simulated step: describe_scenario and set_step_figures.
+[[nodiscard]] SweepRow step_row(const scenarios::Scenario& s, const StepReport& rep);
+
+// The keys of one step, in the order every output writes them (run, compare and report JSON,
+// sweep rows, CSV columns): model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch,
+// global_batch, seq_len, schedule, recompute, engine, step_time_s, tokens_per_s,
+// tokens_per_s_per_gpu, tflops_per_gpu, mfu, bubble_fraction, exposed_comm_fraction,
+// peak_memory_bytes, gpu_memory_bytes, oom, time_to_train_s, gpu_hours, cost_usd.
+// Units are in the names; fractions are fractions (mfu 0.43), bytes are bytes.
+[[nodiscard]] const std::vector<std::string>& step_fields();
 
 // The JSON line of `r` (keys in the order above, no newline); `scenario_json` is the candidate's
 // scenario object as JSON text.
 [[nodiscard]] std::string row_line(const SweepRow& r, const std::string& scenario_json);
 
 // Parses one line. Throws ScenarioError(origin, ...) when it is not a row: not JSON, not an object,
-// or no "status" string of ok, oom or error. A row without an index gets `missing_index`.
+// or no "status" string of simulated, pruned or error (or the older ok, oom). A row without an index gets `missing_index`.
 [[nodiscard]] SweepRow parse_row(const std::string& line, const std::string& origin = "<row>", std::int64_t missing_index = 0);
 
 // The non-blank lines of a results text, in order.

@@ -10,6 +10,7 @@ namespace stepsim::report {
 
 struct Table {
   std::string caption;                         // one line: what the table shows
+  std::string label;                           // LaTeX \label ("tab:stepsim-metrics"); empty: none
   std::vector<std::string> columns;
   std::vector<bool> right_aligned;             // per column; missing entries: left-aligned
   std::vector<std::vector<std::string>> rows;  // each row has columns.size() cells
@@ -33,5 +34,12 @@ enum class MarkdownStyle { Padded, Compact };
 [[nodiscard]] std::string to_latex(const Table& t);
 // <table> with <caption>, <thead> and <tbody> (XHTML-compatible).
 [[nodiscard]] std::string to_html(const Table& t);
+
+// The table with only `columns`, in that order; throws ScenarioError("--columns", ...) naming
+// a column it does not have (and the ones it has). Empty `columns`: the table as it is.
+[[nodiscard]] Table select_columns(const Table& t, const std::vector<std::string>& columns);
+
+// Columns of a table above which LaTeX output uses tabularx at \linewidth (and \small).
+inline constexpr std::size_t kLatexWideColumns = 8;
 
 }  // namespace stepsim::report

@@ -92,6 +92,11 @@ void summarize(ValidationSetResult& set);
 [[nodiscard]] std::string validation_table(const ValidationReport& r);
 [[nodiscard]] std::string validation_markdown(const ValidationReport& r);
 [[nodiscard]] std::string validation_json(const ValidationReport& r);
+// LaTeX: the records and the summary as booktabs tables with labels (tab:stepsim-validation,
+// tab:stepsim-validation-summary). CSV: one row per record, machine units (seconds, TFLOP/s,
+// error as a fraction), no comment line.
+[[nodiscard]] std::string validation_latex(const ValidationReport& r);
+[[nodiscard]] std::string validation_csv(const ValidationReport& r);
 
 // ---- cross-validation (leave one table out, per GPU)
 

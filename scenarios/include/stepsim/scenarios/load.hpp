@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = 64ull * 1024 * 1024;
 
 // Reads a user's input file whole. Throws ScenarioError(file, ...) when it does not exist or
 // cannot be read, is a directory, is not a regular file (a device, a FIFO), or is larger than
-// kMaxInputFileBytes. `what` names the kind of file in messages ("scenario file").
+// kMaxInputFileBytes. `what` names the kind of file in messages ("scenario file"). The file "-"
+// is standard input. JSON inputs may hold // and /* */ comments.
 [[nodiscard]] std::string read_input_file(const std::string& file, const std::string& what = "file");
 // The lines of a regular file of any size, one at a time (memory: one line), with their 1-based
 // number and whether a newline ended them; `visit` returns false to stop. The same checks and
@@ -45,6 +47,13 @@ void for_each_input_line(const std::string& file, const std::string& what,
 
 // The built-in default scenario (Llama-3.1-70B on 16 x DGX H100).
 [[nodiscard]] std::string default_scenario_text();
+// The default scenario with overrides; its name's GPU count follows them ("...-32" with
+// --set cluster.nodes=4) unless an override names it.
+[[nodiscard]] Scenario load_default_scenario(const std::vector<Override>& overrides = {});
+
+// A token count: a number, or a number with a suffix K, M, B (or G) or T ("15T", "300B", "2.5 M").
+// nullopt when the text is not one.
+[[nodiscard]] std::optional<double> parse_token_count(const std::string& text);
 
 // Preset lookup (names as in scenarios/presets/). Throw ScenarioError(path, "unknown preset ...").
 [[nodiscard]] ModelSpec model_preset(const std::string& name, const std::string& path = "model");

@@ -12,14 +12,18 @@
 //       "parallel.tp": "auto",                 every divisor of what is left of the world size
 //       "parallel.pp": [1, 2, 4],
 //       "training.micro_batch": [1, 2],
-//       "any.dotted.path": [values...]
+//       "any.dotted.path": [values...],
+//       "zip": [{"cluster.preset": "dgx-h100", "cost.usd_per_gpu_hour": 2.5},   one point per object,
+//               {"cluster.preset": "dgx-b200", "cost.usd_per_gpu_hour": 5.0}]   its fields set together
 //     },
 //     "constraints": { "tp_cp_within_node": true, "max_tp": 8, "max_cp": 8, "max_pp": 16,
 //                      "max_dp": 1024, "powers_of_two": false }
 //   }
 //
+// A zip is one axis (named "zip", its values the objects; crossed with the other axes): each
+// object names the same fields, none of them gpus, a layout axis, the schedule, vpp or another axis.
 // Candidate order: axes in a fixed order (model, cluster, cluster.nodes, gpus, other fields
-// alphabetically, training.seq_len, training.global_batch, training.micro_batch,
+// and the zip alphabetically, training.seq_len, training.global_batch, training.micro_batch,
 // training.recompute, parallel.tp, parallel.cp, parallel.pp, parallel.dp, parallel.schedule,
 // parallel.vpp), the first axis varying slowest, values in the order given. A candidate that
 // fails the scenario loader's cross-field rules (tp not dividing the heads, ...) or the
