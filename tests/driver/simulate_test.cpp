@@ -207,6 +207,28 @@ TEST_CASE("GB200 NVL72: both engines run it, and TP across two trays stays on NV
   CHECK(simulate(scenario(split), o).report.step_time_s > 1.2 * analytic);
 }
 
+TEST_CASE("DGX B300: the preset carries its published figures and runs in BF16 and MXFP8, faster than DGX B200") {
+  const std::vector<std::string> b300 = {"cluster.preset=dgx-b300", "cluster.nodes=2", "parallel.tp=8", "parallel.pp=1", "training.global_batch=16"};
+  const auto s = scenario(b300);
+  CHECK(s.cluster.gpu.name == "b300-288gb");
+  CHECK(s.cluster.gpu.peak_bf16_flops == 2250e12);
+  CHECK(s.cluster.gpu.peak_fp8_flops == 4500e12);
+  CHECK(s.cluster.gpu.sms == 160);
+  CHECK(s.cluster.gpu.memory_bytes == 288.0 * (1LL << 30));
+  SimulateOptions o;
+  o.engine = sim::EngineKind::Analytic;
+  const double bf16 = simulate(s, o).report.step_time_s;
+  auto mx = b300;
+  mx.push_back("training.precision=mxfp8");
+  CHECK(simulate(scenario(mx), o).report.step_time_s < bf16);
+  // Same BF16 ceilings as B200 but more SMs and twice the NIC bandwidth: not slower.
+  auto b200 = b300;
+  b200[0] = "cluster.preset=dgx-b200";
+  CHECK(bf16 <= simulate(scenario(b200), o).report.step_time_s);
+  o.engine = sim::EngineKind::SimGrid;
+  CHECK(simulate(s, o).report.step_time_s == doctest::Approx(bf16).epsilon(0.01));
+}
+
 TEST_CASE("Llama 3.1 405B examples: Meta's and NVIDIA's layouts load with 126 layers and simulate, timeline peaks as the estimate") {
   const std::string dir = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/examples/llama31-405b/";
   struct Case {

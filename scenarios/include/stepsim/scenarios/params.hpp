@@ -46,7 +46,7 @@ inline constexpr Param kParams[] = {
   {"model.norm", Choice, "rmsnorm|layernorm", std::nullopt, "rmsnorm", 0, 0, false, "normalization kind", ""},
   {"model.bias", Boolean, "", 0.0, "", 0, 0, false, "linear layers have biases", ""},
   {"cluster", Object, "object", std::nullopt, "required", 0, 0, false, "the machine; may name a cluster \"preset\" and override its fields", ""},
-  {"cluster.preset", Choice, "dgx-a100|abci-a|dgx-h100|tsubame4|dgx-h200|dgx-b200", std::nullopt, "none", 0, 0, false, "cluster preset", "scenarios/presets/clusters"},
+  {"cluster.preset", Choice, "dgx-a100|abci-a|dgx-h100|tsubame4|dgx-h200|dgx-b200|dgx-b300|gb200-nvl72", std::nullopt, "none", 0, 0, false, "cluster preset", "scenarios/presets/clusters"},
   {"cluster.gpu", Preset, "preset or object", std::nullopt, "from the cluster preset", 0, 0, false, "the GPU (a preset name, or an object that may name a \"preset\" and override its fields)", "scenarios/presets/gpus"},
   {"cluster.gpu.name", String, "", std::nullopt, "custom", 0, 0, false, "name of the GPU in outputs (a preset's name)", ""},
   {"cluster.gpu.memory_gib", Number, "GiB", std::nullopt, "required", 0, 1e5, true, "device memory (a vendor's \"80 GB\" is 80 GiB)", "vendor datasheets"},
