@@ -246,8 +246,9 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"fragmentation_bytes", "allocator fragmentation", frag},
     };
     if (s.training.fp8()) {
-      const auto at = se.terms.begin() + 3;  // after the optimizer state
-      se.terms.insert(at, {{"fp8_weights_bytes", "FP8 weight copies + transposes", st.fp8.weight_copies},
+      // After the optimizer state.
+      const auto optimizer = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "optimizer_bytes"; });
+      se.terms.insert(optimizer + 1, {{"fp8_weights_bytes", "FP8 weight copies + transposes", st.fp8.weight_copies},
                            {"fp8_scaling_bytes", "FP8 scaling state (amax, scales)", st.fp8.scaling_state}});
     }
     // The buffers of sharded gradients and parameters, where the sharding has them.
