@@ -120,12 +120,25 @@ Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
 
 namespace {
 
+// Library workspaces that torch's caching allocator holds, so that they count in its allocated
+// bytes: the cuBLAS workspace of the compute stream (PyTorch allocates it through the caching
+// allocator, one per handle and stream, sized by CUBLAS_WORKSPACE_CONFIG: 32 MiB for :4096:8, the
+// setting of Megatron-LM's deterministic runs and PyTorch's default from Hopper on) and the cuBLASLt
+// workspace of the same size (a torch tensor); TransformerEngine's own cuBLAS workspace, a torch
+// tensor of 32 MiB from Hopper on and 4 MiB before (transformer_engine/pytorch/module/base.py,
+// get_cublas_workspace_size_bytes).
+std::int64_t library_workspace_bytes(const Scenario& s) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  const bool before_hopper = s.cluster.gpu.architecture == scenarios::GpuArchitecture::Ampere;
+  return to_bytes((2.0 * 32.0 + (before_hopper ? 4.0 : 32.0)) * kMiB);
+}
+
 struct StaticTerms {
-  std::int64_t weights = 0, grads = 0, optimizer = 0, cuda_context = 0, nccl = 0, distopt = 0, grad_bucket = 0, gathered_params = 0,
+  std::int64_t weights = 0, grads = 0, optimizer = 0, cuda_context = 0, workspaces = 0, nccl = 0, grad_bucket = 0, gathered_params = 0,
                pp_buffers = 0;
   Fp8StaticBytes fp8;
   std::int64_t sum() const {
-    return weights + grads + optimizer + cuda_context + nccl + distopt + grad_bucket + gathered_params + pp_buffers + fp8.sum();
+    return weights + grads + optimizer + cuda_context + workspaces + nccl + grad_bucket + gathered_params + pp_buffers + fp8.sum();
   }
 };
 
@@ -157,10 +170,12 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   groups += p.pp > 1 ? 1 : 0;
   groups += p.dp * p.cp > 1 ? 1 : 0;
   st.nccl = to_bytes(groups * s.memory.nccl_buffer_bytes_per_group);
+  st.workspaces = library_workspace_bytes(s);
+  // The distributed optimizer (parameters not sharded) gathers the parameters in place into the
+  // bf16 parameter buffer and reduce-scatters the gradients in place in the gradient buffer
+  // (Megatron-Core param_and_grad_buffer.py: all_gather_into_tensor into bucket.param_data,
+  // reduce_scatter_tensor into a shard view of bucket.grad_data): no staging buffer.
   const bool dp_active = p.dp * p.cp > 1;
-  // Distributed optimizer (parameters not sharded): one bucket of bf16 parameters staged for the
-  // all-gather.
-  if (p.shards_optimizer() && !p.shards_params() && dp_active) st.distopt = to_bytes(2.0 * std::min(P, x.bucket_params));
   // Sharded gradients: one bucket of whole gradients staged for its reduce-scatter.
   if (p.shards_grads() && dp_active) st.grad_bucket = to_bytes(x.grad_bytes_per_param * std::min(P, x.bucket_params));
   // Sharded parameters: the unit being computed whole in bf16, and the next one while it is
@@ -240,8 +255,8 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"output_layer_bytes", "output layer + loss (fp32 and bf16 logits)", output},
         {"recompute_bytes", "recomputation working set", recompute},
         {"cuda_context_bytes", "CUDA context", st.cuda_context},
+        {"workspaces_bytes", "cuBLAS, cuBLASLt and TE workspaces", st.workspaces},
         {"nccl_buffers_bytes", "NCCL communicator buffers", st.nccl},
-        {"distopt_buffer_bytes", "distributed-optimizer gather bucket", st.distopt},
         {"pp_buffers_bytes", "pipeline send/recv buffers", st.pp_buffers},
         {"fragmentation_bytes", "allocator fragmentation", frag},
     };
@@ -253,9 +268,9 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     }
     // The buffers of sharded gradients and parameters, where the sharding has them.
     if (s.parallel.shards_grads()) {
-      // After the distributed-optimizer bucket.
-      const auto distopt = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "distopt_buffer_bytes"; });
-      const auto at = se.terms.insert(distopt + 1, {"grad_bucket_bytes", "gradient reduce-scatter bucket", st.grad_bucket});
+      // After the NCCL buffers.
+      const auto nccl = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "nccl_buffers_bytes"; });
+      const auto at = se.terms.insert(nccl + 1, {"grad_bucket_bytes", "gradient reduce-scatter bucket", st.grad_bucket});
       if (s.parallel.shards_params())
         se.terms.insert(at + 1, {"gathered_params_bytes", "gathered parameters (sharded weights)", st.gathered_params});
     }

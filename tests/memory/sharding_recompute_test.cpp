@@ -50,12 +50,13 @@ TEST_CASE("sharding: weights, gradients and optimizer state divided over DP x CP
   CHECK(term(none, "weights_bytes") == b(2 * kP));
   CHECK(term(none, "grads_bytes") == b(4 * kP));
   CHECK(term(none, "optimizer_bytes") == b(12 * kP));
-  CHECK(term(none, "distopt_buffer_bytes") == 0);
+  CHECK(term(none, "distopt_buffer_bytes") == -1);
 
   const auto zero1 = memory::stepsim_estimate(llama8b({"parallel.sharding=optimizer"}));
   CHECK(term(zero1, "optimizer_bytes") == b(12 * kP / 4));
   CHECK(term(zero1, "grads_bytes") == b(4 * kP));
-  CHECK(term(zero1, "distopt_buffer_bytes") == b(2 * 40e6));  // one 40 M-parameter bucket in bf16
+  // The parameters are gathered in place into the bf16 parameter buffer: no staging bucket.
+  CHECK(term(zero1, "distopt_buffer_bytes") == -1);
   CHECK(term(zero1, "grad_bucket_bytes") == -1);
   CHECK(term(zero1, "gathered_params_bytes") == -1);
 
@@ -69,7 +70,7 @@ TEST_CASE("sharding: weights, gradients and optimizer state divided over DP x CP
   const auto zero3 = memory::stepsim_estimate(llama8b({"parallel.sharding=optimizer_grads_params"}));
   CHECK(term(zero3, "weights_bytes") == b(2 * kP / 4));
   CHECK(term(zero3, "grads_bytes") == b(4 * kP / 4));
-  CHECK(term(zero3, "distopt_buffer_bytes") == 0);
+  CHECK(term(zero3, "distopt_buffer_bytes") == -1);
   // The largest unit is the output layer and final norm; two of them whole (prefetch) in bf16.
   CHECK(term(zero3, "gathered_params_bytes") == b(2 * (kVocabShard + 4096) * 2));
   const auto zero3_inline = memory::stepsim_estimate(
@@ -166,4 +167,10 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   const auto one = workload::step_program(llama8b({"training.recompute=full"}));
   CHECK(sum(one, stored) == 32 * input);
   CHECK(memory::backward_transient_bytes(llama8b({"training.recompute=full"})) == b(ws));
+}
+
+TEST_CASE("library workspaces in torch's allocator: cuBLAS and cuBLASLt 32 MiB each, TransformerEngine's 32 MiB from Hopper on, 4 MiB on Ampere") {
+  constexpr std::int64_t kMiB = 1024 * 1024;
+  CHECK(term(memory::stepsim_estimate(llama8b({})), "workspaces_bytes") == (32 + 32 + 32) * kMiB);  // H100
+  CHECK(term(memory::stepsim_estimate(llama8b({"cluster.gpu=a100-sxm-80gb"})), "workspaces_bytes") == (32 + 32 + 4) * kMiB);
 }

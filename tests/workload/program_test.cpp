@@ -107,3 +107,20 @@ TEST_CASE("activations follow the layout: a chunk holding only the embedding kee
   CHECK(workload::chunk_activation_bytes(p, 2, 0) == 0.0);
   CHECK(p.layout.first_layer(2, 0) == s.model.layers);
 }
+
+TEST_CASE("activations of a GPT layer keep the two 1-byte hidden-dropout masks, split by t only under SP") {
+  auto s = base();
+  s.model.mlp = scenarios::MlpKind::Gelu;
+  s.model.norm = scenarios::NormKind::LayerNorm;
+  s.parallel.sequence_parallel = false;
+  // No SP, t = 4, n = 4096, k/a = 1/4, f/h = 4: sbh (8 + (4 + 1 + 16)/4) and the masks 2 sbh.
+  const double sbh = 4096.0 * 1024;
+  CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * (8.0 + 21.0 / 4.0 + 2.0));
+  // SP: every replicated part, the masks too, split by t: sbh (8 + 21 + 2) / 4.
+  s.parallel.sequence_parallel = true;
+  CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * 31.0 / 4.0);
+  // A Llama-like layer (SwiGLU, RMSNorm) has no dropout.
+  s.model.mlp = scenarios::MlpKind::SwiGlu;
+  s.model.norm = scenarios::NormKind::RmsNorm;
+  CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * (8.0 + 37.0) / 4.0);
+}

@@ -24,7 +24,8 @@ struct LayerActivations {
   double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t
   double mlp = 0;           // FC1 output, activation and FC2 input: 8sbf / t (SwiGLU), 4sbf / t (GeLU)
   double scores = 0;        // unfused attention's s x s tensors
-  [[nodiscard]] double total() const { return norm_inputs + norm_outputs + attention + mlp + scores; }
+  double dropout_masks = 0; // hidden dropout after attention and after the MLP: 2 x sbh / (SP ? t : 1), 1 byte each
+  [[nodiscard]] double total() const { return norm_inputs + norm_outputs + attention + mlp + scores + dropout_masks; }
 };
 
 LayerActivations layer_activations(const Scenario& s, const Shape& x) {
@@ -35,6 +36,10 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
   acts.norm_inputs = acts.norm_outputs = 4.0 * sbh / (s.parallel.sequence_parallel ? t : 1.0);
   acts.attention = sbh * (4.0 + 4.0 * k / a) / t;
   acts.mlp = sbh * (m.mlp == scenarios::MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h) / t;
+  // GPT models train with hidden dropout (Megatron's default 0.1): each bias-dropout-add keeps its
+  // 1-byte mask for the backward, on the full hidden size, split by t only under SP (Korthikanti
+  // et al. 2022, Table 2: the two sbh terms of 34sbh).
+  if (gpt_family(m)) acts.dropout_masks = 2.0 * x.tokens_per_rank * h / (s.parallel.sequence_parallel ? t : 1.0);
   // Unfused attention keeps the s x s scores and softmax output in bf16 (2 + 2 bytes per score)
   // and, for GPT models with attention dropout, a 1-byte mask: 5 a s^2 b / t (Korthikanti et al.
   // 2022, Table 2), each CP rank holding s/c query rows.
