@@ -12,6 +12,7 @@
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/report/compare.hpp"
+#include "stepsim/report/report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
@@ -64,8 +65,10 @@ void register_sweep_command(CLI::App& app) {
   cmd->add_option("--refine", a->refine, "re-simulate the best K (by tokens/s) with the SimGrid engine")->check(CLI::Validator(
           [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos ? std::string() : "must be a whole number >= 0, got " + v; },
           "K >= 0"));
-  cmd->add_option("--prune", a->prune, "memory prune: stepsim (timeline peak <= GPU memory) or paper-80 (paper estimate <= 80 %)")
-      ->check(CLI::IsMember({"stepsim", "paper-80"}));
+  cmd->add_option("--prune", a->prune,
+                  "memory prune: stepsim (stepsim peak <= GPU memory - memory.headroom_gib) or paper-usable-fraction (paper estimate "
+                  "<= memory.usable_fraction x GPU memory; also named paper-80)")
+      ->check(CLI::IsMember({"stepsim", "paper-usable-fraction", "paper-80"}));
   cmd->add_option("--max-candidates", a->max_candidates,
                   "refuse a sweep (or shard) with more candidates than this (default: 1,000,000; the axes may make at most 100 "
                   "combinations per candidate)");
@@ -145,7 +148,7 @@ void register_compare(CLI::App& app) {
   add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, or with --variant, of all");
   auto variants = std::make_shared<std::vector<std::string>>();
   add_variant_option(*cmd, *variants);
-  add_format_option(*cmd, o->format, {"table", "md", "json"}, "table, md or json");
+  add_format_option(*cmd, o->format, {"table", "md", "csv", "latex", "json"}, "table, md, csv, latex or json");
   add_engine_option(*cmd, o->engine);
   add_out_option(*cmd, o->out);
   cmd->callback([=]() {
@@ -189,10 +192,20 @@ void register_compare(CLI::App& app) {
       note_engine("compare", report);
       cols.push_back({in.label, std::move(in.scenario), std::move(report)});
     }
-    const std::string text = o->format == "json" ? report::compare_json(cols)
-                             : o->format == "md" ? report::compare_markdown(cols) + (legend.empty() ? "" : "\n" + legend)
-                                               : report::compare_table(cols) + (legend.empty() ? "" : "\n" + legend);
-    emit(text, o->out);
+    // The provenance of LaTeX (a comment line) and CSV (FILE.meta.json beside --out FILE.csv).
+    std::string provenance = std::string("stepsim ") + kVersion + ":";
+    for (std::size_t i = 0; i < cols.size(); ++i) provenance += (i ? "; " : " ") + cols[i].label + " = " + cols[i].report.summary;
+    for (std::size_t p = legend.find('\n'), from = 0; p != std::string::npos; from = p + 1, p = legend.find('\n', from))
+      provenance += "; " + legend.substr(from, p - from);
+    const std::string& f = o->format;
+    const std::string text = f == "json"    ? report::compare_json(cols)
+                             : f == "csv"   ? report::compare_csv(cols)
+                             : f == "latex" ? report::compare_latex(cols, provenance)
+                             : f == "md"    ? report::compare_markdown(cols) + (legend.empty() ? "" : "\n" + legend)
+                                            : report::compare_table(cols) + (legend.empty() ? "" : "\n" + legend);
+    std::vector<Output> outputs{{o->out, text}};
+    if (f == "csv") add_csv_meta(outputs, o->out, report::csv_meta_json(kVersion, "comparison", provenance));
+    emit_all(outputs);
   });
 }
 
