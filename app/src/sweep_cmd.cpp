@@ -144,7 +144,7 @@ void register_compare(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto sets = std::make_shared<std::vector<std::string>>();
   auto o = std::make_shared<OutputArgs>();
-  cmd->add_option("scenarios", *files, "scenario files; with one file (or none: the default), --set defines the second column");
+  cmd->add_option("scenarios", *files, "scenario files (at most 26); with one file (or none: the default), --set defines the second column; several columns are labelled A, B, C, ... with a legend");
   add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, or with --variant, of all");
   auto variants = std::make_shared<std::vector<std::string>>();
   add_variant_option(*cmd, *variants);
@@ -155,42 +155,48 @@ void register_compare(CLI::App& app) {
     const auto overrides = parse_overrides(*sets);
     std::string set_label;
     for (const auto& s : *sets) set_label += (set_label.empty() ? "" : ", ") + s;
+    // Each column's scenario and what it is; with several columns, the columns are labelled A,
+    // B, C, ... and a legend says what each is.
     struct Input {
-      std::string label;
+      std::string description;
       scenarios::Scenario scenario;
     };
     std::vector<Input> inputs;
     const auto load_one = load_scenario;
-    std::string legend;
+    const auto name_of = [](const std::string& file) { return file.empty() ? std::string("default") : file; };
+    const std::string with_sets = set_label.empty() ? "" : " + " + set_label;
     if (!variants->empty()) {
       // Columns A (the scenario with --set), B, C, ... (with each variant's overrides on top).
       if (files->size() > 1) throw ScenarioError("--variant", "applies to one scenario (or the default), not to several files");
-      const std::string file = files->empty() ? std::string() : files->front();
-      inputs.push_back({"A", load_one(file, overrides)});
-      legend = "A: " + (file.empty() ? std::string("default") : file) + (set_label.empty() ? "" : " + " + set_label) + "\n";
-      for (std::size_t i = 0; i < variants->size() && i < 25; ++i) {
-        auto ov = overrides;
-        for (const auto& v : parse_variant((*variants)[i])) ov.push_back(v);
-        const std::string letter(1, static_cast<char>('B' + i));
-        inputs.push_back({letter, load_one(file, ov)});
-        legend += letter + ": A + " + (*variants)[i] + "\n";
-      }
       if (variants->size() > 25) throw ScenarioError("--variant", "at most 25 variants (columns B to Z)");
+      const std::string file = files->empty() ? std::string() : files->front();
+      inputs.push_back({name_of(file) + with_sets, load_one(file, overrides)});
+      for (const auto& variant : *variants) {
+        auto ov = overrides;
+        for (const auto& v : parse_variant(variant)) ov.push_back(v);
+        inputs.push_back({"A + " + variant, load_one(file, ov)});
+      }
     } else if (files->size() <= 1) {
       const std::string file = files->empty() ? std::string() : files->front();
-      const std::string label = file.empty() ? "default" : file;
-      inputs.push_back({label, load_one(file, {})});
-      if (!overrides.empty()) inputs.push_back({label + " + " + set_label, load_one(file, overrides)});
+      inputs.push_back({name_of(file), load_one(file, {})});
+      if (!overrides.empty()) inputs.push_back({"A + " + set_label, load_one(file, overrides)});
     } else {
-      for (const auto& f : *files) inputs.push_back({f, load_one(f, overrides)});
+      if (files->size() > 26) throw ScenarioError("scenarios", "at most 26 scenario files (columns A to Z)");
+      for (const auto& f : *files) inputs.push_back({f + with_sets, load_one(f, overrides)});
     }
+    std::string legend;
+    const auto label_of = [&](std::size_t i) {
+      return inputs.size() == 1 ? inputs[i].description : std::string(1, static_cast<char>('A' + i));
+    };
+    if (inputs.size() > 1)
+      for (std::size_t i = 0; i < inputs.size(); ++i) legend += label_of(i) + ": " + inputs[i].description + "\n";
     driver::SimulateOptions so;
     so.engine = engine_choice(o->engine);
     std::vector<report::CompareColumn> cols;
-    for (auto& in : inputs) {
-      auto report = driver::simulate(in.scenario, so).report;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto report = driver::simulate(inputs[i].scenario, so).report;
       note_engine("compare", report);
-      cols.push_back({in.label, std::move(in.scenario), std::move(report)});
+      cols.push_back({label_of(i), std::move(inputs[i].scenario), std::move(report)});
     }
     // The provenance of LaTeX (a comment line) and CSV (FILE.meta.json beside --out FILE.csv).
     std::string provenance = std::string("stepsim ") + kVersion + ":";

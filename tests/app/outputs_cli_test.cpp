@@ -220,10 +220,11 @@ TEST_CASE("compare --format csv and latex: the same comparison for pandas and fo
   CHECK(lines[2].find("," + nlohmann::json(points).dump() + ",") != std::string::npos);
   const auto meta = nlohmann::json::parse(slurp(dir + "/c.meta.json"));
   CHECK(meta["kind"] == "comparison");
-  CHECK(meta["description"].get<std::string>().rfind("stepsim 0.1.0: " + kExample + " = ", 0) == 0);
+  CHECK(meta["description"].get<std::string>().rfind("stepsim 0.1.0: A = ", 0) == 0);
+  CHECK(meta["description"].get<std::string>().find("; A: " + kExample + "; B: A + parallel.pp=2, parallel.dp=1") != std::string::npos);
   const auto tex = run(args + " --format latex");
   REQUIRE(tex.status == 0);
-  CHECK(tex.out.rfind("% stepsim 0.1.0: " + kExample + " = ", 0) == 0);
+  CHECK(tex.out.rfind("% stepsim 0.1.0: A = ", 0) == 0);
   CHECK(tex.out.find("\\label{tab:stepsim-compare}") != std::string::npos);
   CHECK(tex.out.find("\\caption{Step metrics side by side; differences against the first column") != std::string::npos);
   CHECK(tex.out.find("MFU & ") != std::string::npos);
