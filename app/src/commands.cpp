@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -196,6 +197,11 @@ void register_commands(CLI::App& app) {
   register_params(app);
   register_import(app);
   add_memory_budget_option(app);
+}
+
+void add_csv_meta(std::vector<Output>& outputs, const std::string& out, const std::string& meta_json) {
+  if (!meta_json.empty() && !out.empty() && out != "-")
+    outputs.emplace_back(std::filesystem::path(out).replace_extension(".meta.json").string(), meta_json);
 }
 
 }  // namespace stepsim::app

@@ -84,5 +84,8 @@ struct Output {
 // temporary files are removed and a ScenarioError names the file that failed. Text for stdout is
 // printed after the files are in place.
 void emit_all(const std::vector<Output>& outputs);
+// The provenance of a CSV written to `out` goes beside it (results.csv -> results.meta.json);
+// nothing when `out` is stdout or `meta_json` is empty.
+void add_csv_meta(std::vector<Output>& outputs, const std::string& out, const std::string& meta_json);
 
 }  // namespace stepsim::app

@@ -159,9 +159,7 @@ void run_report(const ReportArgs& a) {
     for (const auto& f : output.svgs) outputs.push_back({(std::filesystem::path(a.svg_dir) / f.name).string(), f.text});
   }
   outputs.push_back({a.out, output.text});
-  // A CSV file's provenance goes beside it: results.csv -> results.meta.json.
-  if (!output.meta_json.empty() && !a.out.empty() && a.out != "-")
-    outputs.push_back({std::filesystem::path(a.out).replace_extension(".meta.json").string(), output.meta_json});
+  add_csv_meta(outputs, a.out, output.meta_json);
   try {
     emit_all(outputs);
   } catch (const ScenarioError&) {

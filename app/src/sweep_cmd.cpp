@@ -12,6 +12,7 @@
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/report/compare.hpp"
+#include "stepsim/report/report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
@@ -64,8 +65,10 @@ void register_sweep_command(CLI::App& app) {
   cmd->add_option("--refine", a->refine, "re-simulate the best K (by tokens/s) with the SimGrid engine")->check(CLI::Validator(
           [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos ? std::string() : "must be a whole number >= 0, got " + v; },
           "K >= 0"));
-  cmd->add_option("--prune", a->prune, "memory prune: stepsim (timeline peak <= GPU memory) or paper-80 (paper estimate <= 80 %)")
-      ->check(CLI::IsMember({"stepsim", "paper-80"}));
+  cmd->add_option("--prune", a->prune,
+                  "memory prune: stepsim (stepsim peak <= GPU memory - memory.headroom_gib) or paper-usable-fraction (paper estimate "
+                  "<= memory.usable_fraction x GPU memory; also named paper-80)")
+      ->check(CLI::IsMember({"stepsim", "paper-usable-fraction", "paper-80"}));
   cmd->add_option("--max-candidates", a->max_candidates,
                   "refuse a sweep (or shard) with more candidates than this (default: 1,000,000; the axes may make at most 100 "
                   "combinations per candidate)");
@@ -141,58 +144,74 @@ void register_compare(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto sets = std::make_shared<std::vector<std::string>>();
   auto o = std::make_shared<OutputArgs>();
-  cmd->add_option("scenarios", *files, "scenario files; with one file (or none: the default), --set defines the second column");
+  cmd->add_option("scenarios", *files, "scenario files (at most 26); with one file (or none: the default), --set defines the second column; several columns are labelled A, B, C, ... with a legend");
   add_set_option(*cmd, *sets, "override a field: with one scenario, of the second column; with several, or with --variant, of all");
   auto variants = std::make_shared<std::vector<std::string>>();
   add_variant_option(*cmd, *variants);
-  add_format_option(*cmd, o->format, {"table", "md", "json"}, "table, md or json");
+  add_format_option(*cmd, o->format, {"table", "md", "csv", "latex", "json"}, "table, md, csv, latex or json");
   add_engine_option(*cmd, o->engine);
   add_out_option(*cmd, o->out);
   cmd->callback([=]() {
     const auto overrides = parse_overrides(*sets);
     std::string set_label;
     for (const auto& s : *sets) set_label += (set_label.empty() ? "" : ", ") + s;
+    // Each column's scenario and what it is; with several columns, the columns are labelled A,
+    // B, C, ... and a legend says what each is.
     struct Input {
-      std::string label;
+      std::string description;
       scenarios::Scenario scenario;
     };
     std::vector<Input> inputs;
     const auto load_one = load_scenario;
-    std::string legend;
+    const auto name_of = [](const std::string& file) { return file.empty() ? std::string("default") : file; };
+    const std::string with_sets = set_label.empty() ? "" : " + " + set_label;
     if (!variants->empty()) {
       // Columns A (the scenario with --set), B, C, ... (with each variant's overrides on top).
       if (files->size() > 1) throw ScenarioError("--variant", "applies to one scenario (or the default), not to several files");
-      const std::string file = files->empty() ? std::string() : files->front();
-      inputs.push_back({"A", load_one(file, overrides)});
-      legend = "A: " + (file.empty() ? std::string("default") : file) + (set_label.empty() ? "" : " + " + set_label) + "\n";
-      for (std::size_t i = 0; i < variants->size() && i < 25; ++i) {
-        auto ov = overrides;
-        for (const auto& v : parse_variant((*variants)[i])) ov.push_back(v);
-        const std::string letter(1, static_cast<char>('B' + i));
-        inputs.push_back({letter, load_one(file, ov)});
-        legend += letter + ": A + " + (*variants)[i] + "\n";
-      }
       if (variants->size() > 25) throw ScenarioError("--variant", "at most 25 variants (columns B to Z)");
+      const std::string file = files->empty() ? std::string() : files->front();
+      inputs.push_back({name_of(file) + with_sets, load_one(file, overrides)});
+      for (const auto& variant : *variants) {
+        auto ov = overrides;
+        for (const auto& v : parse_variant(variant)) ov.push_back(v);
+        inputs.push_back({"A + " + variant, load_one(file, ov)});
+      }
     } else if (files->size() <= 1) {
       const std::string file = files->empty() ? std::string() : files->front();
-      const std::string label = file.empty() ? "default" : file;
-      inputs.push_back({label, load_one(file, {})});
-      if (!overrides.empty()) inputs.push_back({label + " + " + set_label, load_one(file, overrides)});
+      inputs.push_back({name_of(file), load_one(file, {})});
+      if (!overrides.empty()) inputs.push_back({"A + " + set_label, load_one(file, overrides)});
     } else {
-      for (const auto& f : *files) inputs.push_back({f, load_one(f, overrides)});
+      if (files->size() > 26) throw ScenarioError("scenarios", "at most 26 scenario files (columns A to Z)");
+      for (const auto& f : *files) inputs.push_back({f + with_sets, load_one(f, overrides)});
     }
+    std::string legend;
+    const auto label_of = [&](std::size_t i) {
+      return inputs.size() == 1 ? inputs[i].description : std::string(1, static_cast<char>('A' + i));
+    };
+    if (inputs.size() > 1)
+      for (std::size_t i = 0; i < inputs.size(); ++i) legend += label_of(i) + ": " + inputs[i].description + "\n";
     driver::SimulateOptions so;
     so.engine = engine_choice(o->engine);
     std::vector<report::CompareColumn> cols;
-    for (auto& in : inputs) {
-      auto report = driver::simulate(in.scenario, so).report;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto report = driver::simulate(inputs[i].scenario, so).report;
       note_engine("compare", report);
-      cols.push_back({in.label, std::move(in.scenario), std::move(report)});
+      cols.push_back({label_of(i), std::move(inputs[i].scenario), std::move(report)});
     }
-    const std::string text = o->format == "json" ? report::compare_json(cols)
-                             : o->format == "md" ? report::compare_markdown(cols) + (legend.empty() ? "" : "\n" + legend)
-                                               : report::compare_table(cols) + (legend.empty() ? "" : "\n" + legend);
-    emit(text, o->out);
+    // The provenance of LaTeX (a comment line) and CSV (FILE.meta.json beside --out FILE.csv).
+    std::string provenance = std::string("stepsim ") + kVersion + ":";
+    for (std::size_t i = 0; i < cols.size(); ++i) provenance += (i ? "; " : " ") + cols[i].label + " = " + cols[i].report.summary;
+    for (std::size_t p = legend.find('\n'), from = 0; p != std::string::npos; from = p + 1, p = legend.find('\n', from))
+      provenance += "; " + legend.substr(from, p - from);
+    const std::string& f = o->format;
+    const std::string text = f == "json"    ? report::compare_json(cols)
+                             : f == "csv"   ? report::compare_csv(cols)
+                             : f == "latex" ? report::compare_latex(cols, provenance)
+                             : f == "md"    ? report::compare_markdown(cols) + (legend.empty() ? "" : "\n" + legend)
+                                            : report::compare_table(cols) + (legend.empty() ? "" : "\n" + legend);
+    std::vector<Output> outputs{{o->out, text}};
+    if (f == "csv") add_csv_meta(outputs, o->out, report::csv_meta_json(kVersion, "comparison", provenance));
+    emit_all(outputs);
   });
 }
 

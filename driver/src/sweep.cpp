@@ -17,12 +17,17 @@
 namespace stepsim::driver {
 
 PruneRule parse_prune_rule(const std::string& text) {
-  if (text == "paper-80") return PruneRule::Paper80;
+  if (text == "paper-usable-fraction" || text == "paper-80") return PruneRule::PaperUsableFraction;
   if (text == "stepsim") return PruneRule::Stepsim;
-  throw ScenarioError("--prune", "unknown rule \"" + text + "\" (expected paper-80 or stepsim)");
+  throw ScenarioError("--prune", "unknown rule \"" + text + "\" (expected stepsim or paper-usable-fraction)");
 }
 
-std::string to_string(PruneRule rule) { return rule == PruneRule::Paper80 ? "paper-80" : "stepsim"; }
+std::string to_string(PruneRule rule) { return rule == PruneRule::PaperUsableFraction ? "paper-usable-fraction" : "stepsim"; }
+
+std::string describe(PruneRule rule) {
+  return to_string(rule) + (rule == PruneRule::PaperUsableFraction ? " (paper estimate <= memory.usable_fraction x GPU memory)"
+                                                                   : " (stepsim peak <= GPU memory - memory.headroom_gib)");
+}
 
 MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule) {
   const auto paper = memory::paper_estimate(s);
@@ -31,7 +36,7 @@ MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule) {
   v.paper_total_bytes = paper.total_bytes;
   v.stepsim_peak_bytes = est.peak_bytes;
   v.gpu_memory_bytes = est.gpu_memory_bytes;
-  if (rule == PruneRule::Paper80) {
+  if (rule == PruneRule::PaperUsableFraction) {
     v.fits = paper.under_usable_fraction;
     if (!v.fits) {
       const double usable = paper.usable_fraction * static_cast<double>(paper.gpu_memory_bytes);
@@ -39,10 +44,11 @@ MemoryVerdict memory_verdict(const scenarios::Scenario& s, PruneRule rule) {
                  report::gib(paper.gpu_memory_bytes, 2) + " GiB = " + report::fixed(usable / memory::kGiB, 2) + " GiB";
     }
   } else {
-    v.fits = est.fits;
+    v.fits = est.fits_with_headroom;
     if (!v.fits)
       v.reason = "stepsim peak " + report::gib(est.peak_bytes, 2) + " GiB (stage " + std::to_string(est.peak_stage) + ") exceeds " +
-                 report::gib(est.gpu_memory_bytes, 2) + " GiB of GPU memory";
+                 report::gib(est.gpu_memory_bytes, 2) + " GiB of GPU memory" +
+                 (est.headroom_bytes > 0 ? " less the headroom of " + report::gib(est.headroom_bytes, 2) + " GiB" : "");
   }
   return v;
 }

@@ -22,15 +22,25 @@ namespace {
 
 std::string money(double usd) { return "$" + report::grouped(usd); }
 
+// What a ranking table shows beyond the step: time to train, GPU-hours and cost (with a token
+// budget); the cost per 1M tokens (with a price).
+struct Extras {
+  bool train = false, price = false;
+};
+
 // A ranking table: one row per layout, the figures of the metric registry.
-report::Table ranking_table(bool with_train) {
+report::Table ranking_table(Extras extras) {
   report::Table t;
   t.columns = {"model", "cluster", "GPUs", "layout", "step time", "tokens/s", "TFLOP/s/GPU", "MFU", "bubble", "exposed comm",
                "peak GiB", "engine"};
   t.right_aligned = {false, false, true, false, true, true, true, true, true, true, true, false};
-  if (with_train) {
+  if (extras.train) {
     t.columns.insert(t.columns.end(), {"time to train", "GPU-hours", "cost"});
     t.right_aligned.insert(t.right_aligned.end(), {true, true, true});
+  }
+  if (extras.price) {
+    t.columns.emplace_back("$/M tokens");
+    t.right_aligned.push_back(true);
   }
   return t;
 }
@@ -41,15 +51,16 @@ void add_row(report::Table& t, const SweepRow& r) {
     const double v = m.of_row(r).value_or(0);
     return with_unit ? report::value_with_unit(m, v, m.row_decimals) : report::value_text(m, v, m.row_decimals);
   };
-  std::vector<std::string> row{r.model, r.cluster, std::to_string(r.gpus), report::layout_label(report::layout_of(r), true),
+  std::vector<std::string> row{r.model, r.cluster, report::grouped(static_cast<double>(r.gpus)), report::layout_label(report::layout_of(r), true),
                                value("step_time_s", true), value("tokens_per_s", false), value("tflops_per_gpu", false),
                                value("mfu", true), value("bubble_fraction", true), value("exposed_comm_fraction", true),
                                value("peak_memory_bytes", false), r.engine};
-  if (t.columns.size() > row.size()) {
+  if (std::find(t.columns.begin(), t.columns.end(), "time to train") != t.columns.end()) {
     row.push_back(r.time_to_train_s ? report::human_duration(*r.time_to_train_s) : std::string("-"));
     row.push_back(r.gpu_hours ? report::grouped(*r.gpu_hours) : std::string("-"));
     row.push_back(r.cost_usd ? money(*r.cost_usd) : std::string("-"));
   }
+  if (t.columns.back() == "$/M tokens") row.push_back(r.cost_usd_per_million_tokens ? value("cost_usd_per_million_tokens", true) : "-");
   t.rows.push_back(std::move(row));
 }
 
@@ -78,7 +89,8 @@ struct Ranking::State {
   std::map<std::string, SweepRow> fastest;   // per model
   std::map<std::pair<std::string, std::string>, SweepRow> fastest_on_cluster;  // per model and cluster, any GPU count
   std::map<std::string, SweepRow> cheapest;  // per model
-  bool with_train = false, any_fits = false;
+  Extras extras;
+  bool any_fits = false;
 
   static bool same_candidate(const SweepRow& a, const SweepRow& b) {
     return a.sweep == b.sweep && a.index == b.index && base_key(a.key) == base_key(b.key);
@@ -101,7 +113,8 @@ struct Ranking::State {
   void rank(const SweepRow& r) {
     if (r.status != "simulated" || r.oom || !r.simulated()) return;
     any_fits = true;
-    if (r.time_to_train_s) with_train = true;
+    if (r.time_to_train_s) extras.train = true;
+    if (r.cost_usd_per_million_tokens) extras.price = true;
     auto& group = best[{r.model, r.gpus, r.cluster}];
     group.insert(std::upper_bound(group.begin(), group.end(), r, faster), r);
     if (static_cast<std::int64_t>(group.size()) > per_cluster) group.pop_back();
@@ -158,14 +171,14 @@ std::string Ranking::markdown(const std::vector<std::string>& header_lines) {
     return out;
   }
 
-  auto best = ranking_table(st.with_train);
+  auto best = ranking_table(st.extras);
   for (const auto& [group, rows] : st.best)
     for (const auto& r : rows) add_row(best, r);
   out += "## Best layouts per cluster\n\n" + table_markdown(best);
 
   // One row per model and cluster: its fastest layout at any GPU count (a procurement comparison:
   // each cluster with its own price).
-  auto per_cluster = ranking_table(st.with_train);
+  auto per_cluster = ranking_table(st.extras);
   for (const auto& [group, r] : st.fastest_on_cluster) add_row(per_cluster, r);
   out += "\n## Best layout per cluster (any GPU count)\n\n" + table_markdown(per_cluster);
 
@@ -175,12 +188,12 @@ std::string Ranking::markdown(const std::vector<std::string>& header_lines) {
     std::sort(v.begin(), v.end(), order);
     return v;
   };
-  auto fastest = ranking_table(st.with_train);
+  auto fastest = ranking_table(st.extras);
   for (const auto& r : by(st.fastest, faster)) add_row(fastest, r);
   out += "\n## Fastest that fits\n\n" + table_markdown(fastest);
 
   if (!st.cheapest.empty()) {
-    auto cheapest = ranking_table(true);
+    auto cheapest = ranking_table({true, st.extras.price});
     for (const auto& r : by(st.cheapest, [](const SweepRow& a, const SweepRow& b) {
            if (*a.cost_usd != *b.cost_usd) return *a.cost_usd < *b.cost_usd;
            return a.key < b.key;

@@ -513,7 +513,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   if (options.shard_count > 1)
     header.push_back("Shard " + std::to_string(options.shard_index) + " of " + std::to_string(options.shard_count) + ": " +
                      std::to_string(shard_candidates) + " candidates.");
-  header.push_back("Memory prune: " + to_string(options.prune) + ".");
+  header.push_back("Memory prune: " + describe(options.prune) + ".");
   out.table = ranking.markdown(header);
   write_file_atomically(out.summary_file, out.table);
   return out;

@@ -283,6 +283,8 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     out.stages.push_back(std::move(se));
   }
   out.fits = out.peak_bytes <= out.gpu_memory_bytes;
+  out.headroom_bytes = static_cast<std::int64_t>(s.memory.headroom_bytes);
+  out.fits_with_headroom = out.peak_bytes <= out.gpu_memory_bytes - out.headroom_bytes;
   return out;
 }
 

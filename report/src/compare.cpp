@@ -68,6 +68,16 @@ std::vector<Row> metric_rows(const std::vector<CompareColumn>& cols, CompareStyl
   return rows;
 }
 
+// The comparison for a document (Markdown, LaTeX): row names without their indent.
+Table document_table(const std::vector<CompareColumn>& columns) {
+  auto t = comparison_table(columns, CompareStyle::Compare);
+  for (auto& row : t.rows) {
+    const auto first = row[0].find_first_not_of(' ');
+    if (first != std::string::npos) row[0] = row[0].substr(first);
+  }
+  return t;
+}
+
 }  // namespace
 
 Table comparison_table(const std::vector<CompareColumn>& cols, CompareStyle style) {
@@ -149,13 +159,57 @@ std::string compare_table(const std::vector<CompareColumn>& columns) {
 
 std::string compare_markdown(const std::vector<CompareColumn>& columns) {
   if (columns.empty()) return "";
-  auto t = comparison_table(columns, CompareStyle::Compare);
-  for (auto& row : t.rows) {
-    const auto first = row[0].find_first_not_of(' ');
-    if (first != std::string::npos) row[0] = row[0].substr(first);
-  }
+  auto t = document_table(columns);
   return to_markdown(t, MarkdownStyle::Compact) +
          "\nDifferences are against the first column: in % of its value, of percentages in percentage points (pp).\n";
+}
+
+namespace {
+
+// Column i's differences against the first column: in % of its value (delta_percent) and, of the
+// percentages, in percentage points (delta_points); null where a value is missing.
+struct Deltas {
+  OrderedJson percent = OrderedJson::object();
+  OrderedJson points = OrderedJson::object();
+};
+Deltas deltas(const std::vector<CompareColumn>& columns, std::size_t i) {
+  Deltas out;
+  for (const auto& m : step_metrics()) {
+    if (!m.compare) continue;
+    const auto v = m.of_report(columns[i].report);
+    const auto ref = m.of_report(columns.front().report);
+    const bool pp = m.unit == Unit::Percent;
+    const double d = !(v && ref) ? std::nan("") : pp ? 100.0 * (*v - *ref) : percent_difference(*v, *ref);
+    (pp ? out.points : out.percent)[m.json_key] = std::isfinite(d) ? OrderedJson(d) : OrderedJson(nullptr);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string compare_csv(const std::vector<CompareColumn>& columns) {
+  std::vector<OrderedJson> rows;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const auto& c = columns[i];
+    OrderedJson j;
+    j["label"] = c.label;
+    j["scenario"] = c.report.scenario;
+    detail::put_step_fields(j, step_row(c.scenario, c.report));
+    const auto d = deltas(columns, i);
+    // The first column is the reference: its differences are empty cells.
+    for (auto it = d.percent.begin(); it != d.percent.end(); ++it) j["delta_percent_" + it.key()] = i > 0 ? it.value() : OrderedJson(nullptr);
+    for (auto it = d.points.begin(); it != d.points.end(); ++it) j["delta_points_" + it.key()] = i > 0 ? it.value() : OrderedJson(nullptr);
+    rows.push_back(std::move(j));
+  }
+  return to_csv(detail::rows_table(rows));
+}
+
+std::string compare_latex(const std::vector<CompareColumn>& columns, const std::string& provenance) {
+  if (columns.empty()) return "";
+  auto t = document_table(columns);
+  t.caption = "Step metrics side by side; differences against the first column (of percentages in percentage points, pp)";
+  t.label = "tab:stepsim-compare";
+  return latex_tables(provenance, {t});
 }
 
 std::string compare_json(const std::vector<CompareColumn>& columns) {
@@ -168,16 +222,9 @@ std::string compare_json(const std::vector<CompareColumn>& columns) {
     j["scenario"] = c.report.scenario;
     j["summary"] = c.report.summary;
     detail::put_step_fields(j, step_row(c.scenario, c.report));
-    OrderedJson delta = OrderedJson::object(), points = OrderedJson::object();
-    for (const auto& m : step_metrics()) {
-      const auto v = m.of_report(c.report);
-      if (i > 0 && m.compare) {
-        const auto ref = m.of_report(columns.front().report);
-        const bool pp = m.unit == Unit::Percent;
-        const double d = !(v && ref) ? std::nan("") : pp ? 100.0 * (*v - *ref) : percent_difference(*v, *ref);
-        (pp ? points : delta)[m.json_key] = std::isfinite(d) ? OrderedJson(d) : OrderedJson(nullptr);
-      }
-    }
+    const auto d = deltas(columns, i);
+    const auto& delta = d.percent;
+    const auto& points = d.points;
     OrderedJson stages = OrderedJson::array();
     for (const auto& st : c.report.stages) stages.push_back({{"stage", st.stage}, {"peak_memory_bytes", st.peak_memory_bytes}});
     j["stages"] = stages;

@@ -48,15 +48,33 @@ std::vector<std::size_t> shown_stages(const memory::StepsimEstimate& est) {
   return {idx.begin(), idx.end()};
 }
 
+// Which stages the table shows and why: "stages 0 (first, peak), 2 (middle), 3 (last) of 4".
+std::string shown_stages_text(const memory::StepsimEstimate& est, const std::vector<std::size_t>& shown) {
+  const std::size_t n = est.stages.size();
+  std::string out = shown.size() == 1 ? "stage " : "stages ";
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    const std::size_t i = shown[k];
+    std::vector<std::string> roles;
+    if (i == 0) roles.emplace_back("first");
+    if (n > 2 && i == n / 2) roles.emplace_back("middle");
+    if (i == n - 1 && n > 1) roles.emplace_back("last");
+    if (static_cast<std::int64_t>(i) == est.peak_stage) roles.emplace_back("peak");
+    std::string r;
+    for (const auto& role : roles) r += (r.empty() ? "" : ", ") + role;
+    out += (k ? ", " : "") + std::to_string(est.stages[i].stage) + " (" + r + ")";
+  }
+  return out + " of " + std::to_string(n);
+}
+
 }  // namespace
 
 std::string memory_table(const Scenario& s, const memory::PaperEstimate& paper, const memory::StepsimEstimate& est) {
   std::ostringstream os;
   const std::int64_t gpu = paper.gpu_memory_bytes;
-  const int usable_pct = static_cast<int>(paper.usable_fraction * 100.0 + 0.5);
+  const std::string usable = fixed(paper.usable_fraction, 2) + " x GPU memory";
   os << scenario_summary(s) << "\n";
-  os << "GPU memory " << gib(gpu, 2) << " GiB; " << usable_pct << " % of it: "
-     << fixed(paper.usable_fraction * static_cast<double>(gpu) / memory::kGiB, 2) << " GiB\n\n";
+  os << "GPU memory " << gib(gpu, 2) << " GiB; usable fraction (memory.usable_fraction) " << fixed(paper.usable_fraction, 2)
+     << ": " << fixed(paper.usable_fraction * static_cast<double>(gpu) / memory::kGiB, 2) << " GiB\n\n";
 
   os << "paper mode (Fujii et al. 2024 estimator, first pipeline stage)\n";
   os << pad("term", -46) << pad("GiB", 10) << pad("% GPU", 8) << "\n";
@@ -72,11 +90,12 @@ std::string memory_table(const Scenario& s, const memory::PaperEstimate& paper, 
   row("activations: output layer + loss (p = 1)", paper.output_activation_bytes);
   row("activations", paper.activation_bytes);
   row("total", paper.total_bytes);
-  os << "  verdict: " << (paper.under_usable_fraction ? "under " : "over ") << usable_pct
-     << " % of GPU memory -> " << (paper.under_usable_fraction ? "predicted to fit" : "not predicted safe") << "\n\n";
+  os << "  verdict: " << (paper.under_usable_fraction ? "total <= " : "total > ") << usable << " -> "
+     << (paper.under_usable_fraction ? "predicted to fit" : "not predicted safe") << "\n\n";
 
   const auto stages = shown_stages(est);
-  os << "stepsim mode (" << scenarios::to_string(s.parallel.schedule) << " schedule, per pipeline stage)\n";
+  os << "stepsim mode (" << scenarios::to_string(s.parallel.schedule) << " schedule; " << shown_stages_text(est, stages)
+     << (stages.size() < est.stages.size() ? ", every stage in --format json" : "") << ")\n";
   os << pad("term", -46);
   for (auto i : stages) os << pad("stage " + std::to_string(est.stages[i].stage), 12) << pad("%", 7);
   os << "\n";
@@ -94,6 +113,10 @@ std::string memory_table(const Scenario& s, const memory::PaperEstimate& paper, 
   for (auto i : stages) os << pad(std::to_string(est.stages[i].in_flight), 12) << pad("", 7);
   os << "\n  peak: stage " << est.peak_stage << ", " << gib(est.peak_bytes) << " GiB ("
      << pct(est.peak_bytes, gpu) << " % of GPU memory) -> " << (est.fits ? "fits" : "OUT OF MEMORY") << "\n";
+  if (est.headroom_bytes > 0)
+    os << "  headroom (memory.headroom_gib) " << gib(est.headroom_bytes, 2) << " GiB: the peak is "
+       << (est.fits_with_headroom ? "within " : "over ") << gib(est.gpu_memory_bytes - est.headroom_bytes, 2) << " GiB -> "
+       << (est.fits_with_headroom ? "kept" : "pruned") << " by sweep --prune stepsim\n";
   return os.str();
 }
 
@@ -115,12 +138,14 @@ std::string memory_json(const Scenario& s, const memory::PaperEstimate& paper, c
   pj["total_bytes"] = paper.total_bytes;
   pj["gpu_memory_bytes"] = paper.gpu_memory_bytes;
   pj["usable_fraction"] = paper.usable_fraction;
-  pj["under_80_percent"] = paper.under_usable_fraction;
+  pj["under_usable_fraction"] = paper.under_usable_fraction;
   auto& sj = j["stepsim"];
   sj["peak_stage"] = est.peak_stage;
   sj["peak_bytes"] = est.peak_bytes;
   sj["gpu_memory_bytes"] = est.gpu_memory_bytes;
   sj["fits"] = est.fits;
+  sj["headroom_bytes"] = est.headroom_bytes;
+  sj["fits_with_headroom"] = est.fits_with_headroom;
   auto& arr = j["stages"];
   arr = nlohmann::ordered_json::array();
   for (const auto& st : est.stages) {

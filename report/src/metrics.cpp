@@ -45,6 +45,9 @@ std::vector<Metric> make_metrics() {
                [](const SweepRow& r) { return r.gpu_hours; }});
   m.push_back({"cost", "cost USD", "cost_usd", Unit::Usd, 0, 0, true, [](const StepReport& r) { return r.cost_usd; },
                [](const SweepRow& r) { return r.cost_usd; }});
+  m.push_back({"cost per 1M tokens", "USD/M tokens", "cost_usd_per_million_tokens", Unit::Usd, 3, 3, true,
+               [](const StepReport& r) { return r.cost_usd_per_million_tokens; },
+               [](const SweepRow& r) { return r.cost_usd_per_million_tokens; }});
   return m;
 }
 
@@ -66,7 +69,7 @@ std::string value_text(const Metric& m, double value, int decimals) {
     case Unit::Percent: return fixed(100.0 * value, decimals);
     case Unit::GiB: return gib(static_cast<std::int64_t>(value), decimals);
     case Unit::Duration: return human_duration(value);
-    case Unit::Usd: return grouped(value);
+    case Unit::Usd: return decimals == 0 ? grouped(value) : fixed(value, decimals);
     default: return decimals == 0 ? grouped(value) : fixed(value, decimals);
   }
 }

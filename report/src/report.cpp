@@ -37,8 +37,7 @@ std::string wrap_tables(const std::string& header, std::vector<Table> tables, Re
       for (const auto& t : tables) os << "\n" << to_markdown(t);
       break;
     case ReportFormat::Latex:
-      os << "% " << header << "\n% \\usepackage{booktabs, tabularx, array}\n";
-      for (const auto& t : tables) os << "\n" << to_latex(t);
+      os << latex_tables(header, tables);
       break;
     case ReportFormat::Csv:
       os << to_csv(tables.front());  // no comment line: the provenance goes to ReportOutput::meta_json
@@ -192,26 +191,12 @@ Json sweep_row_json(const SweepRow& r, std::size_t rank) {
   return j;
 }
 
-// A table of JSON objects that have the same keys: one column per key, the values as CSV cells.
-Table json_rows_table(const std::vector<Json>& rows) {
-  Table t;
-  if (rows.empty()) return t;
-  for (auto it = rows.front().begin(); it != rows.front().end(); ++it) t.columns.push_back(it.key());
-  t.right_aligned.assign(t.columns.size(), false);
-  for (const auto& j : rows) {
-    std::vector<std::string> cells;
-    for (const auto& c : t.columns) cells.push_back(detail::csv_cell(j.at(c)));
-    t.rows.push_back(std::move(cells));
-  }
-  return t;
-}
-
 // Every row, in rank order, as sweep_row_json writes it (CSV).
 Table full_table(const SweepResultSet& s) {
   std::vector<Json> rows;
   const auto order = ranked_rows(s);
   for (std::size_t k = 0; k < order.size(); ++k) rows.push_back(sweep_row_json(s.rows[order[k]], k + 1));
-  Table t = json_rows_table(rows);
+  Table t = detail::rows_table(rows);
   t.caption = "All candidates";
   return t;
 }
@@ -372,17 +357,11 @@ Table csv_table(const std::vector<ScenarioRun>& runs) {
       rows.push_back(std::move(j));
     }
   }
-  return json_rows_table(rows);
+  return detail::rows_table(rows);
 }
 
-// The provenance of a CSV file, written beside it (FILE.meta.json).
 std::string csv_meta(const ReportOptions& o, const std::string& kind, const std::string& description) {
-  Json j;
-  j["generator"] = "stepsim " + o.version;
-  j["kind"] = kind;
-  j["description"] = description;
-  j["units"] = "in the column names: _s seconds, _bytes bytes, fractions (mfu, *_fraction) as fractions, cost in USD";
-  return j.dump(2) + "\n";
+  return csv_meta_json(o.version, kind, description);
 }
 
 std::string runs_header(const std::vector<ScenarioRun>& runs, const ReportOptions& o) {
@@ -394,6 +373,15 @@ std::string runs_header(const std::vector<ScenarioRun>& runs, const ReportOption
 }
 
 }  // namespace
+
+std::string csv_meta_json(const std::string& version, const std::string& kind, const std::string& description) {
+  Json j;
+  j["generator"] = "stepsim " + version;
+  j["kind"] = kind;
+  j["description"] = description;
+  j["units"] = "in the column names: _s seconds, _bytes bytes, fractions (mfu, *_fraction) as fractions, cost in USD";
+  return j.dump(2) + "\n";
+}
 
 ReportFormat parse_report_format(const std::string& name) {
   if (name == "md" || name == "markdown") return ReportFormat::Markdown;

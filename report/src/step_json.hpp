@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stepsim/report/sweep_row.hpp"
+#include "stepsim/report/tables.hpp"
 
 namespace stepsim::report::detail {
 
@@ -12,5 +13,9 @@ void put_step_fields(nlohmann::ordered_json& j, const SweepRow& r);
 
 // A CSV cell of a JSON value: "" for null, true/false, numbers as JSON writes them, strings as they are.
 [[nodiscard]] std::string csv_cell(const nlohmann::ordered_json& v);
+
+// A table of JSON objects that have the same keys: one column per key of the first, the values as
+// CSV cells (csv_cell).
+[[nodiscard]] Table rows_table(const std::vector<nlohmann::ordered_json>& rows);
 
 }  // namespace stepsim::report::detail

@@ -243,6 +243,9 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     r.gpu_hours = *r.time_to_train_s * static_cast<double>(r.gpus) / 3600.0;
     if (s.cost.usd_per_gpu_hour) r.cost_usd = *r.gpu_hours * *s.cost.usd_per_gpu_hour;
   }
+  // Cost per token needs no token budget: the price of the GPUs for the time one token takes.
+  if (s.cost.usd_per_gpu_hour && r.tokens_per_s > 0)
+    r.cost_usd_per_million_tokens = *s.cost.usd_per_gpu_hour * static_cast<double>(r.gpus) / 3600.0 / r.tokens_per_s * 1e6;
   return r;
 }
 
@@ -277,6 +280,10 @@ std::string report_table(const StepReport& r) {
     row("time to train " + token_count(*r.train_tokens) + " tokens", human_duration(*r.time_to_train_s) + ", " +
                                                                      grouped(*r.gpu_hours) + " GPU-hours" +
                                                                      (r.cost_usd ? ", $" + grouped(*r.cost_usd) : ""));
+  }
+  if (r.cost_usd_per_million_tokens) {
+    const auto& m = metric("cost_usd_per_million_tokens");
+    row(m.name, value_with_unit(m, *r.cost_usd_per_million_tokens, m.decimals));
   }
   os << "\n" << pad("stage", 7) << pad("compute s", 12) << pad("exposed comm s", 16) << pad("idle s", 10)
      << pad("peak GiB", 11) << "\n";

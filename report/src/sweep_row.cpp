@@ -129,6 +129,7 @@ void set_step_figures(SweepRow& r, const StepReport& rep) {
   r.time_to_train_s = rep.time_to_train_s;
   r.gpu_hours = rep.gpu_hours;
   r.cost_usd = rep.cost_usd;
+  r.cost_usd_per_million_tokens = rep.cost_usd_per_million_tokens;
 }
 
 SweepRow step_row(const scenarios::Scenario& s, const StepReport& rep) {
@@ -178,12 +179,26 @@ void detail::put_step_fields(OrderedJson& j, const SweepRow& r) {
   j["time_to_train_s"] = opt(r.time_to_train_s);
   j["gpu_hours"] = opt(r.gpu_hours);
   j["cost_usd"] = opt(r.cost_usd);
+  j["cost_usd_per_million_tokens"] = opt(r.cost_usd_per_million_tokens);
 }
 
 std::string detail::csv_cell(const OrderedJson& v) {
   if (v.is_null()) return std::string();
   if (v.is_string()) return v.get<std::string>();
   return v.dump();
+}
+
+Table detail::rows_table(const std::vector<OrderedJson>& rows) {
+  Table t;
+  if (rows.empty()) return t;
+  for (auto it = rows.front().begin(); it != rows.front().end(); ++it) t.columns.push_back(it.key());
+  t.right_aligned.assign(t.columns.size(), false);
+  for (const auto& j : rows) {
+    std::vector<std::string> cells;
+    for (const auto& c : t.columns) cells.push_back(csv_cell(j.at(c)));
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
 }
 
 std::string row_line(const SweepRow& r, const std::string& scenario_json) {
@@ -263,6 +278,7 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.time_to_train_s = f.number("time_to_train_s");
   r.gpu_hours = f.number("gpu_hours");
   r.cost_usd = f.number("cost_usd");
+  r.cost_usd_per_million_tokens = f.number("cost_usd_per_million_tokens");
   r.analytic_step_time_s = f.number("analytic_step_time_s");
   r.analytic_tokens_per_s = f.number("analytic_tokens_per_s");
   r.line = line;

@@ -150,6 +150,12 @@ std::string to_latex(const Table& t) {
   return os.str();
 }
 
+std::string latex_tables(const std::string& provenance, const std::vector<Table>& tables) {
+  std::string out = "% " + provenance + "\n% \\usepackage{booktabs, tabularx, array}\n";
+  for (const auto& t : tables) out += "\n" + to_latex(t);
+  return out;
+}
+
 Table select_columns(const Table& t, const std::vector<std::string>& columns) {
   if (columns.empty()) return t;
   std::vector<std::size_t> picked;

@@ -268,10 +268,11 @@ std::string validation_latex(const ValidationReport& r) {
   auto summary = summary_table(r);
   summary.caption = "Error per validation set and table: MAPE, max error, Spearman rank correlation";
   summary.label = "tab:stepsim-validation-summary";
-  std::string out = "% stepsim validate: " + engine_note(r) + "\n% \\usepackage{booktabs, tabularx, array}\n\n" + to_latex(cases_table(r)) + "\n";
-  const auto memory_cases = memory_cases_table(r);
-  if (!memory_cases.rows.empty()) out += to_latex(memory_cases) + "\n";
-  return out + to_latex(summary);
+  std::vector<Table> tables{cases_table(r)};
+  auto memory_cases = memory_cases_table(r);
+  if (!memory_cases.rows.empty()) tables.push_back(std::move(memory_cases));
+  tables.push_back(std::move(summary));
+  return latex_tables("stepsim validate: " + engine_note(r), tables);
 }
 
 std::string validation_csv(const ValidationReport& r) {

@@ -545,6 +545,7 @@ MemorySpec read_memory(const Json* j, const std::string& path) {
   m.nccl_buffer_bytes_per_group = r.num_param("nccl_buffer_gib_per_group") * kGiB;
   m.fragmentation_fraction = r.num_param("fragmentation_fraction");
   m.usable_fraction = r.num_param("usable_fraction");
+  m.headroom_bytes = r.num_param("headroom_gib") * kGiB;
   r.finish();
   return m;
 }
@@ -721,6 +722,9 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   }
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
     return ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");
+  if (s.memory.headroom_bytes > 0 && s.memory.headroom_bytes >= s.cluster.gpu.memory_bytes)
+    return ScenarioError("memory.headroom_gib", "headroom_gib=" + bytes_text(s.memory.headroom_bytes / kGiB) +
+                                                    " leaves no GPU memory (the GPU has " + bytes_text(s.cluster.gpu.memory_bytes / kGiB) + " GiB)");
   return size_error(s);
 }
 

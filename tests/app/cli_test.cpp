@@ -19,8 +19,27 @@ TEST_CASE("stepsim memory prints the breakdown and the verdict") {
   const auto r = run("memory " + kExample);
   CHECK(r.status == 0);
   CHECK(r.out.find("67.517") != std::string::npos);
-  CHECK(r.out.find("under 80 %") != std::string::npos);
+  CHECK(r.out.find("usable fraction (memory.usable_fraction) 0.80: 75.20 GiB") != std::string::npos);  // 0.8 x 94 GiB
+  CHECK(r.out.find("verdict: total <= 0.80 x GPU memory -> predicted to fit") != std::string::npos);
   CHECK(r.out.find("peak: stage 0") != std::string::npos);
+  CHECK(r.out.find("headroom") == std::string::npos);  // none by default
+}
+
+TEST_CASE("stepsim memory names the stages its table shows, and the headroom of the stepsim prune rule") {
+  // PP4: stages 0 (first and peak), 2 (middle), 3 (last); stage 1 only in the JSON.
+  const auto pp4 = run("memory --set parallel.tp=1 --set parallel.pp=4 --set parallel.dp=1 " + kExample);
+  REQUIRE(pp4.status == 0);
+  CHECK(pp4.out.find("stepsim mode (1f1b schedule; stages 0 (first, peak), 2 (middle), 3 (last) of 4, every stage in --format json)") !=
+        std::string::npos);
+  const auto one = run("memory " + kExample);
+  CHECK(one.out.find("stepsim mode (1f1b schedule; stage 0 (first, peak) of 1)") != std::string::npos);
+  // 94 GiB less a 30 GiB headroom leaves 64 GiB: the peak is over it and `sweep --prune stepsim` prunes the layout.
+  const auto tight = run("memory " + kExample + " --set memory.headroom_gib=30");
+  CHECK(tight.out.find("headroom (memory.headroom_gib) 30.00 GiB: the peak is over 64.00 GiB -> pruned by sweep --prune stepsim") !=
+        std::string::npos);
+  const auto loose = run("memory " + kExample + " --set memory.headroom_gib=2 --format json");
+  CHECK(loose.out.find("\"headroom_bytes\": 2147483648") != std::string::npos);
+  CHECK(loose.out.find("\"fits_with_headroom\": true") != std::string::npos);
 }
 
 TEST_CASE("stepsim memory --format json has the contract keys and is byte-identical on repeat") {
@@ -29,7 +48,7 @@ TEST_CASE("stepsim memory --format json has the contract keys and is byte-identi
   CHECK(a.status == 0);
   CHECK(a.out == b.out);
   for (const char* key : {"\"model_states_bytes\": 48181592064", "\"activation_bytes\": 24314380288", "\"total_bytes\"",
-                          "\"gpu_memory_bytes\"", "\"under_80_percent\": true", "\"stages\"", "\"stage\": 0",
+                          "\"gpu_memory_bytes\"", "\"under_usable_fraction\": true", "\"stages\"", "\"stage\": 0",
                           "\"weights_bytes\"", "\"activations_bytes\""})
     CHECK_MESSAGE(a.out.find(key) != std::string::npos, key);
 }

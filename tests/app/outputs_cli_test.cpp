@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -57,22 +58,27 @@ TEST_CASE("pandas.read_csv(path) with no options gives numbers, booleans and str
   const std::string dir = empty_dir("pandas");
   REQUIRE(run("report " + kGoldenSweep + " --format csv --out " + dir + "/sweep.csv").status == 0);
   REQUIRE(run("report " + kExample + " --engine analytic --format csv --out " + dir + "/run.csv").status == 0);
+  REQUIRE(run("compare " + kExample + " --engine analytic --set parallel.pp=2 --set parallel.dp=1 --format csv --out " + dir +
+              "/compare.csv").status == 0);
   const std::string script = write_file("dtypes.py", R"(import sys, pandas
 from pandas.api.types import is_bool_dtype, is_integer_dtype, is_float_dtype, is_object_dtype
 bad = []
 for path, ints in ((sys.argv[1], ["rank", "index", "gpus", "tp", "cp", "pp", "dp", "vpp", "micro_batch", "global_batch", "seq_len"]),
-                   (sys.argv[2], ["gpus", "tp", "stage", "stage_peak_memory_bytes", "peak_memory_bytes", "gpu_memory_bytes"])):
+                   (sys.argv[2], ["gpus", "tp", "stage", "stage_peak_memory_bytes", "peak_memory_bytes", "gpu_memory_bytes"]),
+                   (sys.argv[3], ["gpus", "tp", "pp", "peak_memory_bytes", "gpu_memory_bytes"])):
     df = pandas.read_csv(path)
     for c in ints:
         if not is_integer_dtype(df[c]): bad.append(path + ":" + c + ":" + str(df[c].dtype))
     for c in ["step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu", "bubble_fraction"]:
         if not is_float_dtype(df[c]): bad.append(path + ":" + c + ":" + str(df[c].dtype))
     if not is_bool_dtype(df["oom"]): bad.append(path + ":oom:" + str(df["oom"].dtype))
+    for c in [c for c in df.columns if c.startswith("delta_")]:
+        if not is_float_dtype(df[c]): bad.append(path + ":" + c + ":" + str(df[c].dtype))
     for c in ["model", "schedule"]:
         if not is_object_dtype(df[c]): bad.append(path + ":" + c + ":" + str(df[c].dtype))
 print(" ".join(bad) if bad else "ok")
 )");
-  FILE* p = popen((python() + " " + script + " " + dir + "/sweep.csv " + dir + "/run.csv 2>&1").c_str(), "r");
+  FILE* p = popen((python() + " " + script + " " + dir + "/sweep.csv " + dir + "/run.csv " + dir + "/compare.csv 2>&1").c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
   char buf[4096];
@@ -93,7 +99,7 @@ TEST_CASE("run, compare, report and sweep rows write one JSON shape for one simu
   for (const char* key : {"model", "cluster", "gpu", "gpus", "tp", "cp", "pp", "dp", "vpp", "micro_batch", "global_batch",
                           "seq_len", "schedule", "recompute", "engine", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
                           "tflops_per_gpu", "mfu", "bubble_fraction", "exposed_comm_fraction", "peak_memory_bytes",
-                          "gpu_memory_bytes", "oom", "time_to_train_s", "gpu_hours", "cost_usd"}) {
+                          "gpu_memory_bytes", "oom", "time_to_train_s", "gpu_hours", "cost_usd", "cost_usd_per_million_tokens"}) {
     CAPTURE(key);
     REQUIRE(run_json.contains(key));
     CHECK(column.at(key) == run_json.at(key));
@@ -191,6 +197,56 @@ TEST_CASE("compare: differences of percentages in percentage points, of the rest
         doctest::Approx(100.0 * (b["mfu"].get<double>() - j["columns"][0]["mfu"].get<double>())));
   CHECK(!b["delta_percent"].contains("mfu"));
   CHECK(b["delta_percent"].contains("step_time_s"));
+}
+
+TEST_CASE("compare --format csv and latex: the same comparison for pandas and for a paper") {
+  const std::string dir = empty_dir("compare-formats");
+  const std::string args = "compare " + kExample + " --engine analytic --set parallel.pp=2 --set parallel.dp=1";
+  REQUIRE(run(args + " --format csv --out " + dir + "/c.csv").status == 0);
+  const std::string csv = slurp(dir + "/c.csv");
+  CHECK(csv.rfind("label,scenario,model,cluster,gpu,gpus,tp,", 0) == 0);
+  CHECK(csv.find('#') == std::string::npos);
+  CHECK(csv.find(",delta_percent_step_time_s,") != std::string::npos);
+  CHECK(csv.find(",delta_points_mfu,") != std::string::npos);
+  // One row per column; the first is the reference, its differences empty.
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl = csv.find('\n'); nl != std::string::npos; at = nl + 1, nl = csv.find('\n', at)) lines.push_back(csv.substr(at, nl - at));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1].size() > 3);
+  CHECK(lines[1].substr(lines[1].size() - 3) == ",,,");
+  // The same differences as the JSON.
+  const auto j = nlohmann::json::parse(run(args + " --format json").out);
+  const auto points = j["columns"][1]["delta_points"]["mfu"].get<double>();
+  CHECK(lines[2].find("," + nlohmann::json(points).dump() + ",") != std::string::npos);
+  const auto meta = nlohmann::json::parse(slurp(dir + "/c.meta.json"));
+  CHECK(meta["kind"] == "comparison");
+  CHECK(meta["description"].get<std::string>().rfind("stepsim 0.1.0: A = ", 0) == 0);
+  CHECK(meta["description"].get<std::string>().find("; A: " + kExample + "; B: A + parallel.pp=2, parallel.dp=1") != std::string::npos);
+  const auto tex = run(args + " --format latex");
+  REQUIRE(tex.status == 0);
+  CHECK(tex.out.rfind("% stepsim 0.1.0: A = ", 0) == 0);
+  CHECK(tex.out.find("\\label{tab:stepsim-compare}") != std::string::npos);
+  CHECK(tex.out.find("\\caption{Step metrics side by side; differences against the first column") != std::string::npos);
+  CHECK(tex.out.find("MFU & ") != std::string::npos);
+  CHECK(tex.out.find(" pp) \\\\") != std::string::npos);
+  CHECK(run(args + " --format yaml").status == 2);
+}
+
+TEST_CASE("cost per 1M tokens: the price of the GPUs for the time a million tokens take, with or without a token budget") {
+  const auto j = nlohmann::json::parse(
+      run("run " + kExample + " --engine analytic --format json --set cost.usd_per_gpu_hour=2 --set training.train_tokens=15T").out);
+  // 4 GPUs at 2 USD per GPU-hour cost 8 USD per hour: 8 / 3600 / (tokens/s) x 1e6 per million tokens.
+  const double tokens_per_s = j["tokens_per_s"].get<double>();
+  const double per_m = j["cost_usd_per_million_tokens"].get<double>();
+  CHECK(j["gpus"] == 4);
+  CHECK(per_m == doctest::Approx(8.0 / 3600.0 / tokens_per_s * 1e6));
+  CHECK(per_m == doctest::Approx(j["cost_usd"].get<double>() / 15e12 * 1e6));  // the cost to train over the budget
+  const auto without_budget = nlohmann::json::parse(run("run " + kExample + " --engine analytic --format json --set cost.usd_per_gpu_hour=2").out);
+  CHECK(without_budget["cost_usd"].is_null());
+  CHECK(without_budget["cost_usd_per_million_tokens"].get<double>() == doctest::Approx(per_m));
+  CHECK(nlohmann::json::parse(run("run " + kExample + " --engine analytic --format json").out)["cost_usd_per_million_tokens"].is_null());
+  const auto table = run("run " + kExample + " --engine analytic --set cost.usd_per_gpu_hour=2");
+  CHECK(table.out.find("  cost per 1M tokens              $0.0") != std::string::npos);
 }
 
 TEST_CASE("report compares N scenario files side by side with short labels A, B, C") {

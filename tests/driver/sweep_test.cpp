@@ -147,7 +147,7 @@ TEST_CASE("sweep: the memory prune writes oom rows with the reason, not simulate
       "training": {"seq_len": 8192, "global_batch": 8}}, "axes": {"parallel.tp": [1, 8]}})"));
   REQUIRE(e.candidates.size() == 2);
   rs::SimulationCache cache;
-  for (const auto rule : {rs::PruneRule::Stepsim, rs::PruneRule::Paper80}) {
+  for (const auto rule : {rs::PruneRule::Stepsim, rs::PruneRule::PaperUsableFraction}) {
     const auto row = rs::evaluate_candidate(e.candidates[0], rule, stepsim::sim::EngineKind::Analytic, cache);
     CHECK(row.status == "pruned");
     CHECK(row.oom);
@@ -163,6 +163,32 @@ TEST_CASE("sweep: the memory prune writes oom rows with the reason, not simulate
     CHECK(back.reason == row.reason);
   }
   CHECK(rs::memory_verdict(e.candidates[0].scenario, rs::PruneRule::Stepsim).fits == false);
+}
+
+TEST_CASE("sweep: the stepsim prune keeps memory.headroom_gib free, the paper rule is named after its fraction") {
+  CHECK(rs::parse_prune_rule("paper-usable-fraction") == rs::PruneRule::PaperUsableFraction);
+  CHECK(rs::parse_prune_rule("paper-80") == rs::PruneRule::PaperUsableFraction);  // the former name
+  CHECK(rs::to_string(rs::PruneRule::PaperUsableFraction) == "paper-usable-fraction");
+  CHECK_THROWS_WITH_AS((void)rs::parse_prune_rule("paper"), "--prune: unknown rule \"paper\" (expected stepsim or paper-usable-fraction)",
+                       stepsim::ScenarioError);
+  // Llama-3.1-8B TP8 on one DGX H100 node: its stepsim peak lies below 80 GiB. A headroom 1 MiB
+  // short of the free memory keeps it, one 1 MiB over it prunes it (peak <= GPU memory - headroom).
+  const auto e = sc::enumerate(sc::parse_sweep_text(R"({"base": {"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 1},
+      "training": {"seq_len": 4096, "global_batch": 8}}, "axes": {"parallel.tp": [8]}})"));
+  REQUIRE(e.candidates.size() == 1);
+  auto s = e.candidates[0].scenario;
+  const auto none = rs::memory_verdict(s, rs::PruneRule::Stepsim);
+  REQUIRE(none.fits);
+  const double free_gib = static_cast<double>(none.gpu_memory_bytes - none.stepsim_peak_bytes) / (1024.0 * 1024 * 1024);
+  const double mib = 1.0 / 1024;
+  s.memory.headroom_bytes = (free_gib - mib) * 1024.0 * 1024 * 1024;
+  CHECK(rs::memory_verdict(s, rs::PruneRule::Stepsim).fits);
+  s.memory.headroom_bytes = (free_gib + mib) * 1024.0 * 1024 * 1024;
+  const auto pruned = rs::memory_verdict(s, rs::PruneRule::Stepsim);
+  CHECK_FALSE(pruned.fits);
+  CHECK(pruned.reason.find("GiB of GPU memory less the headroom of ") != std::string::npos);
+  // The paper rule does not look at the headroom.
+  CHECK(rs::memory_verdict(s, rs::PruneRule::PaperUsableFraction).fits == rs::memory_verdict(e.candidates[0].scenario, rs::PruneRule::PaperUsableFraction).fits);
 }
 
 TEST_CASE("sweep: parse_row keeps nulls empty, a results file needs an index and a key per row") {
@@ -199,7 +225,7 @@ TEST_CASE("sweep: a row holds the contract keys in order") {
                           "model", "cluster", "gpu", "gpus", "tp", "cp", "pp", "dp", "vpp", "micro_batch", "global_batch",
                           "seq_len", "schedule", "recompute", "engine", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
                           "tflops_per_gpu", "mfu", "bubble_fraction", "exposed_comm_fraction", "peak_memory_bytes",
-                          "gpu_memory_bytes", "oom", "time_to_train_s", "gpu_hours", "cost_usd"}) {
+                          "gpu_memory_bytes", "oom", "time_to_train_s", "gpu_hours", "cost_usd", "cost_usd_per_million_tokens"}) {
     const auto pos = row.line.find("\"" + std::string(key) + "\":", at);
     CHECK_MESSAGE(pos != std::string::npos, key);
     if (pos != std::string::npos) at = pos;
@@ -474,7 +500,7 @@ TEST_CASE("sweep: --resume refuses the rows of another sweep (an edited base, an
   const auto edited = sc::parse_sweep_text(with_base_field("\"seq_len\": 4096", "\"seq_len\": 2048"));
   const std::string expected = "was written by another sweep (fingerprint " + first.fingerprint;
   CHECK_THROWS_WITH_AS(rs::run_sweep(edited, o), doctest::Contains(expected.c_str()), stepsim::ScenarioError);
-  o.prune = rs::PruneRule::Paper80;
+  o.prune = rs::PruneRule::PaperUsableFraction;
   CHECK_THROWS_WITH_AS(rs::run_sweep(sc::parse_sweep_text(small_sweep()), o), doctest::Contains("was written by another sweep"),
                        stepsim::ScenarioError);
   o.prune = rs::PruneRule::Stepsim;

@@ -355,6 +355,8 @@ TEST_CASE("bad input: one clear error naming the field") {
       {"", {"training.optimizer_offload_fraction=-0.1"}, "training.optimizer_offload_fraction", "at least 0"},
       {"", {"cluster.inter_node.oversubscription=0.5"}, "cluster.inter_node.oversubscription", "at least 1"},
       {"", {"memory.usable_fraction=2"}, "memory.usable_fraction", "absurdly large"},
+      {"", {"memory.headroom_gib=94"}, "memory.headroom_gib", "headroom_gib=94 leaves no GPU memory (the GPU has 94 GiB)"},
+      {"", {"memory.headroom_gib=-1"}, "memory.headroom_gib", "at least 0"},
       {"{\"cluster\": {\"gpu\": \"h100-sxm-80gb\", \"gpus_per_node\": 8, \"nodes\": 1}, \"training\": {\"seq_len\": 1, \"global_batch\": 1}}",
        {}, "model", "is required"},
       {"", {"training.seq_len=null"}, "training.seq_len", "is required"},

@@ -27,12 +27,15 @@ namespace stepsim::driver {
 using report::SweepRow;
 
 enum class PruneRule {
-  Paper80,  // paper_estimate total <= usable_fraction x GPU memory
-  Stepsim,  // stepsim_estimate peak <= GPU memory
+  PaperUsableFraction,  // paper_estimate total <= memory.usable_fraction x GPU memory
+  Stepsim,              // stepsim_estimate peak <= GPU memory - memory.headroom_gib (the default)
 };
-// "paper-80" | "stepsim"; throws ScenarioError("--prune", ...) otherwise.
+// "stepsim" | "paper-usable-fraction" (also its former name "paper-80"); throws
+// ScenarioError("--prune", ...) otherwise.
 [[nodiscard]] PruneRule parse_prune_rule(const std::string& text);
 [[nodiscard]] std::string to_string(PruneRule rule);
+// The rule's name and what it compares ("stepsim (stepsim peak <= GPU memory - memory.headroom_gib)").
+[[nodiscard]] std::string describe(PruneRule rule);
 
 struct MemoryVerdict {
   std::int64_t paper_total_bytes = 0;

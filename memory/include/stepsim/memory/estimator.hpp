@@ -60,6 +60,8 @@ struct StepsimEstimate {
   std::int64_t peak_bytes = 0;
   std::int64_t gpu_memory_bytes = 0;
   bool fits = false;                  // peak <= GPU memory
+  std::int64_t headroom_bytes = 0;    // memory.headroom_gib
+  bool fits_with_headroom = false;    // peak <= GPU memory - headroom (the stepsim prune rule)
 };
 
 [[nodiscard]] StepsimEstimate stepsim_estimate(const scenarios::Scenario& s);

@@ -34,6 +34,12 @@ enum class CompareStyle {
 [[nodiscard]] std::string compare_table(const std::vector<CompareColumn>& columns);
 // The same as a Markdown table.
 [[nodiscard]] std::string compare_markdown(const std::vector<CompareColumn>& columns);
+// CSV for pandas: one row per column: label, scenario, the step fields (sweep_row.hpp), then the
+// differences against the first column, delta_percent_<key> (in % of its value) and
+// delta_points_<key> (of percentages, in percentage points); empty cells in the first row.
+[[nodiscard]] std::string compare_csv(const std::vector<CompareColumn>& columns);
+// The comparison table in LaTeX (\label{tab:stepsim-compare}) after a comment line with `provenance`.
+[[nodiscard]] std::string compare_latex(const std::vector<CompareColumn>& columns, const std::string& provenance);
 // {"columns": [{"label", "summary", the step fields (sweep_row.hpp), "stages": [...], "delta_percent": {...},
 // "delta_points": {...}}]}: differences against the first column in % of its value, and of the
 // percentages (mfu, bubble_fraction, exposed_comm_fraction) in percentage points.

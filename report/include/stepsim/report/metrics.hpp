@@ -37,7 +37,8 @@ struct Metric {
 };
 
 // The step metrics, in the order every table shows them: step time, tokens/s, tokens/s per GPU, TFLOP/s per GPU,
-// MFU, bubble, exposed communication, peak memory, GPU memory, time to train, GPU-hours, cost.
+// MFU, bubble, exposed communication, peak memory, GPU memory, time to train, GPU-hours, cost,
+// cost per 1M tokens.
 [[nodiscard]] const std::vector<Metric>& step_metrics();
 // The metric with this JSON key; throws InternalError when there is none.
 [[nodiscard]] const Metric& metric(const std::string& json_key);

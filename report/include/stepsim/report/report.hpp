@@ -17,6 +17,10 @@ enum class ReportFormat { Markdown, Csv, Latex, Html, Json };
 // "md", "csv", "latex", "html", "json"; throws ScenarioError("--format", ...) otherwise.
 [[nodiscard]] ReportFormat parse_report_format(const std::string& name);
 
+// The provenance of a CSV file, written beside it (FILE.meta.json): generator (stepsim and its
+// version), kind, description and the units of the columns.
+[[nodiscard]] std::string csv_meta_json(const std::string& version, const std::string& kind, const std::string& description);
+
 struct ReportOptions {
   std::string version;        // stepsim version printed in every header
   ReportFormat format = ReportFormat::Markdown;

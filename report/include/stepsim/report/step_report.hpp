@@ -79,6 +79,7 @@ struct StepReport {
   std::optional<double> time_to_train_s;
   std::optional<double> gpu_hours;
   std::optional<double> cost_usd;
+  std::optional<double> cost_usd_per_million_tokens;  // with a price: price x GPUs / (3600 x tokens/s) x 1e6
   std::int64_t ops = 0;
 };
 

@@ -6,7 +6,7 @@
 //   index, key, sweep (the sweep's fingerprint), sweep_candidates (the sweep's number of
 //   candidates, all shards), status ("simulated" | "pruned" | "error"), reason, scenario (the
 //   scenario object loaded), summary, paper_total_bytes, stepsim_peak_bytes, then the fields of one
-//   step as every output writes them (step_fields below: model ... cost_usd, with oom a boolean on
+//   step as every output writes them (step_fields below: model ... cost_usd_per_million_tokens, with oom a boolean on
 //   every row), then analytic_step_time_s, analytic_tokens_per_s (refined rows: the analytic
 //   engine's figures of the same candidate, which chose it for refinement).
 // "pruned" rows did not pass the memory prune and were not simulated (reason says why; oom is
@@ -51,7 +51,7 @@ struct SweepRow {
       exposed_comm_fraction;
   std::optional<std::int64_t> peak_memory_bytes;
   bool oom = false;                   // out of memory: in the timeline (simulated) or by the estimate (pruned)
-  std::optional<double> time_to_train_s, gpu_hours, cost_usd;
+  std::optional<double> time_to_train_s, gpu_hours, cost_usd, cost_usd_per_million_tokens;
   std::optional<double> analytic_step_time_s, analytic_tokens_per_s;  // refined rows only
   std::string line;                   // the JSON line, without the newline
 
@@ -71,7 +71,8 @@ void set_step_figures(SweepRow& r, const StepReport& rep);
 // sweep rows, CSV columns): model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch,
 // global_batch, seq_len, schedule, recompute, engine, step_time_s, tokens_per_s,
 // tokens_per_s_per_gpu, tflops_per_gpu, mfu, bubble_fraction, exposed_comm_fraction,
-// peak_memory_bytes, gpu_memory_bytes, oom, time_to_train_s, gpu_hours, cost_usd.
+// peak_memory_bytes, gpu_memory_bytes, oom, time_to_train_s, gpu_hours, cost_usd,
+// cost_usd_per_million_tokens.
 // Units are in the names; fractions are fractions (mfu 0.43), bytes are bytes.
 [[nodiscard]] const std::vector<std::string>& step_fields();
 

@@ -32,6 +32,8 @@ enum class MarkdownStyle { Padded, Compact };
 [[nodiscard]] std::string to_csv(const Table& t);
 // A table environment with \caption, tabular with booktabs rules.
 [[nodiscard]] std::string to_latex(const Table& t);
+// LaTeX tables after two comment lines: the provenance and the packages they need.
+[[nodiscard]] std::string latex_tables(const std::string& provenance, const std::vector<Table>& tables);
 // <table> with <caption>, <thead> and <tbody> (XHTML-compatible).
 [[nodiscard]] std::string to_html(const Table& t);
 

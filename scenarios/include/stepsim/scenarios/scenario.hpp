@@ -201,6 +201,7 @@ struct MemorySpec {
   double nccl_buffer_bytes_per_group = param_default("memory.nccl_buffer_gib_per_group") * kGiB;  // NCCL communicator buffers per process group the rank is in
   double fragmentation_fraction = param_default("memory.fragmentation_fraction");  // caching-allocator reserved/allocated - 1, on dynamic memory
   double usable_fraction = param_default("memory.usable_fraction");               // paper's 80 % rule
+  double headroom_bytes = param_default("memory.headroom_gib") * kGiB;             // kept free by the stepsim prune rule
 };
 
 // Collective algorithm of AllReduce, ReduceScatter and AllGather (costmodel/comm.hpp): NCCL's
