@@ -21,7 +21,19 @@ constexpr const char* kCss =
     "th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }\n"
     "div.row { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }\n"
     "div.block { margin: 8px 0; max-width: 100%; overflow-x: auto; }\n"
-    "footer { margin-top: 32px; color: #777777; font-size: 12px; }\n";
+    "div.block svg { max-width: 100%; height: auto; }\n"
+    "footer { margin-top: 32px; color: #777777; font-size: 12px; }\n"
+    "@page { margin: 12mm; }\n"
+    "@media print {\n"
+    "  body { margin: 0; font-size: 11px; }\n"
+    "  h2 { break-after: avoid; page-break-after: avoid; }\n"
+    "  p.note { break-after: avoid; page-break-after: avoid; }\n"
+    "  div.block { overflow: visible; max-width: none; break-inside: avoid; page-break-inside: avoid; }\n"
+    "  div.row { display: block; }\n"
+    "  div.block svg { width: 100%; max-width: 100%; height: auto; }\n"
+    "  table { font-size: 8px; width: 100%; }\n"
+    "  th, td { white-space: normal; padding: 1px 3px; }\n"
+    "}\n";
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "stepsim/report/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 #include <set>
@@ -201,9 +202,11 @@ Table full_table(const SweepResultSet& s) {
   return t;
 }
 
-// Best value of `metric` per GPU count, one series per model/cluster.
+// Best value of `metric` per GPU count, one series per model/cluster, on log-log axes when the
+// GPU counts span a factor of two or more. Each series carries ideal scaling from its smallest
+// GPU count: the value grows as GPUs^scaling_exponent (1 for a total rate, 0 for a rate per GPU).
 XYChart throughput_chart(const SweepResultSet& s, const std::string& title, const std::string& y_label,
-                         std::optional<double> SweepRow::*metric) {
+                         std::optional<double> SweepRow::*metric, double scaling_exponent) {
   std::map<std::string, std::map<std::int64_t, double>> best;
   std::int64_t g_lo = 0, g_hi = 0;
   for (const auto& r : s.rows) {
@@ -219,6 +222,9 @@ XYChart throughput_chart(const SweepResultSet& s, const std::string& title, cons
   c.x_label = "GPUs";
   c.y_label = y_label;
   c.log_x = g_lo > 0 && g_hi >= 2 * g_lo;
+  c.log_y = c.log_x && scaling_exponent > 0;
+  c.reference_label = scaling_exponent > 0 ? "ideal (linear) scaling from the smallest GPU count"
+                                           : "ideal scaling: the per-GPU rate of the smallest GPU count";
   std::set<std::int64_t> counts;
   for (const auto& [name, m] : best) {
     for (const auto& [g, v] : m) counts.insert(g);
@@ -226,13 +232,20 @@ XYChart throughput_chart(const SweepResultSet& s, const std::string& title, cons
     sr.name = name;
     sr.lines = true;
     for (const auto& [g, v] : m) sr.points.push_back({static_cast<double>(g), v, ""});
+    if (m.size() > 1) {
+      const auto g0 = static_cast<double>(m.begin()->first);
+      const double v0 = m.begin()->second;
+      for (const auto& [g, v] : m)
+        sr.reference.push_back({static_cast<double>(g), v0 * std::pow(static_cast<double>(g) / g0, scaling_exponent), ""});
+    }
     c.series.push_back(std::move(sr));
   }
   for (auto g : counts) c.x_ticks.push_back(static_cast<double>(g));
   return c;
 }
 
-// Time against resources, Pareto front (lower-left) highlighted per model/cluster.
+// Time against resources; one Pareto front (lower-left: nothing both faster and cheaper) over all
+// models and clusters, highlighted in the series of each of its points.
 XYChart pareto_chart(const SweepResultSet& s) {
   bool all_train = true, all_cost = true;
   std::size_t n = 0;
@@ -253,6 +266,11 @@ XYChart pareto_chart(const SweepResultSet& s) {
     c.x_label = "GPU-hours per step";
     c.y_label = "step time (s)";
   }
+  struct Point {
+    XYPoint p;
+    std::string series;
+  };
+  std::vector<Point> all;
   std::map<std::string, std::vector<XYPoint>> groups;
   for (const auto& r : s.rows) {
     if (!r.runnable()) continue;
@@ -265,25 +283,26 @@ XYChart pareto_chart(const SweepResultSet& s) {
       p.y = *r.step_time_s;
     }
     p.label = std::to_string(r.gpus) + " GPUs " + layout_label(layout_of(r), true);
-    groups[series_name(r)].push_back(p);
+    all.push_back({p, series_name(r)});
+    groups[series_name(r)].push_back({p.x, p.y, ""});
   }
-  double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
+  std::stable_sort(all.begin(), all.end(), [](const Point& a, const Point& b) {
+    return a.p.x < b.p.x || (a.p.x == b.p.x && a.p.y < b.p.y);
+  });
+  std::map<std::string, std::vector<XYPoint>> front;
+  double best_y = 1e300, x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
+  for (const auto& a : all) {
+    x_lo = std::min(x_lo, a.p.x), x_hi = std::max(x_hi, a.p.x), y_lo = std::min(y_lo, a.p.y), y_hi = std::max(y_hi, a.p.y);
+    if (a.p.y < best_y) {
+      front[a.series].push_back(a.p);
+      best_y = a.p.y;
+    }
+  }
   for (auto& [name, pts] : groups) {
     XYSeries sr;
     sr.name = name;
-    std::stable_sort(pts.begin(), pts.end(), [](const XYPoint& a, const XYPoint& b) {
-      return a.x < b.x || (a.x == b.x && a.y < b.y);
-    });
-    sr.points = pts;
-    double best_y = 1e300;
-    for (const auto& p : pts) {
-      x_lo = std::min(x_lo, p.x), x_hi = std::max(x_hi, p.x), y_lo = std::min(y_lo, p.y), y_hi = std::max(y_hi, p.y);
-      if (p.y < best_y) {
-        sr.highlight.push_back(p);
-        best_y = p.y;
-      }
-    }
-    for (auto& p : sr.points) p.label.clear();
+    sr.points = std::move(pts);
+    sr.highlight = front[name];
     c.series.push_back(std::move(sr));
   }
   c.log_x = x_lo > 0 && x_hi > 10 * x_lo;
@@ -294,10 +313,10 @@ XYChart pareto_chart(const SweepResultSet& s) {
 std::vector<ReportFile> sweep_svgs(const SweepResultSet& s) {
   std::vector<ReportFile> out;
   out.push_back({"throughput.svg", svg_document(xy_svg(throughput_chart(s, "Best throughput vs GPU count", "tokens/s",
-                                                                        &SweepRow::tokens_per_s)))});
+                                                                        &SweepRow::tokens_per_s, 1.0)))});
   out.push_back({"tflops_per_gpu.svg",
                  svg_document(xy_svg(throughput_chart(s, "Best model TFLOP/s per GPU vs GPU count", "TFLOP/s per GPU",
-                                                      &SweepRow::tflops_per_gpu)))});
+                                                      &SweepRow::tflops_per_gpu, 0.0)))});
   out.push_back({"pareto.svg", svg_document(xy_svg(pareto_chart(s)))});
   return out;
 }
@@ -528,6 +547,7 @@ ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportO
   double axis_s = 0;
   for (const auto& r : runs) axis_s = std::max(axis_s, r.simulation.trace.makespan_s);
   const std::string suffixes = "abcdefghijklmnopqrstuvwxyz";
+  std::vector<std::pair<std::size_t, ReportFile>> windows;  // window number, file
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     const std::string sfx = compare ? std::string("_") + suffixes[i % suffixes.size()] : "";
@@ -543,7 +563,18 @@ ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportO
                               " pipeline, step " + fixed(r.simulation.report.step_time_s, 3) + " s";
     const auto gp = gantt_plot(r.simulation.step.graph, r.simulation.trace, title);
     out.svgs.push_back({"gantt" + sfx + ".svg", svg_document(gantt_svg(gp, width, axis_s))});
+    const auto zoom = gantt_zoom_windows(gp, width);
+    for (std::size_t k = 0; k < zoom.size(); ++k) {
+      std::string slug;
+      for (char ch : zoom[k].name)
+        if (ch != ' ' && ch != '-') slug += ch;
+      windows.push_back({k, {"gantt" + sfx + "_" + slug + ".svg", svg_document(gantt_window_svg(gp, zoom[k], width))}});
+    }
   }
+  // Zoomed windows after the whole-step charts, the same window of each run next to each other.
+  std::stable_sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::size_t first_window = out.svgs.size();
+  for (auto& w : windows) out.svgs.push_back(std::move(w.second));
   const std::string header = runs_header(runs, options);
   switch (options.format) {
     case ReportFormat::Markdown:
@@ -575,16 +606,27 @@ ReportOutput scenario_report(const std::vector<ScenarioRun>& runs, const ReportO
       sections.push_back({"Summary", "", {to_html(metrics_table(runs)), to_html(stages_table(runs))}, false});
       HtmlSection mem{"Memory over time",
                       "Memory of one GPU of each pipeline stage over the step (static memory plus activations and buffers); "
-                      "the dashed line is the GPU's capacity, a red circle marks the first point out of memory.",
+                      "the dashed line is the GPU's capacity, a red circle marks where each stage first goes out of memory.",
                       {}, compare};
       HtmlSection gantt{"Pipeline schedule",
                         "One row per stage: compute coloured by phase on top (grey where the GPU idles), communication "
-                        "below (TP/CP/PP upper half, DP lower half)." +
+                        "below (TP/CP/PP upper half, DP lower half). Where bars are thinner than pixels, each pixel "
+                        "column of a compute lane stacks the share of its time in each phase." +
                             std::string(compare ? " Both charts share one time axis." : ""),
                         {}, compare};
-      for (const auto& f : out.svgs) (f.name.rfind("memory", 0) == 0 ? mem : gantt).blocks.push_back(inline_svg(f));
+      HtmlSection zoom{"Pipeline schedule, zoomed",
+                       "The whole step is too long to show single micro-batches: the start (the pipeline fills), the "
+                       "middle (steady state) and the end (the pipeline drains, gradients are reduced, the optimizer "
+                       "runs), each at a scale where a typical forward or backward bar is about 16 px wide and carries "
+                       "its micro-batch number.",
+                       {}, compare};
+      for (std::size_t k = 0; k < out.svgs.size(); ++k) {
+        const auto& f = out.svgs[k];
+        (k >= first_window ? zoom : f.name.rfind("memory", 0) == 0 ? mem : gantt).blocks.push_back(inline_svg(f));
+      }
       sections.push_back(std::move(mem));
       sections.push_back(std::move(gantt));
+      if (!zoom.blocks.empty()) sections.push_back(std::move(zoom));
       std::string subtitle;
       for (std::size_t i = 0; i < runs.size(); ++i)
         subtitle += (i ? "; " : "") + (compare ? runs[i].label + " = " : std::string()) + runs[i].simulation.report.summary;

@@ -175,6 +175,7 @@ TEST_CASE("axis ticks are nice numbers, short numbers are compact") {
   CHECK(same(axis_ticks(3, 9, false), {3, 4, 5, 6, 7, 8, 9}));
   CHECK(axis_ticks(10, 10000, true) == std::vector<double>{10, 100, 1000, 10000});
   CHECK(axis_ticks(10, 100, true) == std::vector<double>{10, 20, 50, 100});
+  CHECK(axis_ticks(5e4, 2e6, true) == std::vector<double>{5e4, 1e5, 2e5, 5e5, 1e6, 2e6});  // 1.6 decades
   CHECK(short_number(133207) == "133.21k");
   CHECK(short_number(2500000) == "2.5M");
   CHECK(short_number(64) == "64");
@@ -304,7 +305,7 @@ TEST_CASE("sweep plots: throughput per GPU count and the Pareto front") {
   CHECK(out.svgs[2].name == "pareto.svg");
   const auto& thr = out.svgs[0].text;
   CHECK(thr.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
-  CHECK(count_of(thr, "<polyline") == 1);  // one series: llama-3.1-70b on dgx-h100
+  CHECK(count_of(thr, "<polyline") == 2);  // one series: llama-3.1-70b on dgx-h100, and its ideal scaling
   CHECK(count_of(thr, "<circle") == 2 + 1);  // GPU counts 64 and 128, plus the legend marker
   CHECK(thr.find("llama-3.1-70b on dgx-h100") != std::string::npos);
   const auto& par = out.svgs[2].text;
@@ -338,9 +339,14 @@ TEST_CASE("scenario report: summary table, memory plot, Gantt chart, determinist
   CHECK(json.find("\"step_time_s\"") != std::string::npos);
 
   const auto out = scenario_report(runs, opts(ReportFormat::Html));
-  REQUIRE(out.svgs.size() == 2);
+  // 256 micro-batches: the whole step, then three zoomed windows.
+  REQUIRE(out.svgs.size() == 5);
   CHECK(out.svgs[0].name == "memory.svg");
   CHECK(out.svgs[1].name == "gantt.svg");
+  CHECK(out.svgs[2].name == "gantt_warmup.svg");
+  CHECK(out.svgs[3].name == "gantt_steadystate.svg");
+  CHECK(out.svgs[4].name == "gantt_cooldown.svg");
+  CHECK(out.text.find("<h2>Pipeline schedule, zoomed</h2>") != std::string::npos);
   CHECK(out.svgs[0].text.find("GPU memory 94.0 GiB") != std::string::npos);
   CHECK(out.svgs[0].text.find("OOM:") == std::string::npos);
   CHECK(out.svgs[1].text.find(">stage 0</text>") != std::string::npos);
@@ -356,12 +362,145 @@ TEST_CASE("memory plot marks the OOM point") {
   REQUIRE(runs[0].simulation.report.oom);
   const auto plot = memory_plot(runs[0].simulation.step.graph, runs[0].simulation.timeline,
                                 runs[0].simulation.report.step_time_s, "t");
-  REQUIRE(plot.oom.has_value());
-  CHECK(plot.oom->series == 0);
-  CHECK(plot.oom->bytes > plot.capacity_bytes);
+  // Every device whose timeline goes above its capacity is marked, in device order.
+  const auto& tl = runs[0].simulation.timeline;
+  std::vector<std::size_t> expected;
+  for (std::size_t d = 0; d < tl.devices.size(); ++d) {
+    bool over = tl.devices[d].static_bytes > tl.devices[d].capacity_bytes;
+    for (const auto& p : tl.devices[d].points) over = over || p.bytes > tl.devices[d].capacity_bytes;
+    if (over) expected.push_back(d);
+  }
+  REQUIRE(!expected.empty());
+  REQUIRE(plot.over_capacity.size() == expected.size());
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    CHECK(plot.over_capacity[k].series == expected[k]);
+    CHECK(plot.over_capacity[k].bytes > plot.capacity_bytes);
+    CHECK(plot.over_capacity[k].peak_over_bytes ==
+          tl.devices[expected[k]].peak_bytes - tl.devices[expected[k]].capacity_bytes);
+  }
+  CHECK(plot.over_capacity.front().time_s == doctest::Approx(tl.oom->time_s));
   const auto svg = memory_svg(plot);
-  CHECK(svg.find("OOM: stage 0 at ") != std::string::npos);
-  CHECK(svg.find("<circle") != std::string::npos);
+  CHECK(svg.find("Out of memory (OOM) on ") != std::string::npos);
+  CHECK(svg.find("stage 0 at ") != std::string::npos);
+  CHECK(count_of(svg, "r=\"6\" fill=\"none\"") == expected.size());
+}
+
+TEST_CASE("memory plot: every stage over capacity circled, beyond ten stages a ramp and direct labels") {
+  MemoryPlot p;
+  p.title = "twelve stages";
+  p.step_time_s = 10;
+  p.capacity_bytes = 80LL << 30;
+  for (int i = 0; i < 12; ++i) {
+    MemorySeries s;
+    s.label = "stage " + std::to_string(i);
+    s.static_bytes = 40LL << 30;
+    // Stages 0, 1 and 2 go 1 GiB over capacity at 2, 3 and 4 s.
+    const std::int64_t peak = i < 3 ? (81LL << 30) : ((60LL + i) << 30);
+    s.points = {{1.0, 50LL << 30}, {2.0 + i, peak}, {9.0, 40LL << 30}};
+    p.series.push_back(std::move(s));
+    if (i < 3) p.over_capacity.push_back({static_cast<std::size_t>(i), 2.0 + i, 81LL << 30, 1LL << 30});
+  }
+  const auto svg = memory_svg(p);
+  CHECK(count_of(svg, "r=\"6\" fill=\"none\"") == 3);
+  CHECK(svg.find("Out of memory (OOM) on 3 of 12 stages: stage 0 at 2.000 s (peak +1.00 GiB)") != std::string::npos);
+  CHECK(svg.find(">stage 2 (OOM)</text>") != std::string::npos);
+  CHECK(svg.find(">stage 3 (OOM)</text>") == std::string::npos);
+  // The first and the last of twelve take the two ends of the ramp; each label appears twice
+  // (legend and the right edge).
+  CHECK(series_colour(0, 12) == "#441a7a");
+  CHECK(series_colour(11, 12) == "#c82a2a");
+  CHECK(series_colour(0, 10) == "#0072b2");
+  CHECK(count_of(svg, ">stage 11</text>") == 2);
+  CHECK(count_of(svg, "stroke=\"" + series_colour(5, 12) + "\" stroke-width=\"1.5\"/>") == 1);
+}
+
+TEST_CASE("text widths and word wrap") {
+  CHECK(text_width_px("ab", 10) == doctest::Approx(12.2));
+  CHECK(text_width_px("ab", 10, true) == doctest::Approx(13.42));
+  CHECK(text_width_px("W 1", 10) == doctest::Approx(9.2 + 3.2 + 6.4));
+  // "aaa bbb" = 6 x 6.1 + 3.2 = 39.8 px fits 45 px; with " ccc" it is 61.3.
+  CHECK(wrap_text("aaa bbb ccc", 10, 45) == std::vector<std::string>{"aaa bbb", "ccc"});
+  CHECK(wrap_text("", 10, 45) == std::vector<std::string>{""});
+  CHECK(wrap_text("unbreakable", 10, 5) == std::vector<std::string>{"unbreakable"});
+}
+
+TEST_CASE("Gantt chart: zoomed windows for a long step, numbered micro-batches") {
+  GanttPlot p;
+  p.title = "long";
+  p.rows.push_back({"stage 0", {}});
+  for (int i = 0; i < 200; ++i)
+    p.rows[0].bars.push_back({0.01 * i, 0.01 * (i + 1), GanttCategory::Forward, i});
+  p.makespan_s = 2.0;
+  // A 0.01 s bar is 0.01 / 2 x 864 = 4.3 px wide in the whole step: windows of 0.01 x 864 / 16 =
+  // 0.54 s at the start, the middle and the end.
+  const auto w = gantt_zoom_windows(p, 960);
+  REQUIRE(w.size() == 3);
+  CHECK(w[0].name == "warm-up");
+  CHECK(w[0].start_s == 0);
+  CHECK(w[0].end_s == doctest::Approx(0.54));
+  CHECK(w[1].start_s == doctest::Approx(0.73));
+  CHECK(w[1].end_s == doctest::Approx(1.27));
+  CHECK(w[2].start_s == doctest::Approx(1.46));
+  CHECK(w[2].end_s == doctest::Approx(2.0));
+  const auto whole = gantt_svg(p, 960);
+  CHECK(count_of(whole, "font-size=\"9\"") == 0);  // 4.3 px: no room for a number
+  const auto first = gantt_window_svg(p, w[0], 960);
+  CHECK(first.find("long: warm-up, 0.000 to 0.540 s") != std::string::npos);
+  // In the window a bar is 16 px wide: 54 bars (micro-batches 0 to 53), one number in each.
+  CHECK(count_of(first, "fill=\"#4c9be8\"/>") == 54 + 1);
+  CHECK(count_of(first, "font-size=\"9\"") == 54);
+  CHECK(first.find(">53</text>") != std::string::npos);
+  CHECK(first.find(">54</text>") == std::string::npos);
+  // A short step is legible whole.
+  GanttPlot s = p;
+  s.rows[0].bars.resize(8);
+  s.makespan_s = 0.08;
+  CHECK(gantt_zoom_windows(s, 960).empty());
+}
+
+TEST_CASE("throughput on log-log axes with the ideal-scaling line, and one global Pareto front") {
+  const auto s = parse_sweep_results(kSweep, "results.jsonl");
+  const auto thr = sweep_report(s, opts(ReportFormat::Html)).svgs[0].text;
+  CHECK(thr.find("ideal (linear) scaling from the smallest GPU count") != std::string::npos);
+  // Two polylines: the ideal line (dashed, first) and the data, both from the 64-GPU point.
+  auto points = [&](std::size_t nth) {
+    std::size_t at = 0;
+    for (std::size_t k = 0; k <= nth; ++k) at = thr.find("points=\"", at) + 8;
+    std::istringstream in(thr.substr(at, thr.find('"', at) - at));
+    std::vector<std::pair<double, double>> out;
+    double x = 0, y = 0;
+    char comma = 0;
+    while (in >> x >> comma >> y) out.emplace_back(x, y);
+    return out;
+  };
+  const auto ideal = points(0), data = points(1);
+  REQUIRE(ideal.size() == 2);
+  REQUIRE(data.size() == 2);
+  CHECK(thr.find("stroke-dasharray=\"4 3\" stroke-opacity=\"0.8\" points=") != std::string::npos);
+  CHECK(ideal[0] == data[0]);
+  // Log y from 50k to 200k (1, 2, 5 x 10^k around the data) over 340 px: ideal 2 x 72944.4 =
+  // 145888.8 sits 340 / log10(4) x log10(145888.8 / 135300.1) = 18.48 px above the best 128-GPU
+  // row (135300.1, SimGrid).
+  CHECK(data[1].second - ideal[1].second == doctest::Approx(18.48).epsilon(0.01));
+  // Log x: 64 and 128 GPUs, one doubling apart.
+  CHECK(ideal[1].first == data[1].first);
+  // Per GPU, ideal scaling keeps the 64-GPU rate: a flat line.
+  const auto per_gpu = sweep_report(s, opts(ReportFormat::Html)).svgs[1].text;
+  CHECK(per_gpu.find("ideal scaling: the per-GPU rate of the smallest GPU count") != std::string::npos);
+
+  // Candidate 1 (cost 8370, 32.7 h) on another cluster: dominated by candidate 0 (7879, 30.8 h)
+  // of the first, so one global front keeps 7310 and 7879 only.
+  std::string two = kSweep;
+  const std::string from = R"({"index":1,"key":"tp=8 pp=8","status":"ok","reason":null,"scenario":{},"summary":"s1","model":"llama-3.1-70b","cluster":"dgx-h100")";
+  const auto at = two.find(from);
+  REQUIRE(at != std::string::npos);
+  two.replace(at + from.size() - 9, 9, "dgx-b200\"");
+  const auto par = sweep_report(parse_sweep_results(two, "two.jsonl"), opts(ReportFormat::Html)).svgs[2].text;
+  CHECK(par.find("llama-3.1-70b on dgx-b200") != std::string::npos);
+  CHECK(count_of(par, "stroke=\"#000000\" stroke-width=\"1.5\"/>") == 2 + 1);  // front points + legend
+  CHECK(par.find("1: 64 GPUs TP8 CP1 PP4 DP2 VPP2, interleaved, mb 1, recompute selective") != std::string::npos);
+  CHECK(par.find("2: 128 GPUs TP8 CP1 PP4 DP4, ") != std::string::npos);
+  CHECK(par.find("3: ") == std::string::npos);
 }
 
 TEST_CASE("Gantt chart rows and merged bars") {
@@ -393,8 +532,11 @@ TEST_CASE("comparison report: two columns and two Gantt charts on one time axis"
   const auto out = scenario_report(runs, opts(ReportFormat::Html));
   std::vector<std::string> names;
   for (const auto& f : out.svgs) names.push_back(f.name);
-  CHECK(names == std::vector<std::string>{"memory_a.svg", "memory_b.svg", "gantt_a.svg", "gantt_b.svg"});
-  CHECK(count_of(out.text, "<div class=\"row\">") == 2);
+  // 256 micro-batches: the zoomed windows follow, the same window of both runs side by side.
+  CHECK(names == std::vector<std::string>{"memory_a.svg", "memory_b.svg", "gantt_a.svg", "gantt_b.svg", "gantt_a_warmup.svg",
+                                          "gantt_b_warmup.svg", "gantt_a_steadystate.svg", "gantt_b_steadystate.svg",
+                                          "gantt_a_cooldown.svg", "gantt_b_cooldown.svg"});
+  CHECK(count_of(out.text, "<div class=\"row\">") == 3);
   CHECK(out.svgs[2].text.find("A (1f1b): 1f1b pipeline") != std::string::npos);
   CHECK(out.svgs[3].text.find("B (interleaved, vpp 2): interleaved pipeline") != std::string::npos);
 }

@@ -1,6 +1,8 @@
 #pragma once
 // One self-contained HTML report: inline CSS and inline SVG, no scripts, nothing fetched from
 // the network. The document is XHTML-compatible (well-formed XML), so XML tools can check it.
+// Charts shrink to the width of the window; printed, every block stays whole on its page, charts
+// take the page's width and wide tables wrap their cells.
 
 #include <string>
 #include <vector>

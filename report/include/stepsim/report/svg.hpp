@@ -15,18 +15,21 @@
 
 namespace stepsim::report {
 
-// Memory over time: one step function per device (pipeline stage), the GPU capacity, the OOM point.
+// Memory over time: one step function per device (pipeline stage), the GPU capacity, a mark on
+// every stage that exceeds it; beyond ten series the colours follow a sequential ramp and each
+// series' peak is labelled directly at the right edge.
 struct MemorySeries {
   std::string label;                           // "stage 0"
   std::int64_t static_bytes = 0;               // level before the first event
   std::vector<memory::TimelinePoint> points;
 };
 
+// A series above the GPU's capacity: its first point above it and how far its peak goes over.
 struct MemoryMark {
   std::size_t series = 0;
   double time_s = 0;
-  std::int64_t bytes = 0;
-  std::string label;
+  std::int64_t bytes = 0;                      // level at the first point above capacity
+  std::int64_t peak_over_bytes = 0;            // peak minus capacity
 };
 
 struct MemoryPlot {
@@ -34,7 +37,7 @@ struct MemoryPlot {
   double step_time_s = 0;
   std::int64_t capacity_bytes = 0;
   std::vector<MemorySeries> series;
-  std::optional<MemoryMark> oom;
+  std::vector<MemoryMark> over_capacity;       // every series that exceeds its GPU, in series order
 };
 
 [[nodiscard]] MemoryPlot memory_plot(const sim::StepGraph& graph, const memory::Timeline& timeline, double step_time_s,
@@ -50,6 +53,7 @@ struct GanttBar {
   double start_s = 0;
   double end_s = 0;
   GanttCategory category = GanttCategory::Forward;
+  std::int32_t micro_batch = -1;               // shown inside the bar when it is wide enough
 };
 
 struct GanttRow {
@@ -68,6 +72,20 @@ struct GanttPlot {
 // the same value so that their bars compare.
 [[nodiscard]] std::string gantt_svg(const GanttPlot& plot, int width_px = 960, double time_axis_s = 0);
 
+// A time window of a long step, drawn at a scale where single micro-batches are legible.
+struct GanttWindow {
+  std::string name;                            // "warm-up", "steady state", "cool-down"
+  double start_s = 0;
+  double end_s = 0;
+};
+// Windows for a step whose typical forward/backward bar is too narrow to see in the whole-step
+// chart of width_px: the start (pipeline fill), the middle (steady state) and the end (drain,
+// gradient reduction, optimizer), each long enough that a median bar is about 16 px wide. Empty
+// when the whole step is legible already.
+[[nodiscard]] std::vector<GanttWindow> gantt_zoom_windows(const GanttPlot& plot, int width_px = 960);
+// The chart of one window (micro-batch numbers inside the bars that fit them).
+[[nodiscard]] std::string gantt_window_svg(const GanttPlot& plot, const GanttWindow& window, int width_px = 960);
+
 // Generic x/y chart.
 struct XYPoint {
   double x = 0;
@@ -79,7 +97,10 @@ struct XYSeries {
   std::string name;
   std::vector<XYPoint> points;
   bool lines = false;                          // connect the points in x order
-  std::vector<XYPoint> highlight;              // drawn larger, outlined, joined by a dashed line
+  std::vector<XYPoint> reference;              // a thin dashed line in the series' colour (ideal scaling)
+  std::vector<XYPoint> highlight;              // drawn larger and outlined; all series' highlighted points are
+                                               // joined by one dashed line in x order and numbered, their
+                                               // labels listed in a key under the chart
 };
 
 struct XYChart {
@@ -90,15 +111,30 @@ struct XYChart {
   bool log_y = false;
   std::vector<XYSeries> series;
   std::vector<double> x_ticks;                 // tick values of the x axis (empty: automatic)
+  std::string reference_label;                 // legend entry of the reference lines
+  std::string highlight_label = "Pareto front";
 };
 
+// height_px: the height of the plotting area with its axes; the title, the legend and the key
+// below add to it.
 [[nodiscard]] std::string xy_svg(const XYChart& chart, int width_px = 760, int height_px = 440);
+
+// Layout helpers shared by the charts.
+// Width of `text` in DejaVu Sans (the sans-serif of Debian's browsers, wider than most) at
+// size_px, per-glyph estimates that err on the wide side; bold adds a tenth.
+[[nodiscard]] double text_width_px(const std::string& text, double size_px, bool bold = false);
+// Words of `text` in lines no wider than max_width_px (a single word too long keeps its line).
+[[nodiscard]] std::vector<std::string> wrap_text(const std::string& text, double size_px, double max_width_px,
+                                                 bool bold = false);
+// Colour of series i of n: a colour-blind-friendly categorical palette up to ten series, a
+// sequential dark-blue-to-yellow ramp beyond (ordered stages stay distinguishable by order).
+[[nodiscard]] std::string series_colour(std::size_t i, std::size_t n);
 
 // Standalone SVG file text: XML declaration + the element + a final newline.
 [[nodiscard]] std::string svg_document(const std::string& svg_element);
 
 // Tick values for an axis: "nice" steps (1, 2, 5 x 10^k) for linear axes, decades (and 2, 5
-// within them when the range is short) for logarithmic ones.
+// within them when the range is two decades or less) for logarithmic ones.
 [[nodiscard]] std::vector<double> axis_ticks(double lo, double hi, bool log_scale);
 // Compact tick label: 1.5k, 2M, 0.25, 3G.
 [[nodiscard]] std::string short_number(double value);
