@@ -30,7 +30,7 @@ cmake --build "$build" -j2 --target stepsim > /dev/null
 cmake --build "$build" -j2 --target stepsim > /dev/null
 "$bin" calibrate --gpu h200-sxm-141gb --base h100-sxm-80gb --params none --out $out/h200-sxm-141gb.json
 sed -i '1a\  "kind": "derived",' $out/h200-sxm-141gb.json
-for gpu in b200-180gb gb200-186gb; do
+for gpu in b200-180gb gb200-186gb b300-288gb; do
   "$bin" calibrate --gpu $gpu --params none --out $out/$gpu.json
   sed -i '1a\  "kind": "derived",' $out/$gpu.json
 done
