@@ -21,6 +21,7 @@
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
+#include "stepsim/sim/cost.hpp"
 #include "stepsim/support/subprocess.hpp"
 
 namespace {
@@ -93,6 +94,9 @@ int sweep(const char* file) {
               simulated_s, per_ms(simulated_s, simulated), rate(simulated, simulated_s));
   std::printf("  %-34s %10.3f CPU-s %9.3f ms each %9.0f /CPU-s\n", "all, enumeration included", total_s,
               per_ms(total_s, pruned + simulated), rate(pruned + simulated, total_s));
+  const auto plans = stepsim::sim::plan_cache_stats();
+  std::printf("  plan cache: %lld hits, %lld misses, %lld entries\n", static_cast<long long>(plans.hits),
+              static_cast<long long>(plans.misses), static_cast<long long>(plans.entries));
   std::printf("  rows digest %016llx\n", static_cast<unsigned long long>(digest));
   return 0;
 }

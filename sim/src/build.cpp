@@ -45,6 +45,7 @@ class Builder {
   }
 
   BuiltStep build() {
+    reserve_graph();
     register_work();
     for (std::int64_t i = 0; i < p_; ++i) {
       Device dev;
@@ -98,6 +99,17 @@ class Builder {
   }
 
  private:
+  // Room for about the ops and edges of the step (a hint: passes split per layer or per bucket add
+  // more), so that the op and edge arrays are not copied as they grow.
+  void reserve_graph() {
+    const std::int64_t per_group = 1 + (c_ > 1 ? 2 : 0) + (t_ > 1 ? 2 : 0);
+    const std::int64_t per_layer = opt_.per_layer ? layout_.max_chunk_layers() : 1;
+    const std::int64_t ops = p_ * v_ * m_ * 2 * (per_layer * per_group + 1) + 8 * p_;
+    constexpr std::int64_t kMaxReserved = std::int64_t{1} << 22;
+    const auto n = static_cast<std::size_t>(std::min(ops, kMaxReserved));
+    out_.graph.reserve(n, 2 * n);
+  }
+
   // ---- work: kernel lists and compute work, shared by the ops that run them
   std::int32_t add_list(std::vector<workload::Kernel> ks) {
     auto& lists = out_.graph.kernel_lists;
@@ -508,8 +520,7 @@ class Builder {
 
   // `op` may start exactly when `compute` may: it gets the same predecessors.
   void starts_with(std::int32_t compute, std::int32_t op) {
-    const auto preds = out_.graph.predecessors(compute);
-    for (auto p : preds) out_.graph.add_edge(p, op);
+    for (const auto p : out_.graph.predecessors(compute)) out_.graph.add_edge(p, op);
   }
 
   // Parameter all-gathers (overlapped with the first micro-batch) still to run when the forward of

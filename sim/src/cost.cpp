@@ -34,39 +34,57 @@ struct PlanInputs {
   const costmodel::CommSettings* settings = nullptr;
 };
 
+// One collective of the plan's kind, group and size: its flows, its isolated time and its time
+// with its own flows sharing links. The count does not enter.
+struct OnePlan {
+  costmodel::CommPlan plan;
+  double time_s = 0;
+  double contended_s = 0;
+};
+
+OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
+  OnePlan one;
+  if (!cluster.spec().ideal_network) one.plan = costmodel::plan_collective(cluster, in.kind, *in.instances, in.bytes, *in.settings);
+  one.time_s = costmodel::isolated_time_s(cluster, one.plan);
+  // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
+  // two GPUs, an oversubscribed uplink) for the whole collective.
+  one.contended_s = costmodel::contended_time_s(cluster, one.plan);
+  return one;
+}
+
 // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
 // and the setup absorbs the start-up and per-round latencies of the other count - 1, so that
 // the isolated time is exactly count x that of one collective.
-PricedPlan price_plan(const topology::Cluster& cluster, const PlanInputs& in) {
-  const double count = in.count;
-  costmodel::CommPlan one;
-  if (!cluster.spec().ideal_network) one = costmodel::plan_collective(cluster, in.kind, *in.instances, in.bytes, *in.settings);
-  const double one_time = costmodel::isolated_time_s(cluster, one);
-  // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
-  // two GPUs, an oversubscribed uplink) for the whole collective.
-  const double one_contended = costmodel::contended_time_s(cluster, one);
-  const double one_setup_s = one.setup_s;
+PricedPlan with_count(const topology::Cluster& cluster, const OnePlan& one, double count) {
   PricedPlan out;
-  out.plan = std::move(one);
+  out.plan = one.plan;
   if (count != 1.0)
     for (auto& round : out.plan.rounds)
       for (auto& f : round.flows) f.bytes *= count;
   // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
   // of the other count - 1 collectives in the setup.
   out.plan.setup_s = 0;
-  const double bw_time = count == 1.0 ? one_time - one_setup_s : costmodel::isolated_time_s(cluster, out.plan);
+  const double bw_time = count == 1.0 ? one.time_s - one.plan.setup_s : costmodel::isolated_time_s(cluster, out.plan);
   // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
-  out.plan.setup_s = std::max(0.0, count * one_time - bw_time);
-  out.time_s = count * one_contended;
+  out.plan.setup_s = std::max(0.0, count * one.time_s - bw_time);
+  out.time_s = count * one.contended_s;
   return out;
+}
+
+std::int64_t flow_count(const costmodel::CommPlan& plan) {
+  std::int64_t n = 0;
+  for (const auto& round : plan.rounds) n += static_cast<std::int64_t>(round.flows.size());
+  return n;
 }
 
 // The priced plans of the process, shared by every costing pass: the candidates of a sweep worker
 // repeat the same collectives (groups, kinds, sizes) on the same cluster, and so do the
 // micro-batches of one step. An entry is found only when every input is equal: the cluster (the
-// same Cluster object, by its instance id), the settings, the kind, the instances rank by rank,
-// the bytes and the count; so it is exactly what price_plan would compute. Bounded: the cache is
-// emptied when the flows and ranks it holds pass kMaxItems.
+// same Cluster object, by its instance id), the settings, the kind, the instances rank by rank and
+// the bytes; it holds the collective priced once (OnePlan) and, per count, the plan folded from it,
+// so it is exactly what pricing anew would compute. The instances of a group are stored once for
+// all the entries of that group. Bounded: the cache is emptied when the flows and ranks it holds
+// pass kMaxItems.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -75,28 +93,35 @@ class PlanCache {
   }
 
   std::shared_ptr<const PricedPlan> get(const topology::Cluster& cluster, const PlanInputs& in) {
-    const std::uint64_t h = hash(cluster.instance_id(), in);
+    const std::uint64_t group_hash = hash_group(cluster.instance_id(), in);
+    const std::uint64_t h = mix(group_hash, std::bit_cast<std::uint64_t>(in.bytes));
     std::lock_guard<std::mutex> lock(mutex_);
-    if (enabled_) {
-      auto [lo, hi] = entries_.equal_range(h);
-      for (auto it = lo; it != hi; ++it)
-        if (matches(it->second, cluster.instance_id(), in)) {
+    if (!enabled_) {
+      ++stats_.misses;
+      return std::make_shared<const PricedPlan>(with_count(cluster, price_one(cluster, in), in.count));
+    }
+    Entry* entry = nullptr;
+    auto [lo, hi] = entries_.equal_range(h);
+    for (auto it = lo; it != hi && entry == nullptr; ++it)
+      if (matches(it->second, cluster.instance_id(), in)) entry = &it->second;
+    if (entry != nullptr)
+      for (const auto& [count, priced] : entry->counted)
+        if (count == in.count) {
           ++stats_.hits;
-          return it->second.priced;
+          return priced;
         }
-    }
     ++stats_.misses;
-    auto priced = std::make_shared<const PricedPlan>(price_plan(cluster, in));
-    if (!enabled_) return priced;
-    std::int64_t items = 0;
-    for (const auto& round : priced->plan.rounds) items += static_cast<std::int64_t>(round.flows.size());
-    for (const auto& g : *in.instances) items += static_cast<std::int64_t>(g.size());
-    if (items_ + items > kMaxItems) {
-      entries_.clear();
-      items_ = 0;
+    if (entry == nullptr) {
+      auto one = std::make_shared<const OnePlan>(price_one(cluster, in));
+      if (items_ + flow_count(one->plan) > kMaxItems) clear();
+      items_ += flow_count(one->plan);
+      auto it = entries_.emplace(h, Entry{cluster.instance_id(), in.kind, intern(group_hash, *in.instances), in.bytes, *in.settings,
+                                          std::move(one), {}});
+      entry = &it->second;
     }
-    items_ += items;
-    entries_.emplace(h, Entry{cluster.instance_id(), in.kind, *in.instances, in.bytes, in.count, *in.settings, priced});
+    auto priced = std::make_shared<const PricedPlan>(with_count(cluster, *entry->one, in.count));
+    items_ += flow_count(priced->plan);
+    entry->counted.emplace_back(in.count, priced);
     stats_.entries = static_cast<std::int64_t>(entries_.size());
     return priced;
   }
@@ -104,8 +129,7 @@ class PlanCache {
   void set_enabled(bool on) {
     std::lock_guard<std::mutex> lock(mutex_);
     enabled_ = on;
-    entries_.clear();
-    items_ = 0;
+    clear();
     stats_ = {};
   }
 
@@ -117,14 +141,16 @@ class PlanCache {
  private:
   static constexpr std::int64_t kMaxItems = std::int64_t{1} << 22;  // flows and ranks held (~100 MB)
 
+  using Instances = std::vector<std::vector<std::int64_t>>;
+
   struct Entry {
     std::uint64_t cluster_id;
     workload::Collective kind;
-    std::vector<std::vector<std::int64_t>> instances;
+    std::shared_ptr<const Instances> instances;
     double bytes;
-    double count;
     costmodel::CommSettings settings;
-    std::shared_ptr<const PricedPlan> priced;
+    std::shared_ptr<const OnePlan> one;
+    std::vector<std::pair<double, std::shared_ptr<const PricedPlan>>> counted;  // per count
   };
 
   static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
@@ -132,15 +158,30 @@ class PlanCache {
     return h;
   }
 
-  static std::uint64_t hash(std::uint64_t cluster_id, const PlanInputs& in) {
+  static std::uint64_t hash_group(std::uint64_t cluster_id, const PlanInputs& in) {
     std::uint64_t h = mix(cluster_id, static_cast<std::uint64_t>(in.kind));
-    h = mix(h, std::bit_cast<std::uint64_t>(in.bytes));
-    h = mix(h, std::bit_cast<std::uint64_t>(in.count));
     for (const auto& g : *in.instances) {
       h = mix(h, g.size());
       for (const std::int64_t r : g) h = mix(h, static_cast<std::uint64_t>(r));
     }
     return h;
+  }
+
+  // The stored copy of `instances`, shared by every entry of the group.
+  std::shared_ptr<const Instances> intern(std::uint64_t group_hash, const Instances& instances) {
+    auto [lo, hi] = instances_.equal_range(group_hash);
+    for (auto it = lo; it != hi; ++it)
+      if (*it->second == instances) return it->second;
+    auto copy = std::make_shared<const Instances>(instances);
+    for (const auto& g : instances) items_ += static_cast<std::int64_t>(g.size());
+    instances_.emplace(group_hash, copy);
+    return copy;
+  }
+
+  void clear() {
+    entries_.clear();
+    instances_.clear();
+    items_ = 0;
   }
 
   // Every field of the settings: a field added to CommSettings changes its size and stops the
@@ -153,13 +194,14 @@ class PlanCache {
   }
 
   static bool matches(const Entry& e, std::uint64_t cluster_id, const PlanInputs& in) {
-    return e.cluster_id == cluster_id && e.kind == in.kind && e.bytes == in.bytes && e.count == in.count &&
-           same_settings(e.settings, *in.settings) && e.instances == *in.instances;
+    return e.cluster_id == cluster_id && e.kind == in.kind && e.bytes == in.bytes && same_settings(e.settings, *in.settings) &&
+           *e.instances == *in.instances;
   }
 
   std::mutex mutex_;
   bool enabled_ = true;
   std::unordered_multimap<std::uint64_t, Entry> entries_;
+  std::unordered_multimap<std::uint64_t, std::shared_ptr<const Instances>> instances_;
   std::int64_t items_ = 0;
   PlanCacheStats stats_;
 };

@@ -37,15 +37,22 @@ std::string name_op(const StepGraph& g, std::int32_t op) {
 
 }  // namespace
 
+void StepGraph::ensure_nodes(std::size_t n) {
+  if (nodes_.size() < n) nodes_.resize(n);
+}
+
+void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges) {
+  ops.reserve(num_ops);
+  nodes_.reserve(num_ops);
+  edges_.reserve(num_edges);
+}
+
 std::int32_t StepGraph::add_op(Op op) {
   if (ops.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     throw InternalError("step graph: too many ops (the limit is 2^31 - 1)");
   }
   ops.push_back(std::move(op));
-  if (succ_.size() < ops.size()) {
-    succ_.resize(ops.size());
-    pred_.resize(ops.size());
-  }
+  ensure_nodes(ops.size());
   return static_cast<std::int32_t>(ops.size() - 1);
 }
 
@@ -54,15 +61,26 @@ void StepGraph::add_edge(std::int32_t before, std::int32_t after) {
     throw InternalError("step graph: edge " + std::to_string(before) + " -> " + std::to_string(after) +
                         " has a negative op index");
   }
-  // An edge may name an op that is added later; validate() reports it if it never is.
-  const std::size_t need = std::max(as_index(before), as_index(after)) + 1;
-  if (succ_.size() < need) {
-    succ_.resize(need);
-    pred_.resize(need);
+  if (edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw InternalError("step graph: too many edges (the limit is 2^31 - 1)");
   }
-  succ_[as_index(before)].push_back(after);
-  pred_[as_index(after)].push_back(before);
-  ++num_edges_;
+  // An edge may name an op that is added later; validate() reports it if it never is.
+  ensure_nodes(std::max(as_index(before), as_index(after)) + 1);
+  const auto id = static_cast<std::int32_t>(edges_.size());
+  edges_.push_back(Edge{before, after, -1, -1});
+  // Appends the edge to one of an op's two lists (ends `first` and `last`, linked through `next`).
+  const auto append = [&](std::int32_t& first, std::int32_t& last, std::int32_t& count, std::int32_t Edge::*next) {
+    if (last >= 0)
+      edges_[as_index(last)].*next = id;
+    else
+      first = id;
+    last = id;
+    ++count;
+  };
+  Node& from = nodes_[as_index(before)];
+  append(from.first_out, from.last_out, from.out_count, &Edge::next_out);
+  Node& to = nodes_[as_index(after)];
+  append(to.first_in, to.last_in, to.in_count, &Edge::next_in);
 }
 
 std::string StepGraph::describe(std::int32_t op) const {
@@ -82,8 +100,8 @@ std::string StepGraph::describe(std::int32_t op) const {
 void StepGraph::validate_ops() const {
   const auto num_devices = static_cast<std::int64_t>(devices.size());
   const auto num_plans = static_cast<std::int64_t>(plans.size());
-  if (succ_.size() < ops.size()) {
-    throw InternalError("step graph: " + std::to_string(ops.size() - succ_.size()) +
+  if (nodes_.size() < ops.size()) {
+    throw InternalError("step graph: " + std::to_string(ops.size() - nodes_.size()) +
                         " ops were pushed into `ops` directly; add ops with add_op()");
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -112,15 +130,15 @@ void StepGraph::validate_ops() const {
                           std::to_string(num_devices) + " devices)");
     }
   }
-  for (std::size_t i = ops.size(); i < succ_.size(); ++i) {
+  for (std::size_t i = ops.size(); i < nodes_.size(); ++i) {
     const auto missing = static_cast<std::int32_t>(i);
-    if (!pred_[i].empty()) {
-      throw InternalError("step graph: edge from " + name_op(*this, pred_[i].front()) + " to missing op " +
+    if (nodes_[i].in_count > 0) {
+      throw InternalError("step graph: edge from " + name_op(*this, predecessors(missing).front()) + " to missing op " +
                           std::to_string(missing) + " (the graph has " + std::to_string(ops.size()) + " ops)");
     }
-    if (!succ_[i].empty()) {
+    if (nodes_[i].out_count > 0) {
       throw InternalError("step graph: edge from missing op " + std::to_string(missing) + " to " +
-                          name_op(*this, succ_[i].front()) + " (the graph has " + std::to_string(ops.size()) +
+                          name_op(*this, successors(missing).front()) + " (the graph has " + std::to_string(ops.size()) +
                           " ops)");
     }
   }
@@ -148,27 +166,28 @@ void StepGraph::validate_ops() const {
 std::vector<std::int32_t> StepGraph::find_cycle() const {
   // Iterative depth-first search with three colours; a back edge closes a cycle, which is then
   // read off the DFS stack.
-  const std::size_t n = std::min(ops.size(), succ_.size());
+  const std::size_t n = std::min(ops.size(), nodes_.size());
   enum : std::uint8_t { kWhite, kGrey, kBlack };
   std::vector<std::uint8_t> colour(n, kWhite);
   struct Frame {
     std::int32_t op;
-    std::size_t next;
+    std::int32_t next;  // next edge to follow, -1 when done
   };
   std::vector<Frame> stack;
   for (std::size_t root = 0; root < n; ++root) {
     if (colour[root] != kWhite) continue;
-    stack.push_back({static_cast<std::int32_t>(root), 0});
+    stack.push_back({static_cast<std::int32_t>(root), nodes_[root].first_out});
     colour[root] = kGrey;
     while (!stack.empty()) {
       Frame& top = stack.back();
-      const auto& out = succ_[as_index(top.op)];
-      if (top.next == out.size()) {
+      if (top.next < 0) {
         colour[as_index(top.op)] = kBlack;
         stack.pop_back();
         continue;
       }
-      const std::int32_t v = out[top.next++];
+      const Edge& e = edges_[as_index(top.next)];
+      top.next = e.next_out;
+      const std::int32_t v = e.after;
       if (as_index(v) >= n) continue;  // missing op: reported by validate_ops()
       if (colour[as_index(v)] == kGrey) {
         std::vector<std::int32_t> cycle;
@@ -178,7 +197,7 @@ std::vector<std::int32_t> StepGraph::find_cycle() const {
       }
       if (colour[as_index(v)] == kWhite) {
         colour[as_index(v)] = kGrey;
-        stack.push_back({v, 0});
+        stack.push_back({v, nodes_[as_index(v)].first_out});
       }
     }
   }
@@ -207,8 +226,8 @@ std::vector<std::int32_t> StepGraph::topological_order() const {
   using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   const std::size_t n = ops.size();
   BoostGraph g(n);
-  for (std::size_t u = 0; u < n && u < succ_.size(); ++u) {
-    for (const std::int32_t v : succ_[u]) {
+  for (std::size_t u = 0; u < n && u < nodes_.size(); ++u) {
+    for (const std::int32_t v : successors(static_cast<std::int32_t>(u))) {
       if (as_index(v) < n) boost::add_edge(u, as_index(v), g);
     }
   }

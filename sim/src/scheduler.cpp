@@ -17,8 +17,7 @@ StreamScheduler::StreamScheduler(const StepGraph& graph) {
                                           static_cast<std::size_t>(op.stream)),
                static_cast<std::int32_t>(graph.predecessors(id).size())};
     succ_begin_[i] = succ_.size();
-    const auto& out = graph.successors(id);
-    succ_.insert(succ_.end(), out.begin(), out.end());
+    for (const std::int32_t next : graph.successors(id)) succ_.push_back(next);
   }
   succ_begin_[n] = succ_.size();
   ready_.resize(num_streams);

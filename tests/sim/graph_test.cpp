@@ -52,8 +52,8 @@ TEST_CASE("graph: validate accepts a chain and counts edges") {
   g.add_edge(b, c);
   CHECK_NOTHROW(g.validate());
   CHECK(g.num_edges() == 2);
-  CHECK(g.successors(a) == std::vector<std::int32_t>{b});
-  CHECK(g.predecessors(c) == std::vector<std::int32_t>{b});
+  CHECK(g.successors(a).to_vector() == std::vector<std::int32_t>{b});
+  CHECK(g.predecessors(c).to_vector() == std::vector<std::int32_t>{b});
 }
 
 TEST_CASE("graph: validate names an op of a cycle") {

@@ -12,7 +12,9 @@
 // group and, at the same time, those of the identical collectives of the ranks it stands for, so
 // that the load they put on shared links stays in the simulation.
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +87,51 @@ struct Device {
 
 class StepGraph {
  public:
+  // The ops at one end of an op's edges (its successors or its predecessors), in the order the
+  // edges were added. A view into the graph's edge array: valid while the graph lives, also
+  // across add_edge calls.
+  class Neighbours {
+   public:
+    class iterator {
+     public:
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = std::int32_t;
+      using difference_type = std::ptrdiff_t;
+      using pointer = void;
+      using reference = std::int32_t;
+      iterator() = default;
+      iterator(const StepGraph* g, std::int32_t edge, bool out) : g_(g), edge_(edge), out_(out) {}
+      std::int32_t operator*() const { return out_ ? g_->edges_[as_size(edge_)].after : g_->edges_[as_size(edge_)].before; }
+      iterator& operator++() {
+        edge_ = out_ ? g_->edges_[as_size(edge_)].next_out : g_->edges_[as_size(edge_)].next_in;
+        return *this;
+      }
+      iterator operator++(int) {
+        iterator old = *this;
+        ++*this;
+        return old;
+      }
+      bool operator==(const iterator& o) const { return edge_ == o.edge_; }
+
+     private:
+      const StepGraph* g_ = nullptr;
+      std::int32_t edge_ = -1;
+      bool out_ = true;
+    };
+    Neighbours(const StepGraph* g, std::int32_t first, std::int32_t count, bool out) : g_(g), first_(first), count_(count), out_(out) {}
+    [[nodiscard]] iterator begin() const { return {g_, first_, out_}; }
+    [[nodiscard]] iterator end() const { return {g_, -1, out_}; }
+    [[nodiscard]] std::size_t size() const { return static_cast<std::size_t>(count_); }
+    [[nodiscard]] bool empty() const { return count_ == 0; }
+    [[nodiscard]] std::int32_t front() const { return *begin(); }
+    [[nodiscard]] std::vector<std::int32_t> to_vector() const { return {begin(), end()}; }
+
+   private:
+    const StepGraph* g_;
+    std::int32_t first_, count_;
+    bool out_;
+  };
+
   std::vector<Device> devices;
   std::vector<Op> ops;
   std::vector<std::vector<workload::Kernel>> kernel_lists;
@@ -95,10 +142,18 @@ class StepGraph {
   std::int32_t add_op(Op op);
   // `before` must finish before `after` starts.
   void add_edge(std::int32_t before, std::int32_t after);
+  // Room for `ops` ops and `edges` edges without reallocation.
+  void reserve(std::size_t ops, std::size_t edges);
 
-  [[nodiscard]] const std::vector<std::int32_t>& successors(std::int32_t op) const { return succ_[static_cast<std::size_t>(op)]; }
-  [[nodiscard]] const std::vector<std::int32_t>& predecessors(std::int32_t op) const { return pred_[static_cast<std::size_t>(op)]; }
-  [[nodiscard]] std::size_t num_edges() const { return num_edges_; }
+  [[nodiscard]] Neighbours successors(std::int32_t op) const {
+    const Node& n = nodes_[as_size(op)];
+    return {this, n.first_out, n.out_count, true};
+  }
+  [[nodiscard]] Neighbours predecessors(std::int32_t op) const {
+    const Node& n = nodes_[as_size(op)];
+    return {this, n.first_in, n.in_count, false};
+  }
+  [[nodiscard]] std::size_t num_edges() const { return edges_.size(); }
 
   // Throws InternalError on a cycle (naming an op on it), an op on a device that does not exist,
   // a communication op without a plan, or an edge to a missing op.
@@ -117,9 +172,21 @@ class StepGraph {
   [[nodiscard]] std::string describe_cycle(const std::vector<std::int32_t>& cycle) const;
 
  private:
-  std::vector<std::vector<std::int32_t>> succ_;
-  std::vector<std::vector<std::int32_t>> pred_;
-  std::size_t num_edges_ = 0;
+  static std::size_t as_size(std::int32_t i) { return static_cast<std::size_t>(i); }
+  // Every edge in one array; the edges of an op are linked lists through it, in the order added.
+  struct Edge {
+    std::int32_t before;
+    std::int32_t after;
+    std::int32_t next_out;  // next edge leaving `before`, -1 at the end
+    std::int32_t next_in;   // next edge entering `after`, -1 at the end
+  };
+  struct Node {
+    std::int32_t first_out = -1, last_out = -1, out_count = 0;
+    std::int32_t first_in = -1, last_in = -1, in_count = 0;
+  };
+  void ensure_nodes(std::size_t n);
+  std::vector<Node> nodes_;  // per op (and per op an edge names before it is added)
+  std::vector<Edge> edges_;
 };
 
 }  // namespace stepsim::sim
