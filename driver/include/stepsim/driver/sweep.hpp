@@ -25,6 +25,7 @@
 namespace stepsim::driver {
 
 using report::SweepRow;
+class MpiSession;
 
 enum class PruneRule {
   Paper80,  // paper_estimate total <= usable_fraction x GPU memory
@@ -121,6 +122,7 @@ struct SweepOptions {
   std::string version;                // stepsim's version, part of the fingerprint
   bool progress = false;              // progress bar on stderr
   bool quiet = false;                 // no informational lines on stderr
+  MpiSession* mpi = nullptr;          // rank 0 of an MPI job: ranks 1..N-1 are the workers (jobs is not used)
 };
 
 struct SweepOutcome {
