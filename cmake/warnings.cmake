@@ -33,3 +33,23 @@ function(stepsim_test name)
   target_compile_definitions(${name} PRIVATE STEPSIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}" STEPSIM_BINARY_DIR="${PROJECT_BINARY_DIR}")
   doctest_discover_tests(${name} ADD_LABELS 0)
 endfunction()
+
+# stepsim_plugin(TARGET OUTPUT_NAME N LOADER L DEFINE M SOURCES... LIBS...) declares the shared object
+# lib<N>.so that library L loads with dlopen: built next to the stepsim executable (which finds it
+# there), with only its entry point visible, and its build-tree path in L's macro M (for programs
+# outside app/: tests, benchmarks).
+function(stepsim_plugin target)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME;LOADER;DEFINE" "SOURCES;LIBS" ${ARGN})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${ARG_OUTPUT_NAME}
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/app
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} stepsim::warnings)
+  if(NOT STEPSIM_SANITIZE AND NOT STEPSIM_FUZZ)
+    target_link_options(${target} PRIVATE LINKER:--no-undefined)
+  endif()
+  add_dependencies(${ARG_LOADER} ${target})
+  target_compile_definitions(${ARG_LOADER} PRIVATE ${ARG_DEFINE}="$<TARGET_FILE:${target}>")
+endfunction()

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "stepsim/driver/mpi.hpp"
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/report/compare.hpp"
@@ -55,12 +57,13 @@ void register_sweep_command(CLI::App& app) {
     std::string prune = "stepsim";
     std::int64_t max_candidates = driver::kDefaultMaxCandidates;
     bool quiet = false;
+    bool mpi = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("sweep", a->file, "sweep JSON file (base scenario, axes, constraints)")->required();
-  cmd->add_option("-j,--jobs", a->jobs, "worker processes, at least 1 (default: the number of CPUs)");
+  auto* jobs = cmd->add_option("-j,--jobs", a->jobs, "worker processes, at least 1 (default: the number of CPUs)");
   cmd->add_flag("--resume", a->resume, "continue the results file in --out: skip candidates already there");
-  cmd->add_option("--shard", a->shard, "run only candidates with index % N == I (I/N), into results.shard-I-of-N.jsonl");
+  auto* shard = cmd->add_option("--shard", a->shard, "run only candidates with index % N == I (I/N), into results.shard-I-of-N.jsonl");
   cmd->add_option("--out", a->out, "output directory (default: sweep-out)");
   cmd->add_option("--refine", a->refine, "re-simulate the best K (by tokens/s) with the SimGrid engine")->check(CLI::Validator(
           [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos ? std::string() : "must be a whole number >= 0, got " + v; },
@@ -73,8 +76,21 @@ void register_sweep_command(CLI::App& app) {
                   "refuse a sweep (or shard) with more candidates than this (default: 1,000,000; the axes may make at most 100 "
                   "combinations per candidate)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress or informational lines on stderr");
+  cmd->add_flag("--mpi", a->mpi,
+                "under mpirun: rank 0 hands candidates to the other ranks and writes the results (the same files as -j on one machine)")
+      ->excludes(shard)
+      ->excludes(jobs);
   cmd->callback([a]() {
     if (a->jobs < 1) throw ScenarioError("-j", "must be at least 1, got " + std::to_string(a->jobs));
+    // Under --mpi every rank runs this command: rank 0 the sweep, the others its workers.
+    std::optional<driver::MpiSession> mpi;
+    if (a->mpi) {
+      mpi.emplace();
+      if (mpi->rank() != 0) {
+        driver::serve_sweep_worker(*mpi);
+        return;
+      }
+    }
     const auto spec = scenarios::load_sweep_file(a->file);
     driver::SweepOptions o;
     o.jobs = a->jobs;
@@ -87,6 +103,10 @@ void register_sweep_command(CLI::App& app) {
     o.version = kVersion;
     o.quiet = a->quiet;
     o.progress = !a->quiet && ::isatty(STDERR_FILENO) != 0;
+    if (mpi) {
+      o.mpi = &*mpi;
+      o.jobs = 1;  // only when the job has one rank: one worker process forked here
+    }
     const auto outcome = driver::run_sweep(spec, o);
     std::cout << outcome.table;
     std::cout.flush();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <deque>
 #include <random>
 #include <set>
@@ -34,6 +35,7 @@
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/support/atomic_file.hpp"
 #include "stepsim/support/subprocess.hpp"
+#include "sweep_workers.hpp"
 
 namespace stepsim::driver {
 
@@ -98,34 +100,96 @@ std::int64_t row_index(std::string_view line) {
   return v;
 }
 
-// Worker processes fed one candidate at a time as the enumeration yields them: the parent sends a
-// candidate (one JSON line: index, key, scenario) to a worker with room, and appends the row
-// lines that come back to the results file, each complete line in one write.
+// Worker processes on this machine, fork()ed from the runner, one socket each.
+class ForkWorkers final : public detail::Workers {
+ public:
+  int start(const detail::WorkerSetup& setup) override {
+    auto body = [&setup, this](int fd) {
+      for (const auto& other : children_) ::close(other.fd());
+      SimulationCache cache;
+      std::string in;
+      char buf[1 << 16];
+      while (true) {
+        const auto nl = in.find('\n');
+        if (nl == std::string::npos) {
+          const ssize_t r = ::read(fd, buf, sizeof buf);
+          if (r < 0 && errno == EINTR) continue;
+          if (r <= 0) break;
+          in.append(buf, static_cast<std::size_t>(r));
+          continue;
+        }
+        write_all(fd, detail::answer_request(std::string_view(in).substr(0, nl), setup, cache), "<socket>");
+        in.erase(0, nl + 1);
+      }
+      return 0;
+    };
+    try {
+      children_.emplace_back(body, "sweep", true, support::Channel::Duplex);
+    } catch (const support::SubprocessError& e) {
+      throw InternalError(e.what());
+    }
+    return static_cast<int>(children_.size()) - 1;
+  }
+
+  bool send(int id, const std::string& lines) override { return child(id).send(lines); }
+
+  void close_input(int id) override { child(id).close_input(); }
+
+  std::vector<Event> wait(int timeout_ms) override {
+    std::vector<pollfd> pfds;
+    std::vector<int> which;
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i].fd() < 0) continue;
+      pfds.push_back(pollfd{children_[i].fd(), POLLIN, 0});
+      which.push_back(static_cast<int>(i));
+    }
+    std::vector<Event> events;
+    if (pfds.empty()) return events;
+    const int ready = ::poll(pfds.data(), static_cast<nfds_t>(pfds.size()), timeout_ms);
+    if (ready < 0 && errno != EINTR) throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
+    for (std::size_t p = 0; p < pfds.size() && ready > 0; ++p) {
+      if (pfds[p].revents == 0) continue;
+      Event e;
+      e.id = which[p];
+      try {
+        e.ended = !child(e.id).read_some(e.output);
+        if (e.ended) e.status = child(e.id).wait();
+      } catch (const support::SubprocessError& err) {
+        throw InternalError(err.what());
+      }
+      events.push_back(std::move(e));
+    }
+    return events;
+  }
+
+ private:
+  support::Child& child(int id) { return children_[static_cast<std::size_t>(id)]; }
+  std::deque<support::Child> children_;
+};
+
+// Workers fed one candidate at a time as the enumeration yields them: the runner sends a
+// candidate (one request line) to a worker with room, and appends the row lines that come back
+// to the results file, each complete line in one write.
 class Pool {
  public:
   struct Setup {
     int jobs = 1;
-    PruneRule rule = PruneRule::Stepsim;
-    sim::EngineKind engine = sim::EngineKind::Analytic;
-    bool refined = false;
-    SweepStamp stamp;
-    std::string origin;       // the sweep file, for loader messages
+    detail::WorkerSetup worker;
     int out_fd = -1;
     std::string out_file;
   };
 
-  Pool(Setup setup, Progress& progress, std::function<void(std::int64_t)> on_row)
-      : setup_(std::move(setup)), progress_(progress), on_row_(std::move(on_row)) {}
+  Pool(Setup setup, detail::Workers& workers, Progress& progress, std::function<void(std::int64_t)> on_row)
+      : setup_(std::move(setup)), transport_(workers), progress_(progress), on_row_(std::move(on_row)) {}
 
   // Hands `c` to a worker, first waiting (and writing the rows that arrive) while every worker is busy.
   void submit(const scenarios::Candidate& c) {
-    nlohmann::json request{{"index", c.index}, {"key", c.key}, {"scenario", nlohmann::json::parse(c.scenario_json)}};
-    const std::string line = request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const std::string line = detail::request_line(c);
     while (true) {
       for (auto& w : workers_) {
         if (!w.alive || w.outstanding.size() >= kDepth) continue;
         w.outstanding.push_back(c.index);
-        if (!w.child.send(line)) break;  // it died: its candidates are noted when its output ends
+        if (!transport_.send(w.id, line)) break;  // it died: its candidates are noted when its output ends
         return;
       }
       if (live() < std::min<std::size_t>(static_cast<std::size_t>(setup_.jobs), workers_.size() + 1) || live() == 0) {
@@ -139,7 +203,7 @@ class Pool {
   // Waits for the rows of every candidate handed out; returns the candidates whose worker died first.
   std::vector<std::int64_t> finish() {
     for (auto& w : workers_)
-      if (w.alive) w.child.close_input();
+      if (w.alive) transport_.close_input(w.id);
     while (live() > 0) pump(200);
     return std::move(failed_);
   }
@@ -149,7 +213,7 @@ class Pool {
  private:
   static constexpr std::size_t kDepth = 2;  // candidates in flight per worker
   struct Worker {
-    support::Child child;
+    int id = -1;
     std::string buffer;
     std::deque<std::int64_t> outstanding;
     bool alive = true;
@@ -162,60 +226,16 @@ class Pool {
   void spawn() {
     if (++spawned_ > static_cast<std::int64_t>(setup_.jobs) + 8)
       throw InternalError("sweep: worker processes keep failing (" + last_failure_ + ")");
-    const Setup& st = setup_;
-    auto body = [&st, this](int fd) {
-      for (const auto& other : workers_) ::close(other.child.fd());
-      SimulationCache cache;
-      std::string in;
-      char buf[1 << 16];
-      while (true) {
-        const auto nl = in.find('\n');
-        if (nl == std::string::npos) {
-          const ssize_t r = ::read(fd, buf, sizeof buf);
-          if (r < 0 && errno == EINTR) continue;
-          if (r <= 0) break;
-          in.append(buf, static_cast<std::size_t>(r));
-          continue;
-        }
-        const auto request = nlohmann::json::parse(std::string_view(in).substr(0, nl));
-        in.erase(0, nl + 1);
-        scenarios::Candidate c;
-        c.index = request.at("index").get<std::int64_t>();
-        c.key = request.at("key").get<std::string>();
-        c.scenario_json = request.at("scenario").dump();
-        c.scenario = scenarios::load_scenario_text(c.scenario_json, {}, st.origin);
-        const auto row = evaluate_candidate(c, st.rule, st.engine, cache, st.refined, st.stamp);
-        write_all(fd, row.line + "\n", "<socket>");
-      }
-      return 0;
-    };
-    try {
-      workers_.push_back(Worker{support::Child(body, "sweep", true, support::Channel::Duplex), {}, {}, true});
-    } catch (const support::SubprocessError& e) {
-      throw InternalError(e.what());
-    }
+    workers_.push_back(Worker{transport_.start(setup_.worker), {}, {}, true});
   }
 
   void pump(int timeout_ms) {
-    std::vector<pollfd> pfds;
-    std::vector<std::size_t> which;
-    for (std::size_t w = 0; w < workers_.size(); ++w) {
-      if (!workers_[w].alive) continue;
-      pfds.push_back(pollfd{workers_[w].child.fd(), POLLIN, 0});
-      which.push_back(w);
-    }
-    if (pfds.empty()) return;
-    const int ready = ::poll(pfds.data(), static_cast<nfds_t>(pfds.size()), timeout_ms);
-    if (ready < 0 && errno != EINTR) throw InternalError(std::string("sweep: poll failed: ") + std::strerror(errno));
-    for (std::size_t p = 0; p < pfds.size() && ready > 0; ++p) {
-      if (pfds[p].revents == 0) continue;
-      Worker& w = workers_[which[p]];
-      bool open = true;
-      try {
-        open = w.child.read_some(w.buffer);
-      } catch (const support::SubprocessError& e) {
-        throw InternalError(e.what());
-      }
+    if (live() == 0) return;
+    for (auto& event : transport_.wait(timeout_ms)) {
+      const auto it = std::find_if(workers_.begin(), workers_.end(), [&](const Worker& w) { return w.alive && w.id == event.id; });
+      if (it == workers_.end()) throw InternalError("sweep: output from an unknown worker " + std::to_string(event.id));
+      Worker& w = *it;
+      w.buffer += event.output;
       const auto last_nl = w.buffer.rfind('\n');
       if (last_nl != std::string::npos) {
         write_all(setup_.out_fd, w.buffer.substr(0, last_nl + 1), setup_.out_file);
@@ -231,11 +251,10 @@ class Pool {
         w.buffer.erase(0, last_nl + 1);
         progress_.update(rows_);
       }
-      if (!open) {
-        const auto status = w.child.wait();
+      if (event.ended) {
         w.alive = false;
-        if (!w.outstanding.empty() || !status.ok()) {
-          last_failure_ = "a worker process " + status.describe();
+        if (!w.outstanding.empty() || !event.status.ok()) {
+          last_failure_ = "a worker process " + event.status.describe();
           failed_.insert(failed_.end(), w.outstanding.begin(), w.outstanding.end());
           w.outstanding.clear();
         }
@@ -244,6 +263,7 @@ class Pool {
   }
 
   Setup setup_;
+  detail::Workers& transport_;
   Progress& progress_;
   std::function<void(std::int64_t)> on_row_;
   std::vector<Worker> workers_;
@@ -254,6 +274,48 @@ class Pool {
 };
 
 }  // namespace
+
+namespace detail {
+
+std::string setup_json(const WorkerSetup& setup) {
+  return nlohmann::json{{"rule", to_string(setup.rule)},
+                        {"engine", sim::to_string(setup.engine)},
+                        {"refined", setup.refined},
+                        {"fingerprint", setup.stamp.fingerprint},
+                        {"candidates", setup.stamp.candidates},
+                        {"origin", setup.origin}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+WorkerSetup parse_setup(std::string_view json) {
+  const auto j = nlohmann::json::parse(json);
+  WorkerSetup setup;
+  setup.rule = parse_prune_rule(j.at("rule").get<std::string>());
+  setup.engine = j.at("engine").get<std::string>() == sim::to_string(sim::EngineKind::SimGrid) ? sim::EngineKind::SimGrid
+                                                                                               : sim::EngineKind::Analytic;
+  setup.refined = j.at("refined").get<bool>();
+  setup.stamp.fingerprint = j.at("fingerprint").get<std::string>();
+  setup.stamp.candidates = j.at("candidates").get<std::int64_t>();
+  setup.origin = j.at("origin").get<std::string>();
+  return setup;
+}
+
+std::string request_line(const scenarios::Candidate& c) {
+  const nlohmann::json request{{"index", c.index}, {"key", c.key}, {"scenario", nlohmann::json::parse(c.scenario_json)}};
+  return request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string answer_request(std::string_view request_text, const WorkerSetup& setup, SimulationCache& cache) {
+  const auto request = nlohmann::json::parse(request_text);
+  scenarios::Candidate c;
+  c.index = request.at("index").get<std::int64_t>();
+  c.key = request.at("key").get<std::string>();
+  c.scenario_json = request.at("scenario").dump();
+  c.scenario = scenarios::load_scenario_text(c.scenario_json, {}, setup.origin);
+  return evaluate_candidate(c, setup.rule, setup.engine, cache, setup.refined, setup.stamp).line + "\n";
+}
+
+}  // namespace detail
 
 std::string results_file_name(const SweepOptions& o) {
   if (o.shard_count <= 1) return "results.jsonl";
@@ -391,6 +453,14 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   samples.clear();
   const std::int64_t todo = shard_candidates - out.already_done - sampled;
 
+  // The workers: the other ranks of an MPI job, else processes forked here.
+  const bool remote = options.mpi != nullptr && options.mpi->size() > 1;
+  const int jobs = remote ? options.mpi->size() - 1 : options.jobs;
+  const auto make_workers = [&](bool local) -> std::unique_ptr<detail::Workers> {
+    if (remote && !local) return detail::mpi_workers(*options.mpi);
+    return std::make_unique<ForkWorkers>();
+  };
+
   std::string info = scenarios::enumeration_summary(counts);
   if (options.shard_count > 1)
     info += "; shard " + std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count) + ": " +
@@ -399,18 +469,18 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   if (todo > 0 && sampled > 0) {
     const double per = sample_s / static_cast<double>(sampled);
     info += "; " + std::to_string(todo + sampled) + " to evaluate, about " +
-            report::human_duration(count_s + per * static_cast<double>(todo) / options.jobs) + " with " + std::to_string(options.jobs) +
-            (options.jobs == 1 ? " worker" : " workers") + " (" + report::fixed(per * 1e3, 1) + " ms each on " +
+            report::human_duration(count_s + per * static_cast<double>(todo) / jobs) + " with " + std::to_string(jobs) +
+            (remote ? " MPI worker rank" : " worker") + (jobs == 1 ? "" : "s") + " (" + report::fixed(per * 1e3, 1) + " ms each on " +
             std::to_string(sampled) + " sampled)";
   }
   log(info);
   if (!resume_note.empty()) log(resume_note);
 
   Pool::Setup setup;
-  setup.jobs = options.jobs;
-  setup.rule = options.prune;
-  setup.stamp = stamp;
-  setup.origin = spec.origin;
+  setup.jobs = jobs;
+  setup.worker.rule = options.prune;
+  setup.worker.stamp = stamp;
+  setup.worker.origin = spec.origin;
   setup.out_fd = fd;
   setup.out_file = out.results_file;
   const auto mark = [&done](std::int64_t index) {
@@ -420,15 +490,16 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   // Pass 2: the others, fed to the workers as the enumeration yields them.
   if (todo > 0) {
     Progress progress(options.progress, todo, "sweep");
-    Pool pool(setup, progress, mark);
+    const auto workers = make_workers(false);
+    Pool pool(setup, *workers, progress, mark);
     (void)scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
       if (mine(c.index) && !done[static_cast<std::size_t>(c.index)]) pool.submit(c);
       return true;
     });
     auto failed = pool.finish();
     out.evaluated += pool.rows();
-    // A worker that died leaves candidates without rows: one more try each, alone; a second
-    // failure is an error row.
+    // A worker that died leaves candidates without rows: one more try each, alone in a process
+    // forked here; a second failure is an error row.
     if (!failed.empty()) {
       log("retrying " + std::to_string(failed.size()) + " candidates whose worker failed");
       std::set<std::int64_t> retry(failed.begin(), failed.end());
@@ -440,7 +511,8 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
         return again.size() < retry.size();
       });
       for (const auto& c : again) {
-        Pool single(one, progress, mark);
+        const auto local = make_workers(true);
+        Pool single(one, *local, progress, mark);
         single.submit(c);
         if (!single.finish().empty()) {
           auto row = failed_row(c, "the worker process evaluating it failed twice", stamp);
@@ -478,9 +550,10 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
     if (!wanted.empty()) {
       Progress progress(options.progress, static_cast<std::int64_t>(wanted.size()), "refine");
       auto refine_setup = setup;
-      refine_setup.engine = sim::EngineKind::SimGrid;
-      refine_setup.refined = true;
-      Pool pool(refine_setup, progress, nullptr);
+      refine_setup.worker.engine = sim::EngineKind::SimGrid;
+      refine_setup.worker.refined = true;
+      const auto workers = make_workers(false);
+      Pool pool(refine_setup, *workers, progress, nullptr);
       std::size_t found = 0;
       (void)scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
         if (wanted.count(c.index) == 0) return true;

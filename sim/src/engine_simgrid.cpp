@@ -30,7 +30,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <filesystem>
 #include <iostream>
 #include <new>
 #include <string>
@@ -39,6 +38,7 @@
 #include "simgrid_replay.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/sim/engine.hpp"
+#include "stepsim/support/plugin.hpp"
 #include "stepsim/support/subprocess.hpp"
 
 namespace stepsim::sim {
@@ -59,20 +59,9 @@ void write_error(int fd, const std::string& message) {
   (void)(write_all(fd, &status, 1) && write_all(fd, &len, sizeof len) && write_all(fd, message.data(), message.size()));
 }
 
-// The plugin's file: next to the executable, else where the build tree puts it.
-std::string plugin_path() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto next_to = exe.parent_path() / kSimGridPluginFile;
-    if (std::filesystem::exists(next_to, ec)) return next_to.string();
-  }
-  return STEPSIM_SIMGRID_PLUGIN;
-}
-
 // Loads the plugin (in the simulation process) and returns its replay function.
 SimGridReplayFn load_replay() {
-  const std::string path = plugin_path();
+  const std::string path = support::plugin_path(kSimGridPluginFile, STEPSIM_SIMGRID_PLUGIN);
   void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) throw InternalError("simgrid engine: cannot load the SimGrid plugin: " + std::string(::dlerror()));
   void* fn = ::dlsym(lib, kSimGridReplaySymbol);

@@ -25,6 +25,7 @@
 namespace stepsim::driver {
 
 using report::SweepRow;
+class MpiSession;
 
 enum class PruneRule {
   PaperUsableFraction,  // paper_estimate total <= memory.usable_fraction x GPU memory
@@ -124,6 +125,7 @@ struct SweepOptions {
   std::string version;                // stepsim's version, part of the fingerprint
   bool progress = false;              // progress bar on stderr
   bool quiet = false;                 // no informational lines on stderr
+  MpiSession* mpi = nullptr;          // rank 0 of an MPI job: ranks 1..N-1 are the workers (jobs is not used)
 };
 
 struct SweepOutcome {
