@@ -98,9 +98,9 @@ int child_main(int fd, const StepGraph& graph, const Platform& platform) {
 
 }  // namespace
 
-Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster) {
+Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
   graph.validate();
-  const Platform platform = prepare_platform(graph, cluster);
+  const Platform platform = prepare_platform(graph, cluster, flows);
 
   static_assert(sizeof(OpTime) == 2 * sizeof(double), "OpTime is sent as two raw doubles");
   support::ChildResult child;
@@ -137,6 +137,18 @@ Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster) {
   std::memcpy(trace.ops.data(), data.data() + 1 + sizeof count, n * sizeof(OpTime));
   std::memcpy(&trace.makespan_s, data.data() + 1 + sizeof count + n * sizeof(OpTime), sizeof(double));
   return trace;
+}
+
+SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
+  const Platform p = prepare_platform(graph, cluster, flows);
+  SimGridPlatformStats s;
+  s.plan_flows = p.plan_flows;
+  s.replayed_flows = static_cast<std::int64_t>(p.flows.size());
+  s.cluster_links = p.cluster_links;
+  s.redundant_links = p.redundant_links;
+  s.simgrid_links = static_cast<std::int64_t>(p.link_bw_Bps.size());
+  s.routes = static_cast<std::int64_t>(p.routes.size());
+  return s;
 }
 
 }  // namespace stepsim::sim

@@ -207,16 +207,17 @@ class Replay {
 std::vector<sg4::Host*> build_platform(const Platform& platform) {
   auto* zone = sg4::create_full_zone("cluster");
   std::vector<sg4::Host*> hosts;
-  hosts.reserve(platform.host_gpu.size());
-  for (const std::int64_t gpu : platform.host_gpu) {
-    sg4::Host* h = zone->create_host("gpu" + std::to_string(gpu), kHostSpeed_flops);
+  hosts.reserve(static_cast<std::size_t>(platform.num_hosts));
+  for (std::int32_t i = 0; i < platform.num_hosts; ++i) {
+    sg4::Host* h = zone->create_host("host" + std::to_string(i), kHostSpeed_flops);
     h->seal();
     hosts.push_back(h);
   }
   std::vector<sg4::Link*> links;
   links.reserve(platform.link_bw_Bps.size());
   for (std::size_t i = 0; i < platform.link_bw_Bps.size(); ++i) {
-    sg4::Link* l = zone->create_link("link" + std::to_string(platform.link_id[i]), platform.link_bw_Bps[i]);
+    sg4::Link* l = zone->create_link("link" + std::to_string(i) + "_" + std::to_string(platform.link_id[i]),
+                                     platform.link_bw_Bps[i]);
     l->set_latency(0);
     l->seal();
     links.push_back(l);

@@ -86,8 +86,8 @@ TEST_CASE("--trace writes Chrome trace-event JSON with spans per stream and memo
 }
 
 TEST_CASE("simgrid beyond its size limit is a clear user error") {
-  const auto f = write_file("huge.json", R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 1024},
-    "training": {"seq_len": 4096, "global_batch": 1024}, "parallel": {"tp": 8}})");
+  const auto f = write_file("huge.json", R"({"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 4096},
+    "training": {"seq_len": 4096, "global_batch": 4096}, "parallel": {"tp": 8}})");
   const std::string out = tmpdir() + "/huge-out.json";
   const auto r = run("run " + f + " --engine simgrid --out " + out);
   CHECK(r.status == 2);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -196,18 +197,27 @@ TEST_CASE("validate lists skipped records by name with their reason and simulate
 }
 
 TEST_CASE("validate: a record beyond the chosen engine's limits is listed as skipped with the engine's reason") {
-  // The Megatron-LM README's largest run has 6144 GPUs, beyond the SimGrid platform's 4096.
+  // The Megatron-LM README's largest run (6144 GPUs) scaled to DP 192: 24,576 GPUs, beyond the
+  // SimGrid engine's 16,384.
   std::vector<stepsim::driver::ValidationRecord> largest;
   for (const auto& rec : stepsim::driver::validation_records("megatron-lm-readme-h100"))
     if (rec.name == "gpt-462b-gpus6144") largest.push_back(rec);
   REQUIRE(largest.size() == 1);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"nodes\":768", "\"nodes\":3072"},
+                                 {"\"dp\":48", "\"dp\":192"},
+                                 {"\"global_batch\":3072", "\"global_batch\":12288"}}) {
+    std::string& json = largest[0].scenario_json;
+    const auto at = json.find(from);
+    REQUIRE(at != std::string::npos);
+    json.replace(at, from.size(), to);
+  }
   ValidateOptions o;
   o.engine = stepsim::sim::EngineKind::SimGrid;
   const auto set = stepsim::driver::validate_set("megatron-lm-readme-h100", largest, o);
   CHECK(set.records.empty());
   REQUIRE(set.skipped.size() == 1);
   CHECK(set.skipped[0].name == "gpt-462b-gpus6144");
-  CHECK(set.skipped[0].reason == "the simgrid engine handles up to 4096 GPUs; this cluster has 6144 (use --engine analytic)");
+  CHECK(set.skipped[0].reason == "the simgrid engine handles up to 16384 GPUs; this cluster has 24576 (use --engine analytic)");
   o.engine = stepsim::sim::EngineKind::Analytic;
   CHECK(stepsim::driver::validate_set("megatron-lm-readme-h100", largest, o).records.size() == 1);
 }

@@ -577,7 +577,7 @@ TEST_CASE("comm and engine fields: declared defaults and ranges") {
   CHECK(err({"comm.algorithm=pat"}) == "comm.algorithm: unknown value \"pat\" (expected one of: auto, ring, tree, nvls)");
   CHECK(err({"comm.bandwidth=1"}) == "comm.bandwidth: unknown key");
   CHECK(err({"engine.auto_simgrid_max_gpus=-1"}) == "engine.auto_simgrid_max_gpus: must be at least 0, got -1");
-  CHECK(err({"engine.auto_simgrid_max_gpus=5000"}) == "engine.auto_simgrid_max_gpus: is absurdly large (5000 > 4096)");
+  CHECK(err({"engine.auto_simgrid_max_gpus=20000"}) == "engine.auto_simgrid_max_gpus: is absurdly large (20000 > 16384)");
 }
 
 TEST_CASE("the parameter table: one declaration per key, defaults within range, the structs' defaults") {

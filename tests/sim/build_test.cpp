@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -483,4 +484,58 @@ TEST_CASE("recomputation options: the backward re-runs the FLOPs of the recomput
   CHECK(flops_of(scenario({"training.recompute=full"})) - none == doctest::Approx(passes * 32 * layer).epsilon(1e-9));
   CHECK(flops_of(scenario({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=2"})) - none ==
         doctest::Approx(passes * 4 * 2 * layer).epsilon(1e-9));
+}
+
+namespace {
+
+// The SimGrid engine replaying flow classes against every flow: same op times, far fewer flows.
+sim::SimGridPlatformStats check_classes_match_exact(const scenarios::Scenario& s, std::int64_t max_replayed) {
+  const topology::Cluster cluster(s.cluster);
+  const auto b = build(s);
+  const auto st = sim::simgrid_platform_stats(b.graph, cluster);
+  const auto exact_st = sim::simgrid_platform_stats(b.graph, cluster, sim::SimGridFlows::Exact);
+  CHECK(exact_st.replayed_flows == st.plan_flows);
+  CHECK(st.replayed_flows <= max_replayed);
+  const auto classes = sim::run_simgrid(b.graph, cluster);
+  const auto exact = sim::run_simgrid(b.graph, cluster, sim::SimGridFlows::Exact);
+  REQUIRE(classes.ops.size() == exact.ops.size());
+  CHECK(classes.makespan_s == doctest::Approx(exact.makespan_s).epsilon(1e-9));
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < exact.ops.size(); ++i) {
+    const double tol = 1e-9 * exact.makespan_s;
+    if (std::abs(classes.ops[i].start_s - exact.ops[i].start_s) > tol ||
+        std::abs(classes.ops[i].end_s - exact.ops[i].end_s) > tol)
+      ++mismatches;
+  }
+  CHECK(mismatches == 0);
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("simgrid flow classes: Llama 3.1 70B on 1,024 H100 (TP8 PP8 DP16) times every op as the exact replay") {
+  const auto s = scenarios::load_scenario_text(R"({"model": "llama-3.1-70b",
+      "cluster": {"preset": "dgx-h100", "nodes": 128},
+      "training": {"seq_len": 8192, "global_batch": 1024, "micro_batch": 1},
+      "parallel": {"tp": 8, "cp": 1, "pp": 8, "dp": 16}})");
+  check_classes_match_exact(s, 100);
+}
+
+TEST_CASE("simgrid flow classes: an oversubscribed rail fat-tree with DP rings across leaves") {
+  // Leaf uplinks of 32 x 50 GB/s / 64 = 25 GB/s, below one NIC; DP outermost, so the DP ring of
+  // each stage crosses the rail leaves (32 nodes each) twice: the flows that cross the spine, and
+  // those that share links with them, move at other rates than the rest of their round.
+  const char* text = R"({"model": "llama-3.1-8b",
+      "cluster": {"preset": "dgx-h100", "nodes": 64, "inter_node": {"oversubscription": 64}},
+      "training": {"seq_len": 2048, "global_batch": 64, "micro_batch": 1},
+      "parallel": {"tp": 8, "pp": 2, "dp": 32, "rank_order": "tp-cp-pp-dp"}})";
+  const auto s = scenarios::load_scenario_text(text);
+  const auto st = check_classes_match_exact(s, 1000000);
+  CHECK(st.replayed_flows < st.plan_flows);
+  auto flat = s;
+  flat.cluster.inter_node.oversubscription = 1;
+  const topology::Cluster flat_cluster(flat.cluster);
+  const auto flat_st = sim::simgrid_platform_stats(build(flat).graph, flat_cluster);
+  CHECK(flat_st.plan_flows == st.plan_flows);
+  CHECK(st.replayed_flows > flat_st.replayed_flows);
 }

@@ -407,7 +407,7 @@ TEST_CASE("simgrid: a bad graph or plan throws in the parent") {
   CHECK(sim::run_analytic(bad_plan).makespan_s == 0.0);
 }
 
-TEST_CASE("simgrid: more GPUs than the platform limit are refused") {
+TEST_CASE("simgrid: a ring over 4104 GPUs replays as two flow classes, as every flow does") {
   scenarios::ClusterSpec spec = single_node(8);
   spec.nodes = 513;
   spec.inter_node.nics_per_node = 8;
@@ -415,14 +415,69 @@ TEST_CASE("simgrid: more GPUs than the platform limit are refused") {
   REQUIRE(cluster.num_gpus() == 4104);
   sim::CommPlan plan;
   plan.rounds.emplace_back();
+  plan.rounds[0].repeat = 3;
   for (std::int64_t i = 0; i < cluster.num_gpus(); ++i) plan.rounds[0].flows.push_back({i, (i + 1) % cluster.num_gpus(), 1e6});
   sim::StepGraph g;
   g.devices.resize(1);
   add_comm(g, 0, sim::Stream::DpComm, plan, 1e-3);
-  CHECK_THROWS_WITH_AS(sim::run_simgrid(g, cluster),
-                       "simgrid engine: the step's flows touch 4104 GPUs; the SimGrid platform supports at most 4096 "
-                       "(its route table grows as the square). Use the analytic engine for this run",
-                       stepsim::InternalError);
+  // Within a node over NVLink (7 of 8 flows), between nodes over the NICs: every link carries
+  // one flow, and each flow's links but one are redundant (its neighbour has no more bandwidth).
+  const sim::SimGridPlatformStats classes = sim::simgrid_platform_stats(g, cluster);
+  CHECK(classes.plan_flows == 4104);
+  CHECK(classes.replayed_flows == 2);
+  CHECK(classes.simgrid_links == 2);
+  const sim::SimGridPlatformStats exact = sim::simgrid_platform_stats(g, cluster, sim::SimGridFlows::Exact);
+  CHECK(exact.replayed_flows == 4104);
+  CHECK(exact.redundant_links == 0);
+  CHECK(exact.simgrid_links == 7 * 513 * 2 + 513 * 4);
+  const double expected_s = 3 * std::max(2e-6 + 1e6 / 450e9, 5e-6 + 1e6 / 50e9);
+  check_close(sim::run_simgrid(g, cluster).makespan_s, expected_s, 1e-9);
+  check_close(sim::run_simgrid(g, cluster, sim::SimGridFlows::Exact).makespan_s, expected_s, 1e-9);
+}
+
+TEST_CASE("simgrid: flows of one round split into classes where their links' loads differ") {
+  // Three nodes of two GPUs, one NIC (50 GB/s, 5 us) each. Plan P sends 600 MB 0->2 (node 0's
+  // NIC out, node 1's in) and 4->1 (node 2's out, node 0's in); Q sends 600 MB 1->3 along P's
+  // first flow; R sends 200 MB 5->0 along P's second flow. All start at 0 and move after 5 us.
+  scenarios::ClusterSpec spec = single_node(2);
+  spec.nodes = 3;
+  const topology::Cluster cluster(spec);
+  sim::StepGraph g;
+  g.devices.resize(3);
+  add_comm(g, 0, sim::Stream::DpComm, sim::CommPlan{0.0, {sim::Round{{{0, 2, 6e8}, {4, 1, 6e8}}, 1}}}, 1e-3);
+  add_comm(g, 1, sim::Stream::DpComm, sim::CommPlan{0.0, {sim::Round{{{1, 3, 6e8}}, 1}}}, 1e-3);
+  add_comm(g, 2, sim::Stream::DpComm, sim::CommPlan{0.0, {sim::Round{{{5, 0, 2e8}}, 1}}}, 1e-3);
+  const sim::SimGridPlatformStats st = sim::simgrid_platform_stats(g, cluster);
+  CHECK(st.plan_flows == 4);
+  CHECK(st.replayed_flows == 4);   // P's two flows do not move alike: two classes
+  const sim::Trace classes = sim::run_simgrid(g, cluster);
+  const sim::Trace exact = sim::run_simgrid(g, cluster, sim::SimGridFlows::Exact);
+  // By hand: every NIC link carries two flows at 25 GB/s. R ends after 200 MB (8 ms); P's second
+  // flow then runs alone at 50 GB/s (400 MB, 8 ms more); P's first flow and Q share node 0's NIC
+  // to the end (600 MB at 25 GB/s: 24 ms).
+  for (const sim::Trace* t : {&classes, &exact}) {
+    check_close(t->ops[0].end_s, 5e-6 + 0.024, 1e-9);
+    check_close(t->ops[1].end_s, 5e-6 + 0.024, 1e-9);
+    check_close(t->ops[2].end_s, 5e-6 + 0.008, 1e-9);
+  }
+}
+
+TEST_CASE("simgrid: flows through one shared NIC merge into one flow that loads it twice") {
+  // GPUs 0 and 1 (node 0, one NIC) send 600 MB each to GPUs 2 and 3 (node 1), and GPU 2 sends
+  // 200 MB back to GPU 0: node 0's NIC carries two flows at 25 GB/s (24 ms).
+  const topology::Cluster cluster(two_nodes_one_nic());
+  sim::StepGraph g;
+  g.devices.resize(2);
+  add_comm(g, 0, sim::Stream::DpComm, sim::CommPlan{0.0, {sim::Round{{{0, 2, 6e8}, {1, 3, 6e8}}, 1}}}, 1e-3);
+  add_comm(g, 1, sim::Stream::DpComm, sim::CommPlan{0.0, {sim::Round{{{2, 0, 2e8}}, 1}}}, 1e-3);
+  const sim::SimGridPlatformStats st = sim::simgrid_platform_stats(g, cluster);
+  CHECK(st.plan_flows == 3);
+  CHECK(st.replayed_flows == 2);
+  for (const auto mode : {sim::SimGridFlows::Classes, sim::SimGridFlows::Exact}) {
+    const sim::Trace t = sim::run_simgrid(g, cluster, mode);
+    check_close(t.ops[0].end_s, 5e-6 + 6e8 / 25e9, 1e-9);
+    check_close(t.ops[1].end_s, 5e-6 + 2e8 / 50e9, 1e-9);
+  }
 }
 
 TEST_CASE("engines: run dispatches on the engine kind") {

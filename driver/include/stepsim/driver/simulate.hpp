@@ -52,8 +52,8 @@ struct SimulateOptions {
 };
 
 
-// The SimGrid platform keeps a route table that grows as the square of the GPU count.
-inline constexpr std::int64_t kMaxSimGridGpus = 4096;
+// Largest cluster the SimGrid engine runs: the largest it was measured on (bench/simgrid_scale.sh).
+inline constexpr std::int64_t kMaxSimGridGpus = 16384;
 
 [[nodiscard]] sim::EngineKind default_engine(const scenarios::Scenario& s);
 

@@ -10,6 +10,7 @@
 //  - simgrid: replay their CommPlan on the cluster's links: setup delay, then the rounds one after
 //    another, each round's flows sharing links with every other flow in flight.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,15 +41,36 @@ struct Trace {
 // Validates the graph first (a cycle, a missing device or plan: InternalError in the caller).
 [[nodiscard]] Trace run_analytic(const StepGraph& graph);
 
+// How the SimGrid engine replays the flows of the plans. Classes (the default): one SimGrid flow
+// per class of flows that provably always move at the same rate (the symmetric replicas of a
+// folded device), loading the links as all of them do; same rates, same times, far fewer
+// activities (sim/src/simgrid_platform.hpp). Exact: every flow of every plan on every link it
+// crosses, the reference Classes is tested against.
+enum class SimGridFlows { Classes, Exact };
+
 // Runs SimGrid in a forked child process (SimGrid's engine cannot be re-created in one process)
 // and returns its trace. Throws InternalError when the child fails. Call it from a
 // single-threaded process. A communication op's duration_s is not used: its plan is replayed
 // (setup_s, then each round's flows, each flow waiting its route latency and then sending its
 // bytes, rounded to whole bytes, on links shared max-min fairly). Flows must join two distinct
-// GPUs of the cluster, and all flows together may touch at most 4096 GPUs (InternalError
-// otherwise, before forking). An op of zero duration, or with an empty plan and no setup, ends
-// at its start time.
-[[nodiscard]] Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster);
+// GPUs of the cluster (InternalError otherwise, before forking). An op of zero duration, or with
+// an empty plan and no setup, ends at its start time.
+[[nodiscard]] Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster,
+                                SimGridFlows flows = SimGridFlows::Classes);
+
+// What the SimGrid engine would replay for this graph (computed in the caller, no SimGrid call):
+// the plans' flows, the flows SimGrid replays for them, the cluster links they load and the
+// SimGrid links standing for those (redundant links left out). InternalError as run_simgrid.
+struct SimGridPlatformStats {
+  std::int64_t plan_flows = 0;
+  std::int64_t replayed_flows = 0;
+  std::int64_t cluster_links = 0;
+  std::int64_t redundant_links = 0;
+  std::int64_t simgrid_links = 0;
+  std::int64_t routes = 0;
+};
+[[nodiscard]] SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster,
+                                                          SimGridFlows flows = SimGridFlows::Classes);
 
 [[nodiscard]] Trace run(EngineKind engine, const StepGraph& graph, const topology::Cluster& cluster);
 
