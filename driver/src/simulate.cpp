@@ -141,7 +141,7 @@ double estimated_memory_bytes(std::int64_t gpus, double ops, double flows, bool 
   const auto& c = kMemoryCosts;
   const double g = static_cast<double>(gpus);
   double bytes = c.base_bytes + c.per_gpu_bytes * g + c.per_op_bytes * ops;
-  if (simgrid) bytes += c.per_flow_bytes * flows + c.per_gpu_pair_bytes * g * g;
+  if (simgrid) bytes += c.per_flow_bytes * flows;
   return bytes;
 }
 

@@ -130,12 +130,12 @@ TEST_CASE("estimated trace events: 2 per estimated op, 4 per micro-batch, chunk 
                        ScenarioError);
 }
 
-TEST_CASE("estimated memory: base + per GPU + per op, and with simgrid per flow and per GPU pair") {
+TEST_CASE("estimated memory: base + per GPU + per op, and with simgrid per flow") {
   const auto& c = kMemoryCosts;
   CHECK(estimated_memory_bytes(0, 0, 0, false) == c.base_bytes);
   CHECK(estimated_memory_bytes(1000, 2e6, 5e6, false) == c.base_bytes + 1000 * c.per_gpu_bytes + 2e6 * c.per_op_bytes);
   CHECK(estimated_memory_bytes(1000, 2e6, 5e6, true) ==
-        c.base_bytes + 1000 * c.per_gpu_bytes + 2e6 * c.per_op_bytes + 5e6 * c.per_flow_bytes + 1e6 * c.per_gpu_pair_bytes);
+        c.base_bytes + 1000 * c.per_gpu_bytes + 2e6 * c.per_op_bytes + 5e6 * c.per_flow_bytes);
   // The default budget holds the default scenario many times over, and is the process's budget.
   CHECK(memory_budget_bytes() == kDefaultMemoryBudgetBytes);
   CHECK(estimated_memory_bytes(128, 6144, 0, false) < 0.05 * static_cast<double>(kDefaultMemoryBudgetBytes));
@@ -157,7 +157,7 @@ TEST_CASE("a run over the memory budget is refused before it is built, naming th
   CHECK(estimated_memory_bytes(1, kMaxOps, 0, false) > static_cast<double>(kDefaultMemoryBudgetBytes));
 }
 
-TEST_CASE("with simgrid the flows and the route table count, left to choose, simulate() takes the analytic engine") {
+TEST_CASE("with simgrid the flows count, left to choose, simulate() takes the analytic engine") {
   const auto def = scenario({});
   const topology::Cluster cluster(def.cluster);
   const costmodel::ComputeModel compute(def.cluster.gpu, def.software);

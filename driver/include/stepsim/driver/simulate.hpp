@@ -92,18 +92,18 @@ void check_trace_size(const scenarios::Scenario& s, bool per_layer);
 // The memory of a run, estimated before it runs from what it holds: per GPU of the cluster (its
 // topology and placement), per op of the step graph (with its edges, its engine times and its
 // memory-timeline events; the trace is streamed and costs nothing more) and, with the SimGrid
-// engine, per flow it replays and per GPU pair of its route table. The costs were measured
-// with bench/memory_budget.sh (peak RSS of stepsim run at several sizes, least-squares fit:
-// 32.6 MiB, 512.4 bytes per GPU, 311.1 / 322.5 bytes per op, 0.3 per flow, 6.4 per GPU pair;
+// engine, per flow of its plans (an upper bound: the replay runs one flow per class of flows
+// that move at the same rate, and its platform grows with the routes, not with GPU pairs). The
+// costs were measured with bench/memory_budget.sh (peak RSS of stepsim run at several sizes,
+// least-squares fit: 32.6 MiB, 512.4 bytes per GPU, 311.1 / 322.5 bytes per op, 0.3 per flow;
 // rounded up); the README's "Limits" section has the table.
 struct MemoryCosts {
   double base_bytes;
   double per_gpu_bytes;
   double per_op_bytes;
-  double per_flow_bytes;       // SimGrid only
-  double per_gpu_pair_bytes;   // SimGrid only: its route table
+  double per_flow_bytes;  // SimGrid only
 };
-inline constexpr MemoryCosts kMemoryCosts{40e6, 576, 352, 1, 8};
+inline constexpr MemoryCosts kMemoryCosts{40e6, 576, 352, 1};
 // The default budget of one run: a sixth of a 24 GiB workstation, so that a run and a sweep's
 // workers fit beside each other; the largest step graph (kMaxOps) needs --memory-budget-gib 7.
 inline constexpr std::int64_t kDefaultMemoryBudgetBytes = std::int64_t{4} << 30;

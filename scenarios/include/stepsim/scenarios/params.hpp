@@ -135,7 +135,7 @@ inline constexpr Param kParams[] = {
   {"software.kernel_launch_us", Number, "us", std::nullopt, "from the preset", 0, 1e6, false, "GPU idle between two consecutive kernels of a stream", "NVIDIA CUDA Graphs blog (docs/hardware.md)"},
   {"software.microbatch_host_us", Number, "us", std::nullopt, "from the preset", 0, 1e9, false, "host time per micro-batch and pass (forward or backward) of each model chunk that the GPU waits for (0 in every preset: no published figure)", ""},
   {"software.source", String, "", std::nullopt, "none", 0, 0, false, "where the preset's values come from", ""},
-  {"engine.auto_simgrid_max_gpus", Integer, "GPUs", 1024.0, "", 0, 16384, false, "largest cluster the automatic engine choice simulates with SimGrid (analytic beyond; at most the SimGrid engine's limit of 16,384 GPUs)", "SimGrid run time: minutes per step beyond ~1,000 GPUs"},
+  {"engine.auto_simgrid_max_gpus", Integer, "GPUs", 1024.0, "", 0, 16384, false, "largest cluster the automatic engine choice simulates with SimGrid (analytic beyond; at most the SimGrid engine's limit of 16,384 GPUs)", "the default is from before SimGrid replayed flow classes, when a step took minutes beyond ~1,000 GPUs; with them 0.08-0.33 CPU-s per step from 512 to 16,384 GPUs (bench/results/perf-2026-12-01-simscale.txt)"},
 };
 // clang-format on
 }  // namespace param_table
