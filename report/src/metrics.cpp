@@ -1,11 +1,27 @@
 #include "stepsim/report/metrics.hpp"
 
+#include <algorithm>
+
 #include "stepsim/report/format.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::report {
 
 namespace {
+
+// `fixed` with thousands separators in the whole part: 1048.6 -> "1,048.6".
+std::string grouped_fixed(double value, int decimals) {
+  const std::string text = fixed(value, decimals);
+  const std::size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
+  const std::size_t point = std::min(text.find('.'), text.size());
+  std::string out = text.substr(0, sign);
+  for (std::size_t i = sign; i < point; ++i) {
+    if (i > sign && (point - i) % 3 == 0) out.push_back(',');
+    out.push_back(text[i]);
+  }
+  out.append(text, point, std::string::npos);
+  return out;
+}
 
 std::optional<double> bytes(std::optional<std::int64_t> v) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
@@ -69,8 +85,8 @@ std::string value_text(const Metric& m, double value, int decimals) {
     case Unit::Percent: return fixed(100.0 * value, decimals);
     case Unit::GiB: return gib(static_cast<std::int64_t>(value), decimals);
     case Unit::Duration: return human_duration(value);
-    case Unit::Usd: return decimals == 0 ? grouped(value) : fixed(value, decimals);
-    default: return decimals == 0 ? grouped(value) : fixed(value, decimals);
+    case Unit::Usd: return decimals == 0 ? grouped(value) : grouped_fixed(value, decimals);
+    default: return decimals == 0 ? grouped(value) : grouped_fixed(value, decimals);
   }
 }
 

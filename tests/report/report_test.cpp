@@ -585,7 +585,10 @@ TEST_CASE("one layout label for scenarios and sweep rows, the metric registry fo
   CHECK(value_with_unit(metric("peak_memory_bytes"), 64.0 * 1024 * 1024 * 1024, 2) == "64.00 GiB");
   CHECK(value_with_unit(metric("cost_usd"), 14161905.4, 0) == "$14,161,905");
   CHECK(value_with_unit(metric("tokens_per_s"), 122292.4, 0) == "122,292");
-  CHECK(value_with_unit(metric("tflops_per_gpu"), 1429.26, 1) == "1429.3");
+  CHECK(value_with_unit(metric("tflops_per_gpu"), 1429.26, 1) == "1,429.3");
+  CHECK(value_with_unit(metric("tflops_per_gpu"), -1429.26, 1) == "-1,429.3");
+  CHECK(value_with_unit(metric("tflops_per_gpu"), 429.26, 1) == "429.3");
+  CHECK(value_with_unit(metric("cost_usd_per_million_tokens"), 1234567.891, 3) == "$1,234,567.891");
   CHECK(value_with_unit(metric("gpu_memory_bytes"), 80.0 * 1024 * 1024 * 1024, 2) == "80.00 GiB");
   CHECK(token_count(15e12) == "15 T");
   CHECK(token_count(1.5e12) == "1.5 T");
