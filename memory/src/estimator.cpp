@@ -279,7 +279,8 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     if (s.training.fp8()) {
       // After the optimizer state.
       const auto optimizer = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "optimizer_bytes"; });
-      se.terms.insert(optimizer + 1, {{"fp8_weights_bytes", "FP8 weight copies + transposes", st.fp8.weight_copies},
+      const char* copies = s.training.fp8_params ? "FP8 weight transposes" : "FP8 weight copies + transposes";
+      se.terms.insert(optimizer + 1, {{"fp8_weights_bytes", copies, st.fp8.weight_copies},
                            {"fp8_scaling_bytes", "FP8 scaling state (amax, scales)", st.fp8.scaling_state}});
     }
     // The buffers of sharded gradients and parameters, where the sharding has them.
