@@ -131,12 +131,15 @@ namespace {
 // CUBLAS_WORKSPACE_CONFIG: 32 MiB for :4096:8, the setting of Megatron-LM's deterministic runs and
 // PyTorch's default from Hopper on) and the cuBLASLt workspace of the same size (a torch tensor);
 // TransformerEngine's own cuBLAS workspace, a torch tensor of 32 MiB from Hopper on and 4 MiB
-// before (transformer_engine/pytorch/module/base.py, get_cublas_workspace_size_bytes).
+// before (transformer_engine/pytorch/module/base.py, get_cublas_workspace_size_bytes), which
+// initialize_ub, run for userbuffers TP overlap, replaces by _NUM_MAX_UB_STREAMS = 3 copies of it
+// (the userbuffers themselves are allocated outside torch's allocator).
 std::int64_t library_workspace_bytes(const Scenario& s) {
   if (s.memory.workspaces_bytes) return to_bytes(*s.memory.workspaces_bytes);
   constexpr double kMiB = 1024.0 * 1024.0;
   const bool before_hopper = s.cluster.gpu.architecture == scenarios::GpuArchitecture::Ampere;
-  return to_bytes((2.0 * 32.0 + (before_hopper ? 4.0 : 32.0)) * kMiB);
+  const double te_copies = s.parallel.tp_comm_overlap ? 3.0 : 1.0;
+  return to_bytes((2.0 * 32.0 + te_copies * (before_hopper ? 4.0 : 32.0)) * kMiB);
 }
 
 struct StaticTerms {
