@@ -89,7 +89,8 @@ std::int64_t backward_transient_bytes(const workload::StepProgram& program) {
 std::int64_t backward_transient_bytes(const Scenario& s) { return backward_transient_bytes(workload::step_program(s)); }
 
 std::int64_t in_flight(const Scenario& s, std::int64_t stage) {
-  return workload::in_flight_passes(s.parallel.schedule, s.parallel.pp, s.micro_batches(), s.parallel.vpp, stage);
+  return workload::in_flight_passes(s.parallel.schedule, s.parallel.pp, s.micro_batches(), s.parallel.vpp, stage,
+                                    s.parallel.microbatch_group());
 }
 
 std::int64_t fragmentation_bytes(const Scenario& s, std::int64_t dynamic_bytes) {
@@ -102,14 +103,18 @@ std::int64_t fragmentation_bytes(const Scenario& s, std::int64_t dynamic_bytes) 
 // tensor of a GEMM (3 forward: input, weight, output; 2 backward: output gradient, input
 // gradient): delayed scaling an fp32 amax history of training.fp8_amax_history_len entries plus
 // fp32 scale and inverse scale; current scaling an fp32 amax, scale and inverse scale; MXFP8 none
-// beyond the block scales.
+// beyond the block scales. training.fp8_params (Megatron --fp8-param-gather, TE's FP8 parameters)
+// keeps the GEMM weights in FP8 only: no bf16 copy of them, the FP8 transpose still cached.
 Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
   Fp8StaticBytes b;
   if (!s.training.fp8()) return b;
   const double layers = d(scenarios::stage_layers(s, stage));
   const bool mx = s.training.precision == scenarios::TrainingPrecision::Mxfp8;
   const double per_copy = mx ? 1.0 + 1.0 / 32.0 : 1.0;
-  b.weight_copies = to_bytes(2.0 * per_copy * layers * workload::layer_gemm_weights(s));
+  // With FP8 parameters the FP8 data is the weight itself (counted in the weights term) and only
+  // the transpose is an extra copy.
+  const double copies = s.training.fp8_params ? 1.0 : 2.0;
+  b.weight_copies = to_bytes(copies * per_copy * layers * workload::layer_gemm_weights(s));
   constexpr double kTensorsPerGemm = 5.0, kGemmsPerLayer = 4.0;
   double per_tensor = 0;
   if (s.training.precision == scenarios::TrainingPrecision::Fp8Delayed) per_tensor = 4.0 * (d(s.training.fp8_amax_history_len) + 2.0);
@@ -121,16 +126,20 @@ Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
 namespace {
 
 // Library workspaces that torch's caching allocator holds, so that they count in its allocated
-// bytes: the cuBLAS workspace of the compute stream (PyTorch allocates it through the caching
-// allocator, one per handle and stream, sized by CUBLAS_WORKSPACE_CONFIG: 32 MiB for :4096:8, the
-// setting of Megatron-LM's deterministic runs and PyTorch's default from Hopper on) and the cuBLASLt
-// workspace of the same size (a torch tensor); TransformerEngine's own cuBLAS workspace, a torch
-// tensor of 32 MiB from Hopper on and 4 MiB before (transformer_engine/pytorch/module/base.py,
-// get_cublas_workspace_size_bytes).
+// bytes (memory.workspaces_mib; by default): the cuBLAS workspace of the compute stream (PyTorch
+// allocates it through the caching allocator, one per handle and stream, sized by
+// CUBLAS_WORKSPACE_CONFIG: 32 MiB for :4096:8, the setting of Megatron-LM's deterministic runs and
+// PyTorch's default from Hopper on) and the cuBLASLt workspace of the same size (a torch tensor);
+// TransformerEngine's own cuBLAS workspace, a torch tensor of 32 MiB from Hopper on and 4 MiB
+// before (transformer_engine/pytorch/module/base.py, get_cublas_workspace_size_bytes), which
+// initialize_ub, run for userbuffers TP overlap, replaces by _NUM_MAX_UB_STREAMS = 3 copies of it
+// (the userbuffers themselves are allocated outside torch's allocator).
 std::int64_t library_workspace_bytes(const Scenario& s) {
+  if (s.memory.workspaces_bytes) return to_bytes(*s.memory.workspaces_bytes);
   constexpr double kMiB = 1024.0 * 1024.0;
   const bool before_hopper = s.cluster.gpu.architecture == scenarios::GpuArchitecture::Ampere;
-  return to_bytes((2.0 * 32.0 + (before_hopper ? 4.0 : 32.0)) * kMiB);
+  const double te_copies = s.parallel.tp_comm_overlap ? 3.0 : 1.0;
+  return to_bytes((2.0 * 32.0 + te_copies * (before_hopper ? 4.0 : 32.0)) * kMiB);
 }
 
 struct StaticTerms {
@@ -159,11 +168,15 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   const double shards = d(p.dp * p.cp);
   // Parameters, main gradients and optimizer state, each divided over DP x CP where sharded; the
   // offloaded fraction of the optimizer state lives on the host.
-  st.weights = to_bytes(2.0 * P / (p.shards_params() ? shards : 1.0));
+  // FP8 parameters: the GEMM weights are FP8 data (MXFP8 with its block scales), the rest bf16.
+  const Fp8StaticBytes fp8 = fp8_static_bytes(s, stage);
+  double weight_bytes = 2.0 * P;
+  if (s.training.fp8_params) weight_bytes -= 2.0 * d(scenarios::stage_layers(s, stage)) * workload::layer_gemm_weights(s) - d(fp8.weight_copies);
+  st.weights = to_bytes(weight_bytes / (p.shards_params() ? shards : 1.0));
   st.grads = to_bytes(x.grad_bytes_per_param * P / (p.shards_grads() ? shards : 1.0));
   st.optimizer = to_bytes(12.0 * P * (1.0 - s.training.optimizer_offload_fraction) / (p.shards_optimizer() ? shards : 1.0));
   st.cuda_context = to_bytes(s.memory.cuda_context_bytes);
-  st.fp8 = fp8_static_bytes(s, stage);
+  st.fp8 = fp8;
   int groups = 0;
   groups += p.tp > 1 ? 1 : 0;
   groups += p.cp > 1 ? 1 : 0;
@@ -188,6 +201,11 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
     st.pp_buffers = to_bytes(2.0 * shard);
   }
   return st;
+}
+
+std::string weights_label(const Scenario& s) {
+  std::string label = s.training.fp8_params ? "weights (bf16, GEMM weights FP8" : "weights (bf16";
+  return label + (s.parallel.shards_params() ? ", sharded)" : ")");
 }
 
 std::string grads_label(const Scenario& s) {
@@ -227,7 +245,8 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
       // A forward allocates its chunk's bytes and then runs the loss (the last chunk); a backward
       // starts with the loss's backward and frees the chunk's bytes when it ends.
       std::int64_t held_acts = 0, held_out = 0;
-      for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage)) {
+      for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage,
+                                                                 s.parallel.microbatch_group())) {
         const bool forward = pass.kind == workload::PassKind::Forward;
         const bool loss = stage == p - 1 && pass.chunk == last_chunk;
         const std::int64_t chunk = chunk_bytes(stage, pass.chunk), loss_out = loss ? out_bytes : 0, extra = loss ? copy : 0;
@@ -248,7 +267,7 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     const std::int64_t dynamic = acts + output + recompute;
     const std::int64_t frag = fragmentation_bytes(s, dynamic);
     se.terms = {
-        {"weights_bytes", s.parallel.shards_params() ? "weights (bf16, sharded)" : "weights (bf16)", st.weights},
+        {"weights_bytes", weights_label(s), st.weights},
         {"grads_bytes", grads_label(s), st.grads},
         {"optimizer_bytes", s.training.optimizer_offload_fraction > 0 ? "optimizer (fp32 master, Adam m, v; on GPU)" : "optimizer (fp32 master, Adam m, v)", st.optimizer},
         {"activations_bytes", "activations (in-flight)", acts},
@@ -263,7 +282,8 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     if (s.training.fp8()) {
       // After the optimizer state.
       const auto optimizer = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "optimizer_bytes"; });
-      se.terms.insert(optimizer + 1, {{"fp8_weights_bytes", "FP8 weight copies + transposes", st.fp8.weight_copies},
+      const char* copies = s.training.fp8_params ? "FP8 weight transposes" : "FP8 weight copies + transposes";
+      se.terms.insert(optimizer + 1, {{"fp8_weights_bytes", copies, st.fp8.weight_copies},
                            {"fp8_scaling_bytes", "FP8 scaling state (amax, scales)", st.fp8.scaling_state}});
     }
     // The buffers of sharded gradients and parameters, where the sharding has them.

@@ -206,7 +206,7 @@ const std::set<std::string>& megatron_flags() {
       "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--use-rope-scaling", "--no-masked-softmax-fusion",
       "--use-rotary-position-embeddings", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
       "--overlap-p2p-communication", "--no-gradient-accumulation-fusion", "--cross-entropy-loss-fusion", "--grad-reduce-in-bf16",
-      "--optimizer-cpu-offload", "--use-megatron-fsdp"};
+      "--optimizer-cpu-offload", "--use-megatron-fsdp", "--fp8-param-gather"};
   return s;
 }
 
@@ -313,6 +313,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     parallel["schedule"] = vpp > 1 ? "interleaved" : "1f1b";
     if (vpp > 1) parallel["vpp"] = vpp;
   }
+  if (const auto g = integer("--microbatch-group-size-per-virtual-pipeline-stage")) parallel["microbatch_group_size"] = *g;
   if (const auto f = integer("--decoder-first-pipeline-num-layers")) parallel["first_stage_layers"] = *f;
   if (const auto l = integer("--decoder-last-pipeline-num-layers")) parallel["last_stage_layers"] = *l;
   if (embedding_counted) parallel["account_for_embedding_in_pipeline_split"] = true;
@@ -361,6 +362,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
       throw ScenarioError("--fp8-recipe", "\"" + recipe + "\" is not modelled (delayed, tensorwise or mxfp8)");
     training["precision"] = precision->second;
     if (precision->second == "fp8-delayed") training["fp8_amax_history_len"] = integer("--fp8-amax-history-len").value_or(1);
+    if (has("--fp8-param-gather")) training["fp8_params"] = true;
   }
   if (recompute == "full") {
     if (auto it = values.find("--recompute-method"); it != values.end()) {
@@ -405,7 +407,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--decoder-last-pipeline-num-layers", "--num-virtual-stages-per-pipeline-rank", "--pipeline-model-parallel-layout", "--seq-length", "--global-batch-size", "--micro-batch-size",
         "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
         "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy",
-        "--fp8-format", "--fp8-recipe", "--fp8-amax-history-len"};
+        "--fp8-format", "--fp8-recipe", "--fp8-amax-history-len", "--microbatch-group-size-per-virtual-pipeline-stage",
+        "--cross-entropy-fusion-impl"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
   }
   for (const auto& f : flags) {
@@ -414,7 +417,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
                                               "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap",
                                               "--recompute-activations", "--grad-reduce-in-bf16", "--optimizer-cpu-offload",
                                               "--use-megatron-fsdp", "--account-for-embedding-in-pipeline-split",
-                                              "--account-for-loss-in-pipeline-split"};
+                                              "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
+                                              "--cross-entropy-loss-fusion"};
     if (mapped.count(f) == 0 && megatron_cost_free().count(f) == 0) out.warnings.push_back(f + ": not modelled (ignored)");
   }
   if (recompute != "full" && (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0))
@@ -423,6 +427,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     out.warnings.push_back("--recompute-modules: applies to selective recomputation only (ignored)");
   if (values.count("--fp8-format") == 0 && values.count("--fp8-recipe") != 0)
     out.warnings.push_back("--fp8-recipe without --fp8-format: FP8 is off in Megatron; priced as BF16");
+  if (values.count("--fp8-format") == 0 && has("--fp8-param-gather"))
+    out.warnings.push_back("--fp8-param-gather without --fp8-format: FP8 is off (ignored)");
 
   OrderedJson cluster;
   cluster["preset"] = options.cluster;
@@ -444,6 +450,15 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   s["cluster"] = cluster;
   s["training"] = training;
   s["parallel"] = parallel;
+  // Megatron's native fused cross-entropy (--cross-entropy-fusion-impl native, the default), over the
+  // default software preset.
+  if (auto it = values.find("--cross-entropy-fusion-impl"); it != values.end() && it->second != "native")
+    throw ScenarioError("--cross-entropy-fusion-impl", "\"" + it->second + "\" is not modelled (native; Megatron-LM's arguments.py rejects te)");
+  if (has("--cross-entropy-loss-fusion")) {
+    OrderedJson software;
+    software["fused_cross_entropy"] = true;
+    s["software"] = software;
+  }
   out.json = s.dump(2);
   return out;
 }

@@ -480,6 +480,8 @@ TrainingSpec read_training(const Json& j, const std::string& path) {
   t.attention = r.choice_param("attention", kAttentionNames);
   t.precision = r.choice_param("precision", kTrainingPrecisionNames);
   t.fp8_amax_history_len = r.int_param("fp8_amax_history_len");
+  t.fp8_params = r.bool_param("fp8_params");
+  if (t.fp8_params && !t.fp8()) throw ScenarioError(r.path("fp8_params"), "needs an FP8 precision (precision is \"bf16\")");
   if (r.has("train_tokens")) t.train_tokens = r.num_param("train_tokens");
   r.finish();
   return t;
@@ -499,6 +501,7 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   p.account_for_embedding_in_pipeline_split = r.bool_param("account_for_embedding_in_pipeline_split");
   p.account_for_loss_in_pipeline_split = r.bool_param("account_for_loss_in_pipeline_split");
   p.schedule = r.choice_param("schedule", kScheduleNames);
+  if (r.has("microbatch_group_size")) p.microbatch_group_size = r.int_param("microbatch_group_size");
   if (r.has("pipeline_layout")) {
     p.pipeline_layout = r.string_param("pipeline_layout");
     // As Megatron: the layout's virtual stages give vpp, and more than one chunk interleaves.
@@ -542,6 +545,7 @@ MemorySpec read_memory(const Json* j, const std::string& path) {
   if (j == nullptr) return m;
   Reader r(*j, path, "memory");
   m.cuda_context_bytes = r.num_param("cuda_context_gib") * kGiB;
+  if (r.has("workspaces_mib")) m.workspaces_bytes = r.num_param("workspaces_mib") * 1024.0 * 1024.0;
   m.nccl_buffer_bytes_per_group = r.num_param("nccl_buffer_gib_per_group") * kGiB;
   m.fragmentation_fraction = r.num_param("fragmentation_fraction");
   m.usable_fraction = r.num_param("usable_fraction");
@@ -714,11 +718,23 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   if (t.global_batch % (t.micro_batch * p.dp) != 0)
     return ScenarioError("training.global_batch", "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp));
   const std::int64_t mb = s.micro_batches();
+  if (p.microbatch_group_size && p.schedule != Schedule::Interleaved)
+    return ScenarioError("parallel.microbatch_group_size", "applies to the interleaved schedule only (schedule is \"" + to_string(p.schedule) + "\")");
   if (p.schedule == Schedule::Interleaved) {
     if (mb < p.pp)
       return ScenarioError("training.global_batch", "interleaving needs at least pp=" + str(p.pp) + " micro-batches per pipeline, got " + str(mb));
-    if (mb % p.pp != 0)
-      return ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp));
+    // Megatron's rules (schedules.py): the group lies in [pp, micro-batches], and the last group,
+    // the rest, is empty or at least pp micro-batches.
+    const std::int64_t group = p.microbatch_group();
+    if (!p.microbatch_group_size && mb % p.pp != 0)
+      return ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp) +
+                                                        " (or parallel.microbatch_group_size)");
+    if (group < p.pp || group > mb)
+      return ScenarioError("parallel.microbatch_group_size", "microbatch_group_size=" + str(group) + " must lie in [pp=" + str(p.pp) +
+                                                                 ", micro-batches=" + str(mb) + "]");
+    if (mb % group != 0 && mb % group < p.pp)
+      return ScenarioError("parallel.microbatch_group_size", "the last group holds " + str(mb % group) + " micro-batches (" + str(mb) + " mod " +
+                                                                 str(group) + "), fewer than pp=" + str(p.pp));
   }
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
     return ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");

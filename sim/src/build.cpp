@@ -75,7 +75,7 @@ class Builder {
     // order across stages. Passes are emitted round-robin over stages so that op indices roughly
     // follow time: repeatedly take, on each stage, the next pass whose cross-stage input exists.
     std::vector<std::vector<workload::Pass>> orders;
-    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(workload::stage_schedule(s_.parallel.schedule, p_, m_, v_, i));
+    for (std::int64_t i = 0; i < p_; ++i) orders.push_back(workload::stage_schedule(s_.parallel.schedule, p_, m_, v_, i, s_.parallel.microbatch_group()));
     std::vector<std::size_t> next(static_cast<std::size_t>(p_), 0);
     std::size_t remaining = 0;
     for (const auto& o : orders) remaining += o.size();

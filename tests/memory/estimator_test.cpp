@@ -28,6 +28,13 @@ constexpr double kLayerParams = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) 
 constexpr double kEmbeddingParams = 128256.0 * 4096 / 2;
 constexpr std::int64_t kLayerActs = 687865856;
 
+// The last stage's output-layer term of a stage estimate (-1 when absent).
+std::int64_t output_layer_term(const memory::StageEstimate& st) {
+  for (const auto& t : st.terms)
+    if (t.key == "output_layer_bytes") return t.bytes;
+  return -1;
+}
+
 }  // namespace
 
 TEST_CASE("paper mode reproduces the authors' four reference values (section 8) to 0.001 GiB") {
@@ -141,20 +148,28 @@ TEST_CASE("stepsim mode: the last stage holds fp32 logits per micro-batch in fli
   auto s = llama8b(2, 1, 4, 1, 128);
   CHECK(memory::output_transient_bytes(s) == 2168455168LL);
   CHECK(memory::logits_copy_bytes(workload::step_program(s)) == 1050673152LL);
-  const auto output_term = [](const memory::StageEstimate& st) {
-    for (const auto& t : st.terms)
-      if (t.key == "output_layer_bytes") return t.bytes;
-    return std::int64_t{-1};
-  };
   auto est = memory::stepsim_estimate(s);
   CHECK(est.stages[3].in_flight == 1);
-  CHECK(output_term(est.stages[3]) == 2168455168LL + 1050673152LL);
-  CHECK(output_term(est.stages[2]) == 0);
+  CHECK(output_layer_term(est.stages[3]) == 2168455168LL + 1050673152LL);
+  CHECK(output_layer_term(est.stages[2]) == 0);
   // GPipe holds all 64 micro-batches' fp32 logits; the bf16 copy exists for one loss at a time.
   s.parallel.schedule = scenarios::Schedule::GPipe;
   est = memory::stepsim_estimate(s);
   CHECK(est.stages[3].in_flight == 64);
-  CHECK(output_term(est.stages[3]) == 64 * 2168455168LL + 1050673152LL);
+  CHECK(output_layer_term(est.stages[3]) == 64 * 2168455168LL + 1050673152LL);
+}
+
+TEST_CASE("stepsim mode: the fused cross-entropy holds a second fp32 copy of the logits while the loss runs") {
+  // s = 8192, b = 1, t = 2, v = 128256: the unfused loss adds the bf16 logits, 2 sbv / t =
+  // 1050673152 bytes; the fused one also a new fp32 tensor, (2 + 4) sbv / t = 8192 * 128256 * 3 =
+  // 3152019456 bytes. The stored fp32 logits (4 sbh (1 + v/h) / t) do not change.
+  auto s = llama8b(2, 1, 4, 1, 128);
+  s.software.fused_cross_entropy = true;
+  CHECK(memory::output_transient_bytes(s) == 2168455168LL);
+  CHECK(memory::logits_copy_bytes(workload::step_program(s)) == 3152019456LL);
+  const auto est = memory::stepsim_estimate(s);
+  CHECK(output_layer_term(est.stages[3]) == 2168455168LL + 3152019456LL);
+  CHECK(output_layer_term(est.stages[2]) == 0);
 }
 
 TEST_CASE("stepsim mode: uneven stages hold their own layer counts, also with interleaving") {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/workload/params.hpp"
 #include "stepsim/workload/program.hpp"
@@ -69,4 +70,20 @@ TEST_CASE("fp8 terms appear in the stage breakdown (and the static bytes) only f
   CHECK(term(f.stages[0], "fp8_scaling_bytes") == 2 * 4 * 5 * 4 * 1026);
   CHECK(memory::static_bytes(tiny("fp8-delayed"), 0) - memory::static_bytes(tiny("bf16"), 0) == 73728 + 2 * 4 * 5 * 4 * 1026);
   CHECK(term(f.stages[0], "weights_bytes") == term(b.stages[0], "weights_bytes"));
+}
+
+TEST_CASE("fp8 parameters: the GEMM weights are kept in FP8 only, the transpose is the one extra copy") {
+  // 2 layers x 18432 GEMM elements: the bf16 copy of them (2 bytes each) becomes their FP8 data
+  // (1 byte; MXFP8 33/32 with its block scales), and of the two FP8 copies only the transpose stays.
+  const auto f = memory::stepsim_estimate(tiny("fp8-delayed"));
+  const auto p = memory::stepsim_estimate(tiny("fp8-delayed", R"(, "fp8_params": true)"));
+  CHECK(term(p.stages[0], "fp8_weights_bytes") == 36864);
+  CHECK(term(f.stages[0], "weights_bytes") - term(p.stages[0], "weights_bytes") == 2 * 36864 - 36864);
+  CHECK(p.stages[0].total_bytes == f.stages[0].total_bytes - 2 * 36864);
+  const auto mf = memory::stepsim_estimate(tiny("mxfp8", "", "dgx-b200"));
+  const auto mp = memory::stepsim_estimate(tiny("mxfp8", R"(, "fp8_params": true)", "dgx-b200"));
+  CHECK(term(mp.stages[0], "fp8_weights_bytes") == 38016);  // 36864 x 33/32
+  CHECK(term(mf.stages[0], "weights_bytes") - term(mp.stages[0], "weights_bytes") == 2 * 36864 - 38016);
+  CHECK_THROWS_WITH_AS(tiny("bf16", R"(, "fp8_params": true)"),
+                       doctest::Contains("training.fp8_params: needs an FP8 precision"), ScenarioError);
 }

@@ -173,4 +173,12 @@ TEST_CASE("library workspaces in torch's allocator: cuBLAS and cuBLASLt 32 MiB e
   constexpr std::int64_t kMiB = 1024 * 1024;
   CHECK(term(memory::stepsim_estimate(llama8b({})), "workspaces_bytes") == (32 + 32 + 32) * kMiB);  // H100
   CHECK(term(memory::stepsim_estimate(llama8b({"cluster.gpu=a100-sxm-80gb"})), "workspaces_bytes") == (32 + 32 + 4) * kMiB);
+  // Userbuffers TP overlap: TransformerEngine's workspace three times (initialize_ub).
+  CHECK(term(memory::stepsim_estimate(llama8b({"parallel.tp=2", "parallel.tp_comm_overlap=true"})), "workspaces_bytes") ==
+        (32 + 32 + 3 * 32) * kMiB);
+  CHECK(term(memory::stepsim_estimate(llama8b({"cluster.gpu=a100-sxm-80gb", "parallel.tp=2", "parallel.tp_comm_overlap=true"})),
+             "workspaces_bytes") == (32 + 32 + 3 * 4) * kMiB);
+  // memory.workspaces_mib replaces the default (CUBLAS_WORKSPACE_CONFIG=:16:8 would give 2 x 64 KiB + 32 MiB).
+  CHECK(term(memory::stepsim_estimate(llama8b({"memory.workspaces_mib=32.125"})), "workspaces_bytes") == 32 * kMiB + 128 * 1024);
+  CHECK(term(memory::stepsim_estimate(llama8b({"memory.workspaces_mib=0"})), "workspaces_bytes") == 0);
 }

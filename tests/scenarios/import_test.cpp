@@ -201,6 +201,29 @@ TEST_CASE("import megatron: --fp8-format turns FP8 on, --fp8-recipe picks delaye
                        "--fp8-recipe: \"blockwise\" is not modelled (delayed, tensorwise or mxfp8)", stepsim::ScenarioError);
 }
 
+TEST_CASE("import megatron: FP8 parameters, the interleaved micro-batch group and the fused cross-entropy") {
+  const std::vector<std::string> args{"--num-layers", "12", "--hidden-size", "512", "--num-attention-heads", "8", "--vocab-size", "1000",
+                                      "--seq-length", "1024", "--global-batch-size", "5", "--pipeline-model-parallel-size", "4",
+                                      "--num-layers-per-virtual-pipeline-stage", "1", "--microbatch-group-size-per-virtual-pipeline-stage",
+                                      "5", "--fp8-format", "hybrid", "--fp8-recipe", "tensorwise", "--fp8-param-gather",
+                                      "--cross-entropy-loss-fusion"};
+  sc::MegatronImportOptions o;
+  o.nodes = 1;
+  o.cluster = "dgx-h100";
+  const auto imported = sc::scenario_from_megatron_args(args, o);
+  for (const auto& w : imported.warnings) CHECK(w.find("not modelled") == std::string::npos);
+  auto with_dp = sc::load_scenario_text(imported.json, {sc::parse_override("cluster.gpus_per_node=4")});
+  CHECK(with_dp.parallel.vpp == 3);
+  CHECK(with_dp.parallel.microbatch_group() == 5);
+  CHECK(with_dp.training.fp8_params);
+  CHECK(with_dp.software.fused_cross_entropy);
+  auto te = args;
+  te.insert(te.end(), {"--cross-entropy-fusion-impl", "te"});
+  CHECK_THROWS_WITH_AS((void)sc::scenario_from_megatron_args(te, o),
+                       "--cross-entropy-fusion-impl: \"te\" is not modelled (native; Megatron-LM's arguments.py rejects te)",
+                       stepsim::ScenarioError);
+}
+
 TEST_CASE("split_arguments: quotes, continuations and comments") {
   CHECK(sc::split_arguments("a 'b c' \"d\"e \\\n f # g h\n i") == std::vector<std::string>{"a", "b c", "de", "f", "i"});
   CHECK_THROWS_WITH_AS((void)sc::split_arguments("a 'b"), "arguments: an unclosed ' quote", stepsim::ScenarioError);

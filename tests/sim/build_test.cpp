@@ -341,7 +341,11 @@ TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form 
             "parallel.account_for_loss_in_pipeline_split=true"},
            {"model.layers=31", "parallel.vpp=2", "parallel.account_for_loss_in_pipeline_split=true"},
            {"parallel.vpp=null", "parallel.pipeline_layout=E|t*4|t*4|t*4|(t*5|)*3,t*5L"},
-           {"parallel.vpp=null", "parallel.pipeline_layout=E|t*8|t*8|t*8|t*8|||L", "training.recompute=full"}}) {
+           {"parallel.vpp=null", "parallel.pipeline_layout=E|t*8|t*8|t*8|t*8|||L", "training.recompute=full"},
+           // micro-batch groups other than p: one group of 5, groups of 6 with a last of 4, groups of 8
+           {"parallel.vpp=2", "training.global_batch=5", "parallel.microbatch_group_size=5"},
+           {"parallel.vpp=4", "training.global_batch=10", "parallel.microbatch_group_size=6"},
+           {"parallel.vpp=2", "parallel.microbatch_group_size=8"}}) {
     auto all = sets;
     all.insert(all.begin(), {"parallel.schedule=interleaved", "training.global_batch=16"});
     auto s = scenario(all);

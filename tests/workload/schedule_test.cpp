@@ -36,6 +36,27 @@ TEST_CASE("interleaved order (p = 2, v = 2, m = 4, stage 0), as drawn in schedul
         "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0");
 }
 
+TEST_CASE("interleaved order with a micro-batch group of 3 and m = 5, not a multiple of p = 2") {
+  // Megatron's get_schedule_table for PP2 VP2, group 3, 5 micro-batches (model_parallel_config.py's
+  // example): micro-batches 0 1 2 0 1 2 3 4 3 4 on chunks 0 0 0 1 1 1 0 0 1 1; the backward takes the
+  // same table with the chunks reversed. Stage 0 warms up with 2(2 - 0 - 1) + (2 - 1) 3 = 5 chunk
+  // forwards, stage 1 with 3; then one forward and one backward in turn.
+  CHECK(passes(workload::stage_schedule(Schedule::Interleaved, 2, 5, 2, 0, 3), true) ==
+        "F0.0 F1.0 F2.0 F0.1 F1.1 F2.1 B0.1 F3.0 B1.1 F4.0 B2.1 F3.1 B0.0 F4.1 B1.0 B2.0 B3.1 B4.1 B3.0 B4.0");
+  CHECK(passes(workload::stage_schedule(Schedule::Interleaved, 2, 5, 2, 1, 3), true) ==
+        "F0.0 F1.0 F2.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.0 B0.0 F4.0 B1.0 F3.1 B2.0 F4.1 B3.1 B4.1 B3.0 B4.0");
+  CHECK(workload::warmup_passes(Schedule::Interleaved, 2, 5, 2, 0, 3) == 5);
+  CHECK(workload::in_flight_passes(Schedule::Interleaved, 2, 5, 2, 0, 3) == 6);
+  CHECK(workload::in_flight_passes(Schedule::Interleaved, 2, 5, 2, 1, 3) == 4);
+  // The group defaults to p: the same order as without it.
+  CHECK(passes(workload::stage_schedule(Schedule::Interleaved, 2, 4, 2, 0, 2), true) ==
+        passes(workload::stage_schedule(Schedule::Interleaved, 2, 4, 2, 0), true));
+  // One group of all 5 micro-batches on p = 4, v = 3 (the CI's tunable-overlap runs): the last stage
+  // warms up with (3 - 1) 5 = 10 chunk forwards, the first with all 15.
+  CHECK(workload::in_flight_passes(Schedule::Interleaved, 4, 5, 3, 3, 5) == 11);
+  CHECK(workload::in_flight_passes(Schedule::Interleaved, 4, 5, 3, 0, 5) == 15);
+}
+
 TEST_CASE("every schedule runs each (micro-batch, chunk) forward once, then its backward once") {
   for (auto sch : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved}) {
     const std::int64_t v = sch == Schedule::Interleaved ? 3 : 1;

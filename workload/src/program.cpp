@@ -219,7 +219,11 @@ StepProgram step_program(const Scenario& s) {
   // softmax for the backward); the bf16 logits live beside it until the loss returns, and in the
   // backward the bf16 gradient of the logits is cast from the fp32 one the same way: 2sbv/(tc) on
   // top of the stored bytes, during the last chunk's forward and the start of its backward.
-  p.logits_copy_bytes = 2.0 * x.tokens_per_rank * d(x.padded_vocab) / d(x.tp);
+  // The fused cross-entropy (megatron/core/fusions/fused_cross_entropy.py) runs the same in-place
+  // steps inside compiled functions, which write their result to a new fp32 tensor and copy it back
+  // into their input: one more fp32 sbv/(tc) beside the stored one in either pass, 6sbv/(tc) in all.
+  const double copy_bytes_per_logit = s.software.fused_cross_entropy ? 6.0 : 2.0;
+  p.logits_copy_bytes = copy_bytes_per_logit * x.tokens_per_rank * d(x.padded_vocab) / d(x.tp);
   p.pipeline_send = CollectiveWork{GroupKind::Pipeline, Collective::SendRecv, 2.0 * x.tokens_per_rank * h / d(x.tp), 1.0,
                                    Overlap::AfterCompute};
   return p;

@@ -98,6 +98,7 @@ def dgxc(measured, out):
             parallel=parallel)
         if precision == "fp8" and not ambiguous:
             rec["scenario"]["training"]["precision"] = "fp8-delayed"
+            rec["scenario"]["training"]["fp8_params"] = True
         rec["measured"] = {"step_time_s": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-pre-0.11"
         if ambiguous:
@@ -106,7 +107,10 @@ def dgxc(measured, out):
         rec["notes"] = (f"{r['record_id']}; {r['framework']}; recompute: {r['recompute']}; "
                         f"TP communication overlap: {'on (userbuffers)' if tp_overlap else 'not stated, left off'}; "
                         + ("FP8 recipe: delayed scaling (inferred: the NeMo configs of these releases set fp8_hybrid, "
-                           "amax history 1024, amax_compute_algo max); " if precision == "fp8" else "")
+                           "amax history 1024, amax_compute_algo max); FP8 parameters (NeMo 1.x: dgxc-benchmarking "
+                           "llama3.1/configure.sh sets +model.fp8_params with FP8, releases v24.11.1 to v25.02.01; NeMo 2.0: "
+                           "bf16_with_fp8_mixed sets fp8_params=True, NeMo d2b21556 "
+                           "nemo/collections/llm/recipes/precision/mixed_precision.py); " if precision == "fp8" else "")
                         + f"{r['notes']}")
         records.append(rec)
     write_set(out / "dgxc-h100-llama3.json", OrderedDict(
@@ -126,7 +130,8 @@ def dgxc(measured, out):
                "optimizer with plugins.grad_reduce_in_fp32 = False). NVIDIA's published MFU uses Megatron's FLOP count with the s/h attention term "
                "(megatron-pre-0.11): 8B on 8 GPUs at 12.91 s gives 59.4 % of 989 TFLOP/s, published 59.37 %. One "
                "table per model, BF16 and FP8 rows together. FP8 rows run TransformerEngine's FP8 with delayed "
-               "scaling (training.precision fp8-delayed); NVIDIA's FP8 MFU is against the FP8 peak."),
+               "scaling (training.precision fp8-delayed) and FP8 parameters (training.fp8_params); NVIDIA's FP8 MFU is "
+               "against the FP8 peak."),
         records=records))
 
 
@@ -277,6 +282,24 @@ CI_LOCAL_TRANSFORMER_IMPL = {
 CI_UNEVEN_PIPELINE = {"gpt3_mcore_te_tp1_pp4_vp1_uneven_pipeline": (2, 2),
                       "gpt3_mcore_te_tp1_pp4_vp1_uneven_pipeline_1node": (2, 2)}
 
+# The CI test cases whose model_config.yaml (Megatron-LM d98e8a64) sets
+# --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split and
+# --num-virtual-stages-per-pipeline-rank (none of them in the transcription): (embedding, loss, vpp).
+CI_PIPELINE_SPLIT = {"gpt3_mcore_te_tp1_pp4_vp2_account_for_embedding_loss_in_pipeline_split": (True, True, 2),
+                     "gpt3_mcore_te_tp1_pp4_vp2_account_for_embedding_loss_in_pipeline_split_1node": (True, True, 2)}
+
+# The CI test cases whose model_config.yaml (Megatron-LM d98e8a64) sets
+# --microbatch-group-size-per-virtual-pipeline-stage (not in the transcription).
+CI_MICROBATCH_GROUP = {"gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap": 5,
+                       "gpt3_mcore_te_tp1_pp4_vp1_tunable_overlap_1node": 5,
+                       "gpt3_mcore_te_tp1_pp4_vp1_resume_torch_dist_tunable_overlap": 5}
+
+# The FP8 CI test cases, from their model_config.yaml (Megatron-LM d98e8a64): --fp8-recipe tensorwise
+# (per-tensor current scaling), --fp8-param-gather (FP8 parameters), --normalization RMSNorm.
+CI_FP8 = {test: {"precision": "fp8-current", "norm": "rmsnorm"} for test in (
+    "gpt3_weekly_mcore_tp2_pp2_current_scaling_native_fp8_tp_pp_sp_tp_overlap",
+    "gpt3_weekly_mcore_tp4_cp2_current_scaling_native_fp8_tp_sp_cp_tp_overlap")}
+
 # Test cases whose run holds memory that a training step of stepsim does not have, by a test-name
 # feature: the reason a record of that test is left out.
 CI_NOT_EXPRESSIBLE = {
@@ -288,9 +311,10 @@ CI_NOT_EXPRESSIBLE = {
     "multi_dist_optimizer_instances": ("--num-distributed-optimizer-instances 2: the optimizer state is sharded over "
                                        "half of the data-parallel group; stepsim shards it over all of DP x CP"),
     "qk_layernorm": "--qk-layernorm: a LayerNorm on the queries and keys (and its saved inputs) that stepsim does not model",
-    "cross_entropy_loss_fusion": ("--cross-entropy-loss-fusion: Megatron's fused cross-entropy (jit-fused functions "
-                                  "that return new fp32 tensors); stepsim models the unfused one, which works in place "
-                                  "on its fp32 copy of the logits"),
+    "reruns_resume_check_grads": ("a checkpoint-consistency test that runs several layouts in turn (model_config.yaml "
+                                  "MODEL_ARGS to MODEL_ARGS_10: 1 or 2 GPUs, DP, TP, CP or PP of 2) and whose recompute "
+                                  "flag (--recompute-num-layers 1) comes without a granularity; the transcription folds "
+                                  "them into one layout of 8 GPUs"),
 }
 
 
@@ -305,7 +329,7 @@ def megatron_ci(measured, out):
         test = r["model"].removeprefix("mcore-gpt-")
         name = f"{r['record_id']}-{test}-{r['gpu'].lower()}"
         gpus, tp, pp, cp, dp = (int(r[k]) for k in ("gpus", "tp", "pp", "cp", "dp"))
-        vpp = int(r["vpp"]) if r["vpp"] else 1
+        vpp = int(r["vpp"]) if r["vpp"] else CI_PIPELINE_SPLIT.get(test, (False, False, 1))[2]
         rec = OrderedDict()
         rec["name"] = name
         rec["table"] = f"gpt-{r['layers']}l-{r['hidden']}h-seq{r['seq_len']}"
@@ -320,9 +344,11 @@ def megatron_ci(measured, out):
             model = None
             skip = f"the vocabulary ({r['vocab']}) is not a number in the transcription"
         precision = r["precision"]
-        if precision.startswith("fp8"):
-            skip = skip or ("FP8 parameters (--fp8-param-gather: the weights kept in FP8, no bf16 copy) are not "
-                            "modelled; stepsim's FP8 keeps bf16 weights beside TransformerEngine's FP8 copies")
+        fp8 = CI_FP8.get(test)
+        if precision.startswith("fp8") and fp8 is None:
+            skip = skip or "an FP8 recipe that the transcription does not state (model_config.yaml not transcribed)"
+        if fp8 is not None and model is not None:
+            model["norm"] = fp8["norm"]
         recompute = "none"
         training = OrderedDict(seq_len=int(r["seq_len"]), global_batch=int(r["gbs"]), micro_batch=int(r["mbs"]))
         if r["recompute"].startswith("full"):
@@ -338,6 +364,8 @@ def megatron_ci(measured, out):
             training["recompute"] = "none"
         local = test in CI_LOCAL_TRANSFORMER_IMPL
         training["attention"] = "unfused" if flags.get("attention-backend") == "unfused" or local else "flash"
+        if fp8 is not None:
+            training["precision"], training["fp8_params"] = fp8["precision"], True
         distopt = r["dist_opt"] == "True"
         parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="interleaved" if vpp > 1 else "1f1b")
         if vpp > 1:
@@ -346,26 +374,38 @@ def megatron_ci(measured, out):
         parallel.update(sequence_parallel=r["sp"] == "True", sharding="optimizer" if distopt else "none",
                         overlap_grad_reduce=overlap_grad,
                         overlap_param_gather=flags.get("overlap-param") == "True" and distopt and overlap_grad,
-                        tp_comm_overlap=False)
+                        tp_comm_overlap=fp8 is not None and flags.get("tp-comm-overlap") == "True")
         micro_batches = int(r["gbs"]) // (int(r["mbs"]) * dp)
         if test in CI_UNEVEN_PIPELINE:
             parallel["first_stage_layers"], parallel["last_stage_layers"] = CI_UNEVEN_PIPELINE[test]
+        if test in CI_PIPELINE_SPLIT:
+            (parallel["account_for_embedding_in_pipeline_split"],
+             parallel["account_for_loss_in_pipeline_split"]) = CI_PIPELINE_SPLIT[test][:2]
+        if test in CI_MICROBATCH_GROUP:
+            parallel["microbatch_group_size"] = CI_MICROBATCH_GROUP[test]
         not_expressible = [why for feature, why in CI_NOT_EXPRESSIBLE.items() if feature in test]
         if not_expressible:
-            skip = skip or not_expressible[0]
-        elif "account_for_embedding" in test or "account_for_loss" in test:
-            skip = skip or "the embedding and the loss count as pipeline layers (account_for_*_in_pipeline_split)"
-        elif vpp > 1 and micro_batches % pp != 0:
-            skip = skip or f"interleaving with {micro_batches} micro-batches, not a multiple of pp={pp}"
+            skip = not_expressible[0]
+        elif "account_for" in test and test not in CI_PIPELINE_SPLIT:
+            skip = skip or "the embedding and the loss count as pipeline layers, with flags not transcribed"
+        elif vpp > 1 and micro_batches % pp != 0 and test not in CI_MICROBATCH_GROUP:
+            skip = skip or (f"interleaving with {micro_batches} micro-batches, not a multiple of pp={pp}, and no "
+                            "micro-batch group size transcribed (Megatron refuses it with the default group of pp)")
         if model is not None and not skip:
             rec["scenario"] = OrderedDict(name=f"megatron-ci-{name}", model=model, cluster=CI_GPUS[r["gpu"]],
                                           training=training, parallel=parallel)
+            if "cross_entropy_loss_fusion" in test:
+                # --cross-entropy-loss-fusion (model_config.yaml), the native implementation: the default, and
+                # arguments.py at d98e8a64 rejects the TransformerEngine one.
+                rec["scenario"]["software"] = OrderedDict(preset=rec["software"], fused_cross_entropy=True)
         rec["measured"] = {"peak_allocated_gib": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-causal"
         if skip:
             rec["skip"] = skip
-        rec["notes"] = (f"{r['record_id']}; {r['framework']}; precision {precision} (memory modelled as BF16); "
-                        f"recompute {r['recompute']}; "
+        rec["notes"] = (f"{r['record_id']}; {r['framework']}; precision {precision} "
+                        + ("(FP8 current scaling, FP8 parameters, RMSNorm: model_config.yaml); " if fp8 is not None
+                           else "(memory modelled as BF16); ")
+                        + f"recompute {r['recompute']}; "
                         + ("transformer-impl local (model_config.yaml): unfused attention; " if local else "")
                         + r["notes"])
         records.append(rec)

@@ -150,6 +150,7 @@ struct TrainingSpec {
   Attention attention = Attention::Flash;       // "attention": "flash" | "unfused"
   TrainingPrecision precision = TrainingPrecision::Bf16;  // "precision"
   std::int64_t fp8_amax_history_len = static_cast<std::int64_t>(param_default("training.fp8_amax_history_len"));
+  bool fp8_params = param_default("training.fp8_params") != 0;  // GEMM weights kept in FP8 only (no bf16 copy)
 
   [[nodiscard]] bool fp8() const { return precision != TrainingPrecision::Bf16; }
   std::optional<double> train_tokens;           // token budget for time/cost to train
@@ -183,6 +184,7 @@ struct ParallelSpec {
   bool account_for_loss_in_pipeline_split = false;
   std::string pipeline_layout;
   Schedule schedule = Schedule::OneFOneB;
+  std::optional<std::int64_t> microbatch_group_size;  // interleaved: micro-batches per chunk group; none: pp
   bool sequence_parallel = param_default("parallel.sequence_parallel") != 0;
   Sharding sharding = Sharding::Optimizer;      // "sharding"; "distributed_optimizer" is its alias
   bool overlap_grad_reduce = param_default("parallel.overlap_grad_reduce") != 0;
@@ -190,6 +192,7 @@ struct ParallelSpec {
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
 
+  [[nodiscard]] std::int64_t microbatch_group() const { return microbatch_group_size.value_or(pp); }
   [[nodiscard]] bool shards_optimizer() const { return sharding != Sharding::None; }
   [[nodiscard]] bool shards_grads() const { return sharding == Sharding::OptimizerGrads || sharding == Sharding::OptimizerGradsParams; }
   [[nodiscard]] bool shards_params() const { return sharding == Sharding::OptimizerGradsParams; }
@@ -198,6 +201,7 @@ struct ParallelSpec {
 // Terms the paper leaves to its 80 % margin; each is a scenario field ("memory": {...}).
 struct MemorySpec {
   double cuda_context_bytes = param_default("memory.cuda_context_gib") * kGiB;  // CUDA context + cuBLAS/cuDNN workspaces
+  std::optional<double> workspaces_bytes;  // library workspaces in the allocator; none: by GPU architecture (memory.workspaces_mib)
   double nccl_buffer_bytes_per_group = param_default("memory.nccl_buffer_gib_per_group") * kGiB;  // NCCL communicator buffers per process group the rank is in
   double fragmentation_fraction = param_default("memory.fragmentation_fraction");  // caching-allocator reserved/allocated - 1, on dynamic memory
   double usable_fraction = param_default("memory.usable_fraction");               // paper's 80 % rule

@@ -66,7 +66,7 @@ struct StepProgram {
   PassProgram output_forward, output_backward;        // on the last virtual stage, loss included
   double token_ids_bytes = 0;          // int64 token ids the first chunk keeps per micro-batch
   double output_transient_bytes = 0;   // fp32 logits and final-norm output of one micro-batch (last stage)
-  double logits_copy_bytes = 0;        // bf16 logits beside their fp32 copy while the loss runs (last stage)
+  double logits_copy_bytes = 0;        // bf16 logits (and, fused, a second fp32 copy) beside the stored fp32 ones while the loss runs (last stage)
   CollectiveWork pipeline_send;        // an activation (or its gradient) to the neighbouring stage
   PipelineLayout layout{1, 1};        // the scenario's layers per stage and chunk
 };

@@ -18,10 +18,11 @@
 //   step time with equal passes and free communication: (m + p - 1)(t_f + t_b).
 //
 // Interleaved 1F1B (Narayanan et al. SC'21; Megatron ..._with_interleaving), v chunks per stage,
-// chunk j of stage i is virtual stage j p + i. Forward order takes groups of p micro-batches
-// through chunk 0, then chunk 1, ...; backward order the same with chunks reversed. Warm-up
-// min(2(p - i - 1) + (v - 1) p, m v) chunk-forwards, then 1F1B over chunk passes. p = 2, v = 2,
-// m = 4, stage 0:
+// chunk j of stage i is virtual stage j p + i. Forward order takes groups of g micro-batches
+// (Megatron's microbatch_group_size_per_vp_stage, p by default; the last group takes the rest,
+// m mod g when that is not 0) through chunk 0, then chunk 1, ...; backward order the same with
+// chunks reversed. Warm-up min(2(p - i - 1) + (v - 1) g, m v) chunk-forwards, then 1F1B over chunk
+// passes. p = 2, v = 2, m = 4, stage 0:
 //   F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0
 //   step time with equal chunks and free communication: (m + (p - 1)/v)(t_f + t_b).
 
@@ -45,18 +46,19 @@ struct Pass {
   std::int32_t chunk = 0;
 };
 
-// Order of passes on stage `stage`: 2 m v passes.
+// Order of passes on stage `stage`: 2 m v passes. `group`: the interleaved schedule's micro-batch
+// group size g (0: p).
 [[nodiscard]] std::vector<Pass> stage_schedule(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
-                                               std::int64_t stage);
+                                               std::int64_t stage, std::int64_t group = 0);
 
 // Forward passes (chunk passes when interleaved) a stage runs before its first backward:
-// GPipe m; 1F1B min(p - i - 1, m); interleaved min(2(p - i - 1) + (v - 1) p, m v)
-// (Megatron's schedules.py, micro-batch group size p).
+// GPipe m; 1F1B min(p - i - 1, m); interleaved min(2(p - i - 1) + (v - 1) g, m v)
+// (Megatron's schedules.py, micro-batch group size g, p when `group` is 0).
 [[nodiscard]] std::int64_t warmup_passes(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
-                                         std::int64_t stage);
+                                         std::int64_t stage, std::int64_t group = 0);
 // Peak number of forward passes whose activations a stage holds: min(warm-up + 1, m v).
 [[nodiscard]] std::int64_t in_flight_passes(Schedule schedule, std::int64_t p, std::int64_t m, std::int64_t v,
-                                            std::int64_t stage);
+                                            std::int64_t stage, std::int64_t group = 0);
 
 // Where the model's layers sit on the pipeline's stages and chunks (scenarios/layout.hpp).
 using scenarios::PipelineLayout;
