@@ -168,8 +168,11 @@ double simgrid_flow_count(const sim::StepGraph& graph) {
   return flows;
 }
 
-void check_simgrid_size(const sim::StepGraph& graph) {
-  const double flows = simgrid_flow_count(graph);
+double simgrid_replayed_flow_count(const sim::StepGraph& graph, const topology::Cluster& cluster) {
+  return static_cast<double>(sim::simgrid_platform_stats(graph, cluster).step_replayed_flows);
+}
+
+void check_simgrid_size(double flows) {
   if (flows > kMaxSimGridFlows)
     throw ScenarioError("--engine", "the simgrid engine would replay " + grouped(flows) + " flows in this step (limit " +
                                         grouped(kMaxSimGridFlows) + "); use --engine analytic");
@@ -214,13 +217,14 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   if (engine == sim::EngineKind::SimGrid) {
     // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
     const double flows = simgrid_flow_count(out.step.graph);
+    const double replayed = simgrid_replayed_flow_count(out.step.graph, cluster);
     const bool fits = estimated_memory_bytes(s.world_size(), graph_ops, flows, true) <= static_cast<double>(budget);
-    if (!options.engine && (flows > kMaxSimGridFlows || !fits)) {
+    if (!options.engine && (replayed > kMaxSimGridFlows || !fits)) {
       engine = sim::EngineKind::Analytic;
-      engine_reason = flows > kMaxSimGridFlows ? grouped(flows) + " flows, more than simgrid's " + grouped(kMaxSimGridFlows)
-                                               : "simgrid would not fit the memory budget (--memory-budget-gib)";
+      engine_reason = replayed > kMaxSimGridFlows ? grouped(replayed) + " flows, more than simgrid's " + grouped(kMaxSimGridFlows)
+                                                  : "simgrid would not fit the memory budget (--memory-budget-gib)";
     } else {
-      check_simgrid_size(out.step.graph);
+      check_simgrid_size(replayed);
       check_memory_budget(s, graph_ops, flows, true, budget, options.per_layer);
     }
   }

@@ -33,6 +33,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "simgrid_platform.hpp"
 #include "simgrid_replay.hpp"
@@ -144,6 +145,14 @@ SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topolo
   SimGridPlatformStats s;
   s.plan_flows = p.plan_flows;
   s.replayed_flows = static_cast<std::int64_t>(p.flows.size());
+  std::vector<std::int64_t> per_plan(p.plans.size(), 0);
+  for (std::size_t i = 0; i < p.plans.size(); ++i) {
+    const PreparedPlan& plan = p.plans[i];
+    for (std::size_t r = 0; r < plan.round_repeat.size(); ++r)
+      per_plan[i] += static_cast<std::int64_t>(plan.round_begin[r + 1] - plan.round_begin[r]) * plan.round_repeat[r];
+  }
+  for (const Op& op : graph.ops)
+    if (op.plan >= 0) s.step_replayed_flows += per_plan[static_cast<std::size_t>(op.plan)];
   s.cluster_links = p.cluster_links;
   s.redundant_links = p.redundant_links;
   s.simgrid_links = static_cast<std::int64_t>(p.link_bw_Bps.size());

@@ -64,6 +64,9 @@ enum class SimGridFlows { Classes, Exact };
 struct SimGridPlatformStats {
   std::int64_t plan_flows = 0;
   std::int64_t replayed_flows = 0;
+  // SimGrid flows the replay of the whole step starts: over the communication ops, each round of
+  // the op's plan, its replayed flows times its repeat count (what the replay's time grows with).
+  std::int64_t step_replayed_flows = 0;
   std::int64_t cluster_links = 0;
   std::int64_t redundant_links = 0;
   std::int64_t simgrid_links = 0;
