@@ -32,7 +32,9 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simgrid_platform.hpp"
@@ -100,8 +102,11 @@ int child_main(int fd, const StepGraph& graph, const Platform& platform) {
 }  // namespace
 
 Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
-  graph.validate();
-  const Platform platform = prepare_platform(graph, cluster, flows);
+  return run_simgrid(graph, prepare_simgrid(graph, cluster, flows));
+}
+
+Trace run_simgrid(const StepGraph& graph, const SimGridPreparation& prepared) {
+  const Platform& platform = *prepared.platform_;
 
   static_assert(sizeof(OpTime) == 2 * sizeof(double), "OpTime is sent as two raw doubles");
   support::ChildResult child;
@@ -140,9 +145,12 @@ Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimG
   return trace;
 }
 
-SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
-  const Platform p = prepare_platform(graph, cluster, flows);
-  SimGridPlatformStats s;
+SimGridPreparation prepare_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
+  graph.validate();
+  auto platform = std::make_shared<const Platform>(prepare_platform(graph, cluster, flows));
+  const Platform& p = *platform;
+  SimGridPreparation out;
+  SimGridPlatformStats& s = out.stats_;
   s.plan_flows = p.plan_flows;
   s.replayed_flows = static_cast<std::int64_t>(p.flows.size());
   std::vector<std::int64_t> per_plan(p.plans.size(), 0);
@@ -157,7 +165,12 @@ SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topolo
   s.redundant_links = p.redundant_links;
   s.simgrid_links = static_cast<std::int64_t>(p.link_bw_Bps.size());
   s.routes = static_cast<std::int64_t>(p.routes.size());
-  return s;
+  out.platform_ = std::move(platform);
+  return out;
+}
+
+SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
+  return prepare_simgrid(graph, cluster, flows).stats();
 }
 
 }  // namespace stepsim::sim
