@@ -7,7 +7,10 @@
 #   - `stepsim --version` (process start-up) and `stepsim run --engine analytic` of the default
 #     scenario, CPU per run;
 #   - sweep worker start-up: a fork of a process linked like stepsim that exits at once;
-#   - the SimGrid engine at 512 ... 4,096 GPUs (Llama-3.1-70B, TP8 PP8, 64 micro-batches).
+#   - CPU and peak RSS of the largest analytic run: Llama-3.1-405B on 16,384 H100
+#     (scenarios/llama405b-h100-16k.json) at layer granularity;
+#   - the SimGrid engine at 512 ... 16,384 GPUs and Llama-3.1-405B on 16,384 H100, with their
+#     peak RSS and the growth in DP (bench/simgrid_scale.sh).
 # Usage: bench/perf.sh BUILD_DIR [RUNS]   (needs the stepsim and perf_bench targets)
 set -euo pipefail
 build="${1:?usage: bench/perf.sh BUILD_DIR [RUNS]}"
@@ -23,11 +26,8 @@ echo
 printf '%-44s ' "stepsim --version (start-up)"; "$bench" exec "$runs" "$stepsim" --version
 printf '%-44s ' "stepsim run --engine analytic (default)"; "$bench" exec "$runs" "$stepsim" run --engine analytic
 printf '%-44s ' "sweep worker start-up"; "$bench" fork "$((runs * 5))"
+echo "analytic engine, llama-3.1-405b on 16,384 H100, TP8 PP16 DP128, interleaved vpp 4, layer granularity:"
+printf '  %-42s ' "16384 GPUs (DP 128)"
+"$bench" exec 1 "$stepsim" run "$here/scenarios/llama405b-h100-16k.json" --engine analytic --granularity layer
 echo
-echo "SimGrid engine, llama-3.1-70b on H100, TP8 PP8, 64 micro-batches (one run each):"
-for gpus in 512 1024 2048 4096; do
-  dp=$((gpus / 64))
-  printf '  %5d GPUs (DP %3d)                         ' "$gpus" "$dp"
-  "$bench" exec 1 "$stepsim" run "$here/scenarios/llama70b-h100-1024.json" --engine simgrid \
-    --set cluster.nodes=$((gpus / 8)) --set parallel.dp=$dp --set training.global_batch=$((64 * dp))
-done
+"$here/simgrid_scale.sh" "$build"

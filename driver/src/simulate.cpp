@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -168,8 +169,11 @@ double simgrid_flow_count(const sim::StepGraph& graph) {
   return flows;
 }
 
-void check_simgrid_size(const sim::StepGraph& graph) {
-  const double flows = simgrid_flow_count(graph);
+double simgrid_replayed_flow_count(const sim::StepGraph& graph, const topology::Cluster& cluster) {
+  return static_cast<double>(sim::prepare_simgrid(graph, cluster).stats().step_replayed_flows);
+}
+
+void check_simgrid_size(double flows) {
   if (flows > kMaxSimGridFlows)
     throw ScenarioError("--engine", "the simgrid engine would replay " + grouped(flows) + " flows in this step (limit " +
                                         grouped(kMaxSimGridFlows) + "); use --engine analytic");
@@ -211,21 +215,26 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   out.step = sim::build_step(s, cluster, compute, bo);
   // The estimate again with the ops built, before the engine and the timeline add theirs.
   const auto graph_ops = static_cast<double>(out.step.graph.ops.size());
+  // The SimGrid platform, prepared once for the flow limit and the replay.
+  std::optional<sim::SimGridPreparation> prepared;
   if (engine == sim::EngineKind::SimGrid) {
     // The automatic choice falls back to the analytic engine; an explicit simgrid is refused.
     const double flows = simgrid_flow_count(out.step.graph);
+    prepared = sim::prepare_simgrid(out.step.graph, cluster);
+    const double replayed = static_cast<double>(prepared->stats().step_replayed_flows);
     const bool fits = estimated_memory_bytes(s.world_size(), graph_ops, flows, true) <= static_cast<double>(budget);
-    if (!options.engine && (flows > kMaxSimGridFlows || !fits)) {
+    if (!options.engine && (replayed > kMaxSimGridFlows || !fits)) {
       engine = sim::EngineKind::Analytic;
-      engine_reason = flows > kMaxSimGridFlows ? grouped(flows) + " flows, more than simgrid's " + grouped(kMaxSimGridFlows)
-                                               : "simgrid would not fit the memory budget (--memory-budget-gib)";
+      prepared.reset();
+      engine_reason = replayed > kMaxSimGridFlows ? grouped(replayed) + " flows, more than simgrid's " + grouped(kMaxSimGridFlows)
+                                                  : "simgrid would not fit the memory budget (--memory-budget-gib)";
     } else {
-      check_simgrid_size(out.step.graph);
+      check_simgrid_size(replayed);
       check_memory_budget(s, graph_ops, flows, true, budget, options.per_layer);
     }
   }
   if (engine == sim::EngineKind::Analytic) check_memory_budget(s, graph_ops, 0, false, budget, options.per_layer);
-  out.trace = sim::run(engine, out.step.graph, cluster);
+  out.trace = prepared ? sim::run_simgrid(out.step.graph, *prepared) : sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
   out.report = report::make_report(s, out.step, out.trace, out.timeline);
   out.report.engine_reason = engine_reason;

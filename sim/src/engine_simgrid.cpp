@@ -32,7 +32,10 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "simgrid_platform.hpp"
 #include "simgrid_replay.hpp"
@@ -99,8 +102,11 @@ int child_main(int fd, const StepGraph& graph, const Platform& platform) {
 }  // namespace
 
 Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
-  graph.validate();
-  const Platform platform = prepare_platform(graph, cluster, flows);
+  return run_simgrid(graph, prepare_simgrid(graph, cluster, flows));
+}
+
+Trace run_simgrid(const StepGraph& graph, const SimGridPreparation& prepared) {
+  const Platform& platform = *prepared.platform_;
 
   static_assert(sizeof(OpTime) == 2 * sizeof(double), "OpTime is sent as two raw doubles");
   support::ChildResult child;
@@ -139,16 +145,32 @@ Trace run_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimG
   return trace;
 }
 
-SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
-  const Platform p = prepare_platform(graph, cluster, flows);
-  SimGridPlatformStats s;
+SimGridPreparation prepare_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
+  graph.validate();
+  auto platform = std::make_shared<const Platform>(prepare_platform(graph, cluster, flows));
+  const Platform& p = *platform;
+  SimGridPreparation out;
+  SimGridPlatformStats& s = out.stats_;
   s.plan_flows = p.plan_flows;
   s.replayed_flows = static_cast<std::int64_t>(p.flows.size());
+  std::vector<std::int64_t> per_plan(p.plans.size(), 0);
+  for (std::size_t i = 0; i < p.plans.size(); ++i) {
+    const PreparedPlan& plan = p.plans[i];
+    for (std::size_t r = 0; r < plan.round_repeat.size(); ++r)
+      per_plan[i] += static_cast<std::int64_t>(plan.round_begin[r + 1] - plan.round_begin[r]) * plan.round_repeat[r];
+  }
+  for (const Op& op : graph.ops)
+    if (op.plan >= 0) s.step_replayed_flows += per_plan[static_cast<std::size_t>(op.plan)];
   s.cluster_links = p.cluster_links;
   s.redundant_links = p.redundant_links;
   s.simgrid_links = static_cast<std::int64_t>(p.link_bw_Bps.size());
   s.routes = static_cast<std::int64_t>(p.routes.size());
-  return s;
+  out.platform_ = std::move(platform);
+  return out;
+}
+
+SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows) {
+  return prepare_simgrid(graph, cluster, flows).stats();
 }
 
 }  // namespace stepsim::sim

@@ -7,12 +7,11 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 #include <sys/wait.h>
-#include <unistd.h>
+
+#include "../common/scratch.hpp"
 
 namespace cli {
 
@@ -22,21 +21,9 @@ struct Result {
   std::string err;   // stderr
 };
 
-inline std::string tmpdir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("stepsim_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
-  }();
-  return dir;
-}
+inline std::string tmpdir() { return test_support::scratch_dir("cli").string(); }
 
-inline std::string slurp(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::slurp;
 
 // Runs `stepsim ARGS`; `shell_prefix` goes before it on the shell's command line ("ulimit -v N; ").
 inline Result run(const std::string& args, const std::string& shell_prefix = "") {
@@ -56,9 +43,7 @@ inline Result run(const std::string& args, const std::string& shell_prefix = "")
 }
 
 inline std::string write_file(const std::string& name, const std::string& text) {
-  const std::string f = tmpdir() + "/" + name;
-  std::ofstream(f, std::ios::binary) << text;
-  return f;
+  return test_support::scratch_file("cli", name, text);
 }
 
 // Files of `dir` whose names start with `prefix` (targets and their temporary files).
@@ -72,12 +57,7 @@ inline std::vector<std::string> files_starting(const std::string& dir, const std
 }
 
 // A fresh, empty directory under tmpdir().
-inline std::string empty_dir(const std::string& name) {
-  const std::string d = tmpdir() + "/" + name;
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
-}
+inline std::string empty_dir(const std::string& name) { return test_support::fresh_dir("cli", name).string(); }
 
 // A user error: exit status 2, nothing on stdout, one line on stderr containing `expect`, and
 // neither `out` nor a temporary file next to it left behind.

@@ -117,8 +117,10 @@ TEST_CASE("stepsim run and memory: bad input exits 2 with one line naming the fi
        "use fewer micro-batches or --granularity chunk"},
       {"run --engine analytic --set training.global_batch=16777216",
        "stepsim: error: training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops"},
-      {"run --engine simgrid --set model=llama-3.1-8b --set cluster.nodes=128 --set parallel.tp=1 --set parallel.pp=1"
-       " --set training.global_batch=1024 --set training.seq_len=4096",
+      // DP 8,192 rings on 2 stages of 512 chunks: over 20 M SimGrid flows even one per class of flows that move alike.
+      {"run --engine simgrid --set model=llama-3.1-8b --set model.layers=1024 --set cluster.nodes=2048 --set parallel.tp=1"
+       " --set parallel.pp=2 --set parallel.schedule=interleaved --set parallel.vpp=512 --set training.global_batch=16384"
+       " --set training.seq_len=4096",
        "stepsim: error: --engine: the simgrid engine would replay "},
       // 500,000 micro-batches: 12,000,000 ops, within the graph limit; its trace would not be.
       {"run --engine analytic --set training.global_batch=2000000",

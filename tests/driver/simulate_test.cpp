@@ -6,6 +6,7 @@
 
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
+#include "stepsim/report/format.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/topology/cluster.hpp"
@@ -62,21 +63,43 @@ TEST_CASE("a step graph beyond the op limit is refused before it is built") {
   CHECK(error_of(batch, o).rfind("training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops", 0) == 0);
 }
 
-TEST_CASE("the simgrid engine refuses steps with more flows than it replays in reasonable time") {
-  // Llama-3.1-8B with TP1 PP1 DP1024: 1,023-step rings of 1,024 flows, many buckets.
+TEST_CASE("the simgrid engine's flow limit counts the flows it starts, one per class of flows that move alike") {
+  // Llama-3.1-8B with TP1 PP1 DP1024: 1,023-step rings of 1,024 flows, over 20 M flows in the
+  // step's plans (refused when the limit counted those); the flows of a ring step move alike in
+  // a few classes, so SimGrid starts far fewer, and it runs.
   const auto wide = scenario({"model=llama-3.1-8b", "cluster.nodes=128", "parallel.tp=1", "parallel.pp=1",
                               "training.global_batch=1024", "training.seq_len=4096"});
   const topology::Cluster cluster(wide.cluster);
   const costmodel::ComputeModel compute(wide.cluster.gpu, wide.software);
   const auto step = sim::build_step(wide, cluster, compute);
   CHECK(simgrid_flow_count(step.graph) > kMaxSimGridFlows);
-  CHECK_THROWS_WITH_AS(check_simgrid_size(step.graph), doctest::Contains("; use --engine analytic"), ScenarioError);
+  const double replayed = simgrid_replayed_flow_count(step.graph, cluster);
+  CHECK(replayed == static_cast<double>(sim::simgrid_platform_stats(step.graph, cluster).step_replayed_flows));
+  CHECK(replayed > 0);
+  CHECK(replayed < 0.01 * simgrid_flow_count(step.graph));
+  CHECK_NOTHROW(check_simgrid_size(replayed));
   SimulateOptions o;
   o.engine = sim::EngineKind::SimGrid;
-  CHECK(error_of(wide, o).rfind("--engine: the simgrid engine would replay ", 0) == 0);
-  // Left to choose, simulate() takes the analytic engine instead.
+  CHECK(simulate(wide, o).report.engine == "simgrid");
   CHECK(default_engine(wide) == sim::EngineKind::SimGrid);
-  CHECK(simulate(wide).report.engine == "analytic");
+  CHECK(simulate(wide).report.engine == "simgrid");
+
+  // 1,024 layers on 2 stages of 512 chunks, DP 8,192 rings: more flows than the limit even one
+  // per class. Named, simgrid is refused in one line; left to choose, simulate() takes analytic.
+  const auto deep = scenario({"model=llama-3.1-8b", "model.layers=1024", "cluster.nodes=2048", "parallel.tp=1", "parallel.pp=2",
+                              "parallel.schedule=interleaved", "parallel.vpp=512", "training.global_batch=16384",
+                              "training.seq_len=4096", "engine.auto_simgrid_max_gpus=16384"});
+  const topology::Cluster deep_cluster(deep.cluster);
+  const costmodel::ComputeModel deep_compute(deep.cluster.gpu, deep.software);
+  const double too_many = simgrid_replayed_flow_count(sim::build_step(deep, deep_cluster, deep_compute).graph, deep_cluster);
+  CHECK(too_many > kMaxSimGridFlows);
+  CHECK_THROWS_WITH_AS(check_simgrid_size(too_many), doctest::Contains("; use --engine analytic"), ScenarioError);
+  CHECK(error_of(deep, o) == "--engine: the simgrid engine would replay " + grouped(too_many) +
+                                 " flows in this step (limit 20,000,000); use --engine analytic");
+  CHECK(default_engine(deep) == sim::EngineKind::SimGrid);
+  const auto chosen = simulate(deep).report;
+  CHECK(chosen.engine == "analytic");
+  CHECK(chosen.engine_reason == grouped(too_many) + " flows, more than simgrid's 20,000,000");
   // The default scenario is well within the limit, and the count is what its plans say.
   const auto def = scenario({});
   const topology::Cluster c2(def.cluster);
@@ -282,3 +305,4 @@ TEST_CASE("NVIDIA's 405B layout (TP8 PP8 VP8 CP2, embedding and loss counted) re
   CHECK(sg.step_time_s == doctest::Approx(an.step_time_s).epsilon(0.05));
   CHECK(sg.peak_memory_bytes == an.peak_memory_bytes);
 }
+

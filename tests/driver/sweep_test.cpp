@@ -11,8 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include <unistd.h>
-
+#include "../common/scratch.hpp"
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
@@ -46,19 +45,10 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
-std::string tmp_dir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() / ("stepsim_sweep_" + std::to_string(::getpid())) / name;
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d.parent_path());
-  return d.string();
-}
+// Nothing there yet: the sweep creates its output folder.
+std::string tmp_dir(const std::string& name) { return test_support::fresh_path("sweep", name).string(); }
 
-std::string slurp(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::slurp;
 
 std::vector<std::string> sorted_lines(const std::string& text) {
   std::vector<std::string> out;

@@ -2,14 +2,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
+
+#include "../common/scratch.hpp"
 
 #include "stepsim/driver/calibrate.hpp"
 #include "stepsim/driver/efficiency_file.hpp"
@@ -157,8 +156,7 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
 
   // The written file parses back to the same parameters, and the same fit writes the same file.
   const auto text = stepsim::driver::efficiency_to_json(r.efficiency, r.source);
-  const auto file = (std::filesystem::temp_directory_path() / ("stepsim_fit_" + std::to_string(::getpid()) + ".json")).string();
-  std::ofstream(file) << text;
+  const auto file = test_support::scratch_file("validate", "fit.json", text);
   const auto back = stepsim::scenarios::load_scenario_text(rec.scenario_json, {{"cluster.gpu.efficiency", file}}).cluster.gpu.efficiency;
   std::filesystem::remove(file);
   CHECK(back.gemm_max == doctest::Approx(r.efficiency.gemm_max).epsilon(1e-8));

@@ -24,6 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/scratch.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,12 +35,7 @@ struct Case {
   std::string args;
 };
 
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::slurp;
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
@@ -157,12 +154,9 @@ TEST_CASE("golden outputs of run, memory, compare, sweep, report and validate") 
   const bool update = std::getenv("STEPSIM_GOLDEN_UPDATE") != nullptr;
   const auto cases = read_cases(golden / "cases.txt");
   REQUIRE(cases.size() >= 10);
-  const fs::path scratch = fs::temp_directory_path() / ("stepsim_golden_" + std::to_string(::getpid()));
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    const fs::path out_dir = scratch / c.name;
-    fs::remove_all(out_dir);
-    fs::create_directories(out_dir);
+    const fs::path out_dir = test_support::fresh_dir("golden", c.name);
     const auto [status, stdout_text] = run_stepsim(replace_all(c.args, "@OUT@", out_dir.string()));
     REQUIRE_MESSAGE(status == 0, "stepsim " << c.args << " exited with " << status);
     std::vector<std::pair<std::string, std::string>> outputs{{"stdout", stdout_text}};
@@ -184,7 +178,7 @@ TEST_CASE("golden outputs of run, memory, compare, sweep, report and validate") 
       CHECK_MESSAGE(diff.empty(), c.name << "/" << file << ": " << diff);
     }
   }
-  fs::remove_all(scratch);
+  fs::remove_all(test_support::scratch_dir("golden"));
 }
 
 namespace {

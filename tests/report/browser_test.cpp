@@ -5,13 +5,12 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "../common/scratch.hpp"
 
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/report/report.hpp"
@@ -24,21 +23,7 @@ namespace {
 
 constexpr const char* kChromium = "/usr/bin/chromium";
 
-std::string browser_dir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("stepsim_browser_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
-  }();
-  return dir;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using test_support::slurp;
 
 ReportOptions html_options() {
   ReportOptions o;
@@ -106,13 +91,12 @@ constexpr const char* kCheckScript = R"JS(
 
 // The page with the check script, rendered by chromium; the parsed measurements.
 nlohmann::json measure(const std::string& name, const std::string& html) {
-  const std::string dir = browser_dir();
-  const std::string page = dir + "/" + name + ".html";
+  const std::string dir = test_support::scratch_dir("browser").string();
   std::string text = html;
   const auto body_end = text.rfind("</body>");
   REQUIRE(body_end != std::string::npos);
   text.insert(body_end, kCheckScript);
-  std::ofstream(page, std::ios::binary) << text;
+  const std::string page = test_support::scratch_file("browser", name + ".html", text);
   std::filesystem::create_directories(dir + "/profile-" + name);
   const std::string cmd = std::string("timeout 120 ") + kChromium +
                           " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"

@@ -3,15 +3,14 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
+
+#include "../common/scratch.hpp"
 
 #include "stepsim/costmodel/comm.hpp"
 #include "stepsim/driver/simulate.hpp"
@@ -30,19 +29,8 @@ using namespace stepsim::driver;
 
 namespace {
 
-std::string tmpdir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("stepsim_report_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
-  }();
-  return dir;
-}
-
 std::string write_file(const std::string& name, const std::string& text) {
-  const std::string f = tmpdir() + "/" + name;
-  std::ofstream(f, std::ios::binary) << text;
-  return f;
+  return test_support::scratch_file("report", name, text);
 }
 
 bool have_xmllint() { return std::system("command -v xmllint >/dev/null 2>&1") == 0; }

@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
+#include "../common/scratch.hpp"
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/import.hpp"
@@ -98,7 +97,7 @@ TEST_CASE("import hf: unknown settings warn, missing or malformed ones are error
 }
 
 TEST_CASE("a scenario names a Hugging Face config as its model, relative to its own folder, with overrides") {
-  const auto dir = std::filesystem::temp_directory_path() / ("stepsim_import_" + std::to_string(::getpid()));
+  const auto dir = test_support::fresh_dir("import", "hf");
   std::filesystem::create_directories(dir / "models");
   std::filesystem::copy_file(kData + "/llama-3.1-8b/config.json", dir / "models" / "config.json",
                              std::filesystem::copy_options::overwrite_existing);

@@ -1,12 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <string>
 
-#include <unistd.h>
-
+#include "../common/scratch.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/params.hpp"
@@ -460,19 +458,16 @@ TEST_CASE("an object over a preset name overrides some of the preset's fields") 
 }
 
 TEST_CASE("input files: a directory, a device or more than 64 MiB is an error naming the file") {
-  const auto dir = std::filesystem::temp_directory_path() / ("stepsim_load_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = test_support::fresh_dir("load", "files");
   CHECK_THROWS_WITH_AS(scenarios::load_scenario_file(dir.string()), (dir.string() + ": is a directory, not a scenario file").c_str(),
                        ScenarioError);
   CHECK_THROWS_WITH_AS(scenarios::load_scenario_file("/dev/zero"), "/dev/zero: is not a regular file (expected a scenario file)",
                        ScenarioError);
-  const auto big = (dir / "big.json").string();
-  std::ofstream(big, std::ios::binary) << "{}";
+  const auto big = test_support::scratch_file("load", "files/big.json", "{}");
   std::filesystem::resize_file(big, scenarios::kMaxInputFileBytes + 1);  // sparse: no 64 MiB written
   CHECK_THROWS_WITH_AS(scenarios::read_input_file(big, "scenario file"), (big + ": is larger than 64 MiB (not a scenario file)").c_str(),
                        ScenarioError);
-  const auto ok = (dir / "ok.json").string();
-  std::ofstream(ok, std::ios::binary) << scenarios::default_scenario_text();
+  const auto ok = test_support::scratch_file("load", "files/ok.json", scenarios::default_scenario_text());
   CHECK(scenarios::load_scenario_file(ok).world_size() == 128);
   std::filesystem::remove_all(dir);
 }
@@ -543,9 +538,8 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(custom.software.attention_curves.series.empty());
 
   // An efficiency file, as stepsim calibrate writes it, read when the scenario loads.
-  const auto file = (std::filesystem::temp_directory_path() / ("stepsim_eff_" + std::to_string(::getpid()) + ".json")).string();
-  std::ofstream(file) << R"({"source": "a fit", "gemm_max": 0.5, "attn_max": 0.4, "hbm_eff": 0.8,
-                             "comm_slowdown": 0.02})";
+  const auto file = test_support::scratch_file("load", "efficiency.json", R"({"source": "a fit", "gemm_max": 0.5, "attn_max": 0.4,
+                                                                          "hbm_eff": 0.8, "comm_slowdown": 0.02})");
   const auto from_file = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency=" + file)});
   CHECK(from_file.cluster.gpu.efficiency.kind == EfficiencyKind::Fitted);
   CHECK(from_file.cluster.gpu.efficiency.source == file);

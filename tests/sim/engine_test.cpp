@@ -425,9 +425,11 @@ TEST_CASE("simgrid: a ring over 4104 GPUs replays as two flow classes, as every 
   const sim::SimGridPlatformStats classes = sim::simgrid_platform_stats(g, cluster);
   CHECK(classes.plan_flows == 4104);
   CHECK(classes.replayed_flows == 2);
+  CHECK(classes.step_replayed_flows == 2 * 3);   // the round runs 3 times
   CHECK(classes.simgrid_links == 2);
   const sim::SimGridPlatformStats exact = sim::simgrid_platform_stats(g, cluster, sim::SimGridFlows::Exact);
   CHECK(exact.replayed_flows == 4104);
+  CHECK(exact.step_replayed_flows == 4104 * 3);
   CHECK(exact.redundant_links == 0);
   CHECK(exact.simgrid_links == 7 * 513 * 2 + 513 * 4);
   const double expected_s = 3 * std::max(2e-6 + 1e6 / 450e9, 5e-6 + 1e6 / 50e9);
@@ -473,6 +475,12 @@ TEST_CASE("simgrid: flows through one shared NIC merge into one flow that loads 
   const sim::SimGridPlatformStats st = sim::simgrid_platform_stats(g, cluster);
   CHECK(st.plan_flows == 3);
   CHECK(st.replayed_flows == 2);
+  CHECK(st.step_replayed_flows == 2);
+  // A plan replayed by two ops counts twice in the step.
+  sim::StepGraph twice = g;
+  const sim::Op again = twice.ops[0];
+  twice.add_op(again);
+  CHECK(sim::simgrid_platform_stats(twice, cluster).step_replayed_flows == 3);
   for (const auto mode : {sim::SimGridFlows::Classes, sim::SimGridFlows::Exact}) {
     const sim::Trace t = sim::run_simgrid(g, cluster, mode);
     check_close(t.ops[0].end_s, 5e-6 + 6e8 / 25e9, 1e-9);

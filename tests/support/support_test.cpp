@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/scratch.hpp"
 #include "stepsim/support/atomic_file.hpp"
 #include "stepsim/support/out_of_memory.hpp"
 #include "stepsim/support/subprocess.hpp"
@@ -22,19 +23,9 @@ namespace {
 
 namespace su = stepsim::support;
 
-std::string slurp(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test_support::slurp;
 
-std::string tmp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("stepsim-support-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+std::string tmp_dir(const std::string& name) { return test_support::fresh_dir("support", name).string(); }
 
 }  // namespace
 

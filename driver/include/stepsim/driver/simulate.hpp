@@ -67,15 +67,20 @@ inline constexpr double kMaxOps = 2e7;
 // when estimated_ops(s, per_layer) exceeds kMaxOps.
 void check_graph_size(const scenarios::Scenario& s, bool per_layer);
 
-// Most point-to-point flows the SimGrid engine replays in one step (a TP1 DP1024 ring step of
-// ~4e7 flows takes minutes).
+// Most flows the SimGrid engine starts in one step (one per class of flows that move alike:
+// sim::SimGridPlatformStats::step_replayed_flows). Measured at about 1.6 us of CPU each
+// (Llama-3.1-8B TP1 PP2 vpp 16 on 16,384 H100: 1,048,572 flows in 1.7 CPU-s), so about half a
+// minute at the limit.
 inline constexpr double kMaxSimGridFlows = 2e7;
-// Flows the SimGrid engine replays for `graph`: over its communication ops, the flows of each
-// round of the op's plan times the round's repeat count.
+// Flows of the plans of `graph` (the memory estimate's SimGrid term): over its communication
+// ops, the flows of each round of the op's plan times the round's repeat count.
 [[nodiscard]] double simgrid_flow_count(const sim::StepGraph& graph);
-// Throws ScenarioError("--engine", "... use --engine analytic") when simgrid_flow_count(graph)
-// exceeds kMaxSimGridFlows.
-void check_simgrid_size(const sim::StepGraph& graph);
+// Flows the SimGrid engine starts for `graph` on `cluster`: as simgrid_flow_count, with one flow
+// per class of a round's flows that move alike (prepares the SimGrid platform, no SimGrid call).
+[[nodiscard]] double simgrid_replayed_flow_count(const sim::StepGraph& graph, const topology::Cluster& cluster);
+// Throws ScenarioError("--engine", "... use --engine analytic") when `replayed_flows`
+// (simgrid_replayed_flow_count) exceeds kMaxSimGridFlows.
+void check_simgrid_size(double replayed_flows);
 // Throws ScenarioError("--engine", ...) when the cluster has more than kMaxSimGridGpus GPUs.
 void check_simgrid_gpus(const scenarios::Scenario& s);
 

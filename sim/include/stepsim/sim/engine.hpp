@@ -11,6 +11,7 @@
 //    another, each round's flows sharing links with every other flow in flight.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,9 @@ enum class SimGridFlows { Classes, Exact };
 struct SimGridPlatformStats {
   std::int64_t plan_flows = 0;
   std::int64_t replayed_flows = 0;
+  // SimGrid flows the replay of the whole step starts: over the communication ops, each round of
+  // the op's plan, its replayed flows times its repeat count (what the replay's time grows with).
+  std::int64_t step_replayed_flows = 0;
   std::int64_t cluster_links = 0;
   std::int64_t redundant_links = 0;
   std::int64_t simgrid_links = 0;
@@ -71,6 +75,24 @@ struct SimGridPlatformStats {
 };
 [[nodiscard]] SimGridPlatformStats simgrid_platform_stats(const StepGraph& graph, const topology::Cluster& cluster,
                                                           SimGridFlows flows = SimGridFlows::Classes);
+
+struct Platform;  // sim/src/simgrid_platform.hpp
+// The SimGrid platform of a graph on a cluster, prepared once (validates the graph; InternalError
+// as run_simgrid): its stats, to check them before the replay, and the replay from it.
+class SimGridPreparation {
+ public:
+  [[nodiscard]] const SimGridPlatformStats& stats() const { return stats_; }
+
+ private:
+  friend SimGridPreparation prepare_simgrid(const StepGraph& graph, const topology::Cluster& cluster, SimGridFlows flows);
+  friend Trace run_simgrid(const StepGraph& graph, const SimGridPreparation& prepared);
+  std::shared_ptr<const Platform> platform_;
+  SimGridPlatformStats stats_;
+};
+[[nodiscard]] SimGridPreparation prepare_simgrid(const StepGraph& graph, const topology::Cluster& cluster,
+                                                 SimGridFlows flows = SimGridFlows::Classes);
+// run_simgrid on a platform prepare_simgrid made for this graph.
+[[nodiscard]] Trace run_simgrid(const StepGraph& graph, const SimGridPreparation& prepared);
 
 [[nodiscard]] Trace run(EngineKind engine, const StepGraph& graph, const topology::Cluster& cluster);
 
