@@ -132,10 +132,13 @@ double ComputeModel::attention_occupancy_factor(const workload::Kernel& k) const
   const double bench = occupancy_of(k.m, bench_batch);
   const double c = k.n > k.m ? std::round(k.n / k.m) : 1.0;
   const double whole = occupancy_of(k.m, k.batch);
+  // TransformerEngine's CP ring: the forward alternates its c steps between two streams (to fill
+  // one step's last wave with the next step's CTAs), so its c grids run as one.
+  if (c > 1.0 && !k.backward) return bench / occupancy_of(k.m, c * k.batch);
   if (c <= 1.0 || !k.causal) return bench / whole;
-  // TransformerEngine's causal CP ring (2c chunks): step 0 the local blocks, then c - 1 steps of
-  // which each rank runs its full queries on half the keys or half its queries on all keys (the
-  // backward tiles keys instead of queries): the step waits for the emptier grid of the two.
+  // The backward runs its c steps one after the other on one stream. Causal (2c chunks, load
+  // balanced): step 0 the local blocks, then c - 1 steps in which each rank runs its dK/dV tiles
+  // over half the keys or all its keys with half its queries: the step waits for the emptier grid.
   const double half = std::min(whole, occupancy_of(k.m / 2.0, k.batch));
   return bench * (1.0 / whole + (c - 1.0) / half) / c;
 }

@@ -392,10 +392,13 @@ TEST_CASE("attention: FlashAttention-2 grids in waves over the SMs, CP ring step
   a.k = 128;
   a.batch = 16;
   // Forward: 2 x 108 slots. Published shape at 2048: 8 sequences x 16 heads x 16 blocks = 2048 CTAs
-  // (9.48 waves of 10). Step 0: 16 x 16 = 256 CTAs (1.19 of 2); the 3 others: min(256, 8 x 16 = 128
-  // CTAs (0.59 of 1)), equally 0.593.
+  // (9.48 waves of 10). The 4 steps on two streams run as one grid of 4 x 16 x 16 = 1024 CTAs (4.74 of 5).
   const double bench = (2048.0 / 216.0) / 10.0;
-  CHECK(cm.attention_occupancy_factor(a) == doctest::Approx(bench / (256.0 / 432.0)));
+  CHECK(cm.attention_occupancy_factor(a) == doctest::Approx(bench / ((1024.0 / 216.0) / 5.0)));
+  // TP 4 (8 heads): 4 x 16 x 8 = 512 CTAs (2.37 of 3).
+  a.batch = 8;
+  CHECK(cm.attention_occupancy_factor(a) == doctest::Approx(bench / ((512.0 / 216.0) / 3.0)));
+  a.batch = 16;
   // Backward: 108 slots; step 0 256 CTAs (2.37 of 3), the others 128 CTAs (1.19 of 2); published 2048 (18.96 of 19).
   a.backward = true;
   const double bench_bwd = (2048.0 / 108.0) / 19.0;

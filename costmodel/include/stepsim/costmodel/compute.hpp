@@ -57,9 +57,11 @@ class ComputeModel {
   // waves of CTAs over the SMs (FlashAttention-2: one CTA per 128 query rows (forward) or keys
   // (backward) per sequence and head; 2 (forward) or 1 (backward) CTAs per SM): the published
   // shape's wave occupancy over this kernel's. With context parallelism (n = c m keys) the c ring
-  // steps of TransformerEngine's causal load-balanced ring are kernels of their own: step 0 over
-  // the local m rows, the c - 1 others over m or m/2 rows, whichever grid is emptier. 1 for other
-  // attention implementations (their launch shapes are not modeled) and unknown SM counts.
+  // steps of TransformerEngine's ring are kernels of their own: the forward alternates them
+  // between two streams, so they fill the SMs as one grid of c times the CTAs; the backward runs
+  // them one after the other, step 0 over the local m keys, the c - 1 others (causal, load
+  // balanced) over m or m/2 keys, whichever grid is emptier. 1 for other attention
+  // implementations (their launch shapes are not modeled) and unknown SM counts.
   [[nodiscard]] double attention_occupancy_factor(const workload::Kernel& k) const;
   // The published attention throughput (FLOP/s) for this kernel's pass, mask, head dimension and
   // query length: the series of the nearest head dimension (log scale), linear in log2 of the
