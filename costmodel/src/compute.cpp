@@ -73,6 +73,21 @@ double ComputeModel::gemm_time_s(const workload::Kernel& k) const {
 
 namespace {
 
+// FlashAttention-2's launch on SM80/SM90 for head dimensions up to 128 (Dao-AILab/flash-attention
+// v2.5, csrc/flash_attn/src/flash_fwd_launch_template.h and flash_bwd_launch_template.h): the
+// forward's grid is one CTA per 128 query rows per (sequence, head), 4 warps and 64 KiB of shared
+// memory, two CTAs per SM (register-bound: 128 threads x 255 registers of 64 Ki per SM); the
+// backward's is one CTA per 128 keys per (sequence, head), 8 warps and over 100 KiB of shared
+// memory, one CTA per SM.
+constexpr double kFa2FwdBlockQueries = 128;
+constexpr double kFa2FwdCtasPerSm = 2;
+constexpr double kFa2BwdBlockKeys = 128;
+constexpr double kFa2BwdCtasPerSm = 1;
+// The shape of the published attention figures (scenarios/presets/kernels/attention.json: batch x
+// sequence = 16k tokens, hidden 2048).
+constexpr double kAttentionBenchTokens = 16384;
+constexpr double kAttentionBenchHidden = 2048;
+
 // Linear interpolation of `ys` over log2(xs) at log2(x), constant beyond the ends.
 double log_interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
   if (x <= xs.front()) return ys.front();
@@ -102,8 +117,34 @@ double ComputeModel::attention_rate_flops(const workload::Kernel& k) const {
   return log_interpolate(c.seq_len, best->flops_per_s, k.m);
 }
 
+double attention_wave_occupancy(double ctas, double slots) {
+  if (!(ctas > 0) || !(slots > 0)) return 1.0;
+  return (ctas / slots) / std::ceil(ctas / slots - 1e-9);
+}
+
+double ComputeModel::attention_occupancy_factor(const workload::Kernel& k) const {
+  if (software_.attention_curves.implementation != "flash-attention-2" || gpu_.sms <= 0 || !(k.m > 0) || !(k.k > 0)) return 1.0;
+  const double block = k.backward ? kFa2BwdBlockKeys : kFa2FwdBlockQueries;
+  const double slots = static_cast<double>(gpu_.sms) * (k.backward ? kFa2BwdCtasPerSm : kFa2FwdCtasPerSm);
+  const auto occupancy_of = [&](double rows, double batch) { return attention_wave_occupancy(std::ceil(rows / block - 1e-9) * batch, slots); };
+  // The published figures: 16k tokens per batch, hidden 2048, at sequence length m.
+  const double bench_batch = std::max(1.0, kAttentionBenchTokens / k.m) * std::max(1.0, kAttentionBenchHidden / k.k);
+  const double bench = occupancy_of(k.m, bench_batch);
+  const double c = k.n > k.m ? std::round(k.n / k.m) : 1.0;
+  const double whole = occupancy_of(k.m, k.batch);
+  // TransformerEngine's CP ring: the forward alternates its c steps between two streams (to fill
+  // one step's last wave with the next step's CTAs), so its c grids run as one.
+  if (c > 1.0 && !k.backward) return bench / occupancy_of(k.m, c * k.batch);
+  if (c <= 1.0 || !k.causal) return bench / whole;
+  // The backward runs its c steps one after the other on one stream. Causal (2c chunks, load
+  // balanced): step 0 the local blocks, then c - 1 steps in which each rank runs its dK/dV tiles
+  // over half the keys or all its keys with half its queries: the step waits for the emptier grid.
+  const double half = std::min(whole, occupancy_of(k.m / 2.0, k.batch));
+  return bench * (1.0 / whole + (c - 1.0) / half) / c;
+}
+
 double ComputeModel::attention_time_s(const workload::Kernel& k) const {
-  const double compute_s = k.flops / (attention_rate_flops(k) * gpu_.efficiency.attn_max);
+  const double compute_s = k.flops / (attention_rate_flops(k) * gpu_.efficiency.attn_max) * attention_occupancy_factor(k);
   return std::max(compute_s, memory_time_s(k));
 }
 

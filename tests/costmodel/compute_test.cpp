@@ -374,6 +374,48 @@ TEST_CASE("attention: nearest head dimension, log-linear in the sequence length,
   CHECK(cm.attention_rate_flops(a) == doctest::Approx(1e15));
 }
 
+TEST_CASE("attention: FlashAttention-2 grids in waves over the SMs, CP ring steps as kernels of their own, by hand") {
+  using stepsim::costmodel::attention_wave_occupancy;
+  CHECK(attention_wave_occupancy(256, 216) == doctest::Approx(256.0 / 432.0));
+  CHECK(attention_wave_occupancy(432, 216) == doctest::Approx(1.0));
+  CHECK(attention_wave_occupancy(0, 216) == doctest::Approx(1.0));
+  stepsim::scenarios::GpuSpec gpu = test_gpu();
+  gpu.sms = 108;
+  stepsim::scenarios::SoftwareSpec sw;
+  sw.attention_curves.implementation = "flash-attention-2";
+  const ComputeModel cm(gpu, sw);
+  // Llama-3.1-8B at TP 2 (16 heads, d_h 128), s 8192, CP 4: 2048 query rows per rank.
+  Kernel a;
+  a.kind = KernelKind::Attention;
+  a.m = 2048;
+  a.n = 8192;
+  a.k = 128;
+  a.batch = 16;
+  // Forward: 2 x 108 slots. Published shape at 2048: 8 sequences x 16 heads x 16 blocks = 2048 CTAs
+  // (9.48 waves of 10). The 4 steps on two streams run as one grid of 4 x 16 x 16 = 1024 CTAs (4.74 of 5).
+  const double bench = (2048.0 / 216.0) / 10.0;
+  CHECK(cm.attention_occupancy_factor(a) == doctest::Approx(bench / ((1024.0 / 216.0) / 5.0)));
+  // TP 4 (8 heads): 4 x 16 x 8 = 512 CTAs (2.37 of 3).
+  a.batch = 8;
+  CHECK(cm.attention_occupancy_factor(a) == doctest::Approx(bench / ((512.0 / 216.0) / 3.0)));
+  a.batch = 16;
+  // Backward: 108 slots; step 0 256 CTAs (2.37 of 3), the others 128 CTAs (1.19 of 2); published 2048 (18.96 of 19).
+  a.backward = true;
+  const double bench_bwd = (2048.0 / 108.0) / 19.0;
+  CHECK(cm.attention_occupancy_factor(a) ==
+        doctest::Approx(bench_bwd * (1.0 / ((256.0 / 108.0) / 3.0) + 3.0 / ((128.0 / 108.0) / 2.0)) / 4.0));
+  // No CP (n = m = 8192): one grid of 64 x 16 = 1024 CTAs, 9.48 waves of 10 against 2 x 16 x 64 = 2048 (18.96 of 19).
+  a.m = a.n = 8192;
+  CHECK(cm.attention_occupancy_factor(a) == doctest::Approx(((2048.0 / 108.0) / 19.0) / ((1024.0 / 108.0) / 10.0)));
+  // The factor multiplies the compute time; other implementations and unknown SM counts keep 1.
+  a.flops = 1e12;
+  sw.attention_curves.implementation = "cudnn";
+  CHECK(ComputeModel(gpu, sw).attention_occupancy_factor(a) == doctest::Approx(1.0));
+  sw.attention_curves.implementation = "flash-attention-2";
+  gpu.sms = 0;
+  CHECK(ComputeModel(gpu, sw).attention_occupancy_factor(a) == doctest::Approx(1.0));
+}
+
 TEST_CASE("attention: the published figures by stack and architecture (scenarios/presets/kernels/attention.json)") {
   const auto load = [](const std::string& gpu, const std::string& software) {
     return stepsim::scenarios::load_scenario_text(R"({"model": "llama-3.1-8b", "cluster": {"gpu": ")" + gpu +

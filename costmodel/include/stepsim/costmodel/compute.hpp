@@ -31,6 +31,10 @@ struct GemmTiling {
   double tile_m = 0, tile_n = 0;
 };
 
+// Wave occupancy of `ctas` equal CTAs on `slots` concurrent CTA slots: (ctas / slots) /
+// ceil(ctas / slots); 1 when either is not positive.
+[[nodiscard]] double attention_wave_occupancy(double ctas, double slots);
+
 class ComputeModel {
  public:
   // The model of `gpu` (ceilings, SMs, tile, efficiency) under `software` (attention curves,
@@ -47,8 +51,18 @@ class ComputeModel {
   // The GEMM ceiling at full tiles and waves: matmul_bf16 x gemm_max, or for an FP8 kernel
   // matmul_fp8 x gemm_fp8_max (gemm_max when the efficiency gives none).
   [[nodiscard]] double gemm_rate_flops(const workload::Kernel& k) const;
-  // Attention body: max(flops / (published rate x attn_max), bytes / HBM).
+  // Attention body: max(flops / (published rate x attn_max) x attention_occupancy_factor, bytes / HBM).
   [[nodiscard]] double attention_time_s(const workload::Kernel& k) const;
+  // How much longer the kernel's grid keeps the SMs than the published figures' grid did, both in
+  // waves of CTAs over the SMs (FlashAttention-2: one CTA per 128 query rows (forward) or keys
+  // (backward) per sequence and head; 2 (forward) or 1 (backward) CTAs per SM): the published
+  // shape's wave occupancy over this kernel's. With context parallelism (n = c m keys) the c ring
+  // steps of TransformerEngine's ring are kernels of their own: the forward alternates them
+  // between two streams, so they fill the SMs as one grid of c times the CTAs; the backward runs
+  // them one after the other, step 0 over the local m keys, the c - 1 others (causal, load
+  // balanced) over m or m/2 keys, whichever grid is emptier. 1 for other attention
+  // implementations (their launch shapes are not modeled) and unknown SM counts.
+  [[nodiscard]] double attention_occupancy_factor(const workload::Kernel& k) const;
   // The published attention throughput (FLOP/s) for this kernel's pass, mask, head dimension and
   // query length: the series of the nearest head dimension (log scale), linear in log2 of the
   // sequence length, constant beyond the published range. No curves (unknown architecture): the
