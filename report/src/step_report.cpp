@@ -63,7 +63,7 @@ double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b)
 std::pair<std::string, std::string> nccl_choice(const sim::StepGraph& g, const sim::Op& op) {
   if (op.collective == sim::Collective::SendRecv || op.collective == sim::Collective::AllToAll || op.plan < 0)
     return {"p2p", "Simple"};
-  const auto& plan = g.plans[static_cast<std::size_t>(op.plan)];
+  const auto& plan = g.plans.unfolded(static_cast<std::size_t>(op.plan));
   return {costmodel::to_string(plan.algorithm), costmodel::to_string(plan.protocol)};
 }
 
