@@ -20,7 +20,7 @@ namespace {
 // Everything a priced plan depends on besides the cluster: the inputs of plan_collective.
 struct PlanInputs {
   workload::Collective kind{};
-  const std::vector<std::vector<std::int64_t>>* instances = nullptr;
+  const SharedRanks* instances = nullptr;
   double bytes = 0;
   const costmodel::CommSettings* settings = nullptr;
 };
@@ -57,7 +57,7 @@ struct OnePlan {
 OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
   OnePlan one;
   auto plan = std::make_shared<costmodel::CommPlan>();
-  if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, *in.instances, in.bytes, *in.settings);
+  if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
   one.time_s = costmodel::isolated_time_s(cluster, *plan);
   // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
   // two GPUs, an oversubscribed uplink) for the whole collective.
@@ -115,18 +115,8 @@ class PlanCache {
     return cache;
   }
 
-  // The hash of a group's instances on a cluster, for get().
-  static std::uint64_t hash_group(std::uint64_t cluster_id, const PlanInputs& in) {
-    std::uint64_t h = mix(cluster_id, static_cast<std::uint64_t>(in.kind));
-    for (const auto& g : *in.instances) {
-      h = mix(h, g.size());
-      for (const std::int64_t r : g) h = mix(h, static_cast<std::uint64_t>(r));
-    }
-    return h;
-  }
-
-  // `group_hash`: hash_group(cluster.instance_id(), in).
-  std::shared_ptr<const OnePlan> get(const topology::Cluster& cluster, const PlanInputs& in, std::uint64_t group_hash) {
+  std::shared_ptr<const OnePlan> get(const topology::Cluster& cluster, const PlanInputs& in) {
+    const std::uint64_t group_hash = mix(mix(cluster.instance_id(), static_cast<std::uint64_t>(in.kind)), in.instances->hash());
     const std::uint64_t h = mix(group_hash, std::bit_cast<std::uint64_t>(in.bytes));
     std::lock_guard<std::mutex> lock(mutex_);
     if (!enabled_) {
@@ -163,12 +153,10 @@ class PlanCache {
  private:
   static constexpr std::int64_t kMaxItems = std::int64_t{1} << 22;  // flows and ranks held (~100 MB)
 
-  using Instances = std::vector<std::vector<std::int64_t>>;
-
   struct Entry {
     std::uint64_t cluster_id;
     workload::Collective kind;
-    std::shared_ptr<const Instances> instances;
+    SharedRanks instances;
     double bytes;
     costmodel::CommSettings settings;
     std::shared_ptr<const OnePlan> one;
@@ -179,15 +167,13 @@ class PlanCache {
     return h;
   }
 
-  // The stored copy of `instances`, shared by every entry of the group.
-  std::shared_ptr<const Instances> intern(std::uint64_t group_hash, const Instances& instances) {
+  // The stored `instances` (shared ranks), one for every entry of the group.
+  const SharedRanks& intern(std::uint64_t group_hash, const SharedRanks& instances) {
     auto [lo, hi] = instances_.equal_range(group_hash);
     for (auto it = lo; it != hi; ++it)
-      if (*it->second == instances) return it->second;
-    auto copy = std::make_shared<const Instances>(instances);
+      if (it->second == instances) return it->second;
     for (const auto& g : instances) items_ += static_cast<std::int64_t>(g.size());
-    instances_.emplace(group_hash, copy);
-    return copy;
+    return instances_.emplace(group_hash, instances)->second;
   }
 
   void clear() {
@@ -207,13 +193,13 @@ class PlanCache {
 
   static bool matches(const Entry& e, std::uint64_t cluster_id, const PlanInputs& in) {
     return e.cluster_id == cluster_id && e.kind == in.kind && e.bytes == in.bytes && same_settings(e.settings, *in.settings) &&
-           *e.instances == *in.instances;
+           e.instances == *in.instances;
   }
 
   std::mutex mutex_;
   bool enabled_ = true;
   std::unordered_multimap<std::uint64_t, Entry> entries_;
-  std::unordered_multimap<std::uint64_t, std::shared_ptr<const Instances>> instances_;
+  std::unordered_multimap<std::uint64_t, SharedRanks> instances_;
   std::int64_t items_ = 0;
   PlanCacheStats stats_;
 };
@@ -289,10 +275,7 @@ class Coster {
     in.instances = &g_.groups[static_cast<std::size_t>(op.group)].instances;
     in.bytes = op.message_bytes;
     in.settings = &comm_;
-    const auto gkey = std::make_pair(static_cast<int>(op.collective), op.group);
-    auto h = group_hashes_.find(gkey);
-    if (h == group_hashes_.end()) h = group_hashes_.emplace(gkey, PlanCache::hash_group(cl_.instance_id(), in)).first;
-    return collectives_.emplace(key, PlanCache::instance().get(cl_, in, h->second)).first->second;
+    return collectives_.emplace(key, PlanCache::instance().get(cl_, in)).first->second;
   }
 
   StepGraph& g_;
@@ -301,7 +284,6 @@ class Coster {
   const costmodel::CommSettings& comm_;
   std::map<std::tuple<int, std::int32_t, double, double>, PlanRef> cache_;
   std::map<std::tuple<int, std::int32_t, double>, std::shared_ptr<const OnePlan>> collectives_;
-  std::map<std::pair<int, std::int32_t>, std::uint64_t> group_hashes_;
 };
 
 }  // namespace

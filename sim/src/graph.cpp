@@ -39,6 +39,24 @@ std::string name_op(const StepGraph& g, std::int32_t op) {
 
 }  // namespace
 
+SharedRanks::SharedRanks(Ranks ranks) {
+  auto data = std::make_shared<Data>();
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  const auto mix = [&h](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const auto& g : ranks) {
+    mix(g.size());
+    for (const std::int64_t r : g) mix(static_cast<std::uint64_t>(r));
+  }
+  data->ranks = std::move(ranks);
+  data->hash = h;
+  data_ = std::move(data);
+}
+
+const SharedRanks::Ranks& SharedRanks::empty_ranks() {
+  static const Ranks empty;
+  return empty;
+}
+
 void PlanList::push_back(CommPlan plan) {
   Entry e;
   e.one = std::make_shared<CommPlan>(std::move(plan));

@@ -45,12 +45,42 @@ struct ComputeWork {
   bool shares_sms = false;  // communication kernels run alongside and slow it (SM sharing)
 };
 
+// The ranks of a group's instances, immutable and shared: the graphs built for the same layout
+// on the same cluster share them (and so does the plan cache), so that a sweep builds and
+// compares each group once. Reads as a const std::vector<std::vector<std::int64_t>>; assigned
+// from one. `hash()` is a hash of the ranks, computed once.
+class SharedRanks {
+ public:
+  using Ranks = std::vector<std::vector<std::int64_t>>;
+  SharedRanks() = default;
+  SharedRanks(Ranks ranks);  // NOLINT(google-explicit-constructor): assigned like the vector it stands for
+  [[nodiscard]] const Ranks& get() const { return data_ ? data_->ranks : empty_ranks(); }
+  operator const Ranks&() const { return get(); }  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] bool empty() const { return get().empty(); }
+  [[nodiscard]] std::size_t size() const { return get().size(); }
+  [[nodiscard]] const std::vector<std::int64_t>& front() const { return get().front(); }
+  [[nodiscard]] const std::vector<std::int64_t>& operator[](std::size_t i) const { return get()[i]; }
+  [[nodiscard]] Ranks::const_iterator begin() const { return get().begin(); }
+  [[nodiscard]] Ranks::const_iterator end() const { return get().end(); }
+  [[nodiscard]] std::uint64_t hash() const { return data_ ? data_->hash : 0; }
+  // Same ranks (the same shared object, or equal ranks).
+  [[nodiscard]] bool operator==(const SharedRanks& o) const { return data_ == o.data_ || get() == o.get(); }
+
+ private:
+  struct Data {
+    Ranks ranks;
+    std::uint64_t hash = 0;
+  };
+  static const Ranks& empty_ranks();
+  std::shared_ptr<const Data> data_;
+};
+
 // The ranks of a communication op: instances[0] is the tracked group, the others identical groups
 // of the ranks its device stands for, whose flows share links with it. Pairs {src, dst} for
 // point-to-point groups. Empty on an ideal network.
 struct CommGroup {
   workload::GroupKind kind = workload::GroupKind::Tensor;
-  std::vector<std::vector<std::int64_t>> instances;
+  SharedRanks instances;
 };
 
 struct Op {
