@@ -41,10 +41,11 @@ struct OnePlan {
   double time_s = 0;
   double contended_s = 0;
 
-  // isolated_time_s of the plan with count x the bytes per flow and no setup: per round, the
-  // slowest flow times the repeat (equal flows give equal times, so the distinct ones suffice).
-  [[nodiscard]] double bandwidth_time_s(double count) const {
-    double total_s = 0;
+  // `start_s` plus isolated_time_s of the plan with count x the bytes per flow and no setup: per
+  // round, the slowest flow times the repeat (equal flows give equal times, so the distinct ones
+  // suffice), summed in the same order.
+  [[nodiscard]] double bandwidth_time_s(double start_s, double count) const {
+    double total_s = start_s;
     for (std::size_t r = 0; r < round_terms.size(); ++r) {
       double slowest_s = 0.0;
       for (const Term& t : round_terms[r]) slowest_s = std::max(slowest_s, t.latency_s + t.bytes * count / t.bottleneck_Bps);
@@ -58,7 +59,6 @@ OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
   OnePlan one;
   auto plan = std::make_shared<costmodel::CommPlan>();
   if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
-  one.time_s = costmodel::isolated_time_s(cluster, *plan);
   // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
   // two GPUs, an oversubscribed uplink) for the whole collective.
   one.contended_s = costmodel::contended_time_s(cluster, *plan);
@@ -72,6 +72,8 @@ OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
     }
   }
   one.plan = std::move(plan);
+  // isolated_time_s(cluster, *one.plan), from the distinct flows (x / bw == x * 1.0 / bw).
+  one.time_s = one.bandwidth_time_s(one.plan->setup_s, 1.0);
   return one;
 }
 
@@ -88,7 +90,7 @@ Folded with_count(const OnePlan& one, double count) {
   Folded out;
   // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
   // of the other count - 1 collectives in the setup.
-  const double bw_time = count == 1.0 ? one.time_s - one.plan->setup_s : one.bandwidth_time_s(count);
+  const double bw_time = count == 1.0 ? one.time_s - one.plan->setup_s : one.bandwidth_time_s(0.0, count);
   // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
   out.setup_s = std::max(0.0, count * one.time_s - bw_time);
   out.time_s = count * one.contended_s;
