@@ -161,7 +161,7 @@ void check_memory_budget(const scenarios::Scenario& s, double ops, double flows,
 double simgrid_flow_count(const sim::StepGraph& graph) {
   std::vector<double> per_plan(graph.plans.size(), 0.0);
   for (std::size_t i = 0; i < graph.plans.size(); ++i)
-    for (const auto& round : graph.plans[i].rounds)
+    for (const auto& round : graph.plans.unfolded(i).rounds)
       per_plan[i] += static_cast<double>(round.flows.size()) * static_cast<double>(round.repeat);
   double flows = 0;
   for (const auto& op : graph.ops)

@@ -1,7 +1,6 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
-#include <map>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -59,34 +58,52 @@ double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b)
   return total;
 }
 
-// What NCCL ran for a communication op: algorithm and protocol of its plan.
-std::pair<std::string, std::string> nccl_choice(const sim::StepGraph& g, const sim::Op& op) {
-  if (op.collective == sim::Collective::SendRecv || op.collective == sim::Collective::AllToAll || op.plan < 0)
-    return {"p2p", "Simple"};
-  const auto& plan = g.plans[static_cast<std::size_t>(op.plan)];
-  return {costmodel::to_string(plan.algorithm), costmodel::to_string(plan.protocol)};
+// What NCCL ran for a communication op, as codes: the algorithm and protocol of its plan, -1 and
+// -1 for point-to-point (send/recv, all-to-all).
+std::pair<int, int> nccl_choice(const sim::StepGraph& g, const sim::Op& op) {
+  if (op.collective == sim::Collective::SendRecv || op.collective == sim::Collective::AllToAll || op.plan < 0) return {-1, -1};
+  const auto& plan = g.plans.unfolded(static_cast<std::size_t>(op.plan));
+  return {static_cast<int>(plan.algorithm), static_cast<int>(plan.protocol)};
+}
+
+std::string algorithm_name(int code) { return code < 0 ? "p2p" : costmodel::to_string(static_cast<costmodel::NcclAlgorithm>(code)); }
+std::string protocol_name(int code) { return code < 0 ? "Simple" : costmodel::to_string(static_cast<costmodel::NcclProtocol>(code)); }
+
+// Adds `code` to a small set kept as a vector.
+void note(std::vector<int>& seen, int code) {
+  if (std::find(seen.begin(), seen.end(), code) == seen.end()) seen.push_back(code);
 }
 
 // Per op label: algorithm/protocol, bus bandwidth, busy and exposed time (mean over devices).
+// Labels are few: each op finds its label's accumulator by a linear search, and the collectives,
+// algorithms and protocols are kept as codes, named once at the end.
 std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const sim::Trace& trace,
                                                   const std::vector<std::vector<Interval>>& compute_merged) {
   struct Acc {
     CommKindReport row;
-    std::set<std::string> collectives, algorithms, protocols;
+    std::vector<int> collectives, algorithms, protocols;
     double bus_bytes = 0, busy_s = 0;
     std::vector<std::vector<Interval>> by_device;
   };
-  std::map<std::string, Acc> acc;
+  std::vector<Acc> acc;
+  std::size_t last = 0;  // the accumulator of the previous op: consecutive ops often share a label
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     if (op.kind != sim::OpKind::Collective && op.kind != sim::OpKind::SendRecv) continue;
-    auto& a = acc[op.label];
-    if (a.by_device.empty()) a.by_device.resize(g.devices.size());
-    a.row.label = op.label;
-    a.collectives.insert(workload::to_string(op.collective));
+    if (last >= acc.size() || acc[last].row.label != op.label) {
+      last = 0;
+      while (last < acc.size() && acc[last].row.label != op.label) ++last;
+      if (last == acc.size()) {
+        acc.emplace_back();
+        acc.back().row.label = op.label;
+        acc.back().by_device.resize(g.devices.size());
+      }
+    }
+    auto& a = acc[last];
+    note(a.collectives, static_cast<int>(op.collective));
     const auto [algorithm, protocol] = nccl_choice(g, op);
-    a.algorithms.insert(algorithm);
-    a.protocols.insert(protocol);
+    note(a.algorithms, algorithm);
+    note(a.protocols, protocol);
     ++a.row.ops;
     const double dur_s = trace.ops[i].end_s - trace.ops[i].start_s;
     std::int64_t n = 0;
@@ -96,17 +113,21 @@ std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const
     a.busy_s += dur_s;
     a.by_device[static_cast<std::size_t>(op.device)].emplace_back(trace.ops[i].start_s, trace.ops[i].end_s);
   }
-  const auto join = [](const std::set<std::string>& names) {
+  // Names sorted and joined by "+".
+  const auto join = [](const std::vector<int>& codes, const auto& name) {
+    std::set<std::string> names;
+    for (const int c : codes) names.insert(name(c));
     std::string out;
     for (const auto& n : names) out += (out.empty() ? "" : "+") + n;
     return out;
   };
+  std::sort(acc.begin(), acc.end(), [](const Acc& x, const Acc& y) { return x.row.label < y.row.label; });
   const double devices = static_cast<double>(std::max<std::size_t>(1, g.devices.size()));
   std::vector<CommKindReport> rows;
-  for (auto& [label, a] : acc) {
-    a.row.collective = join(a.collectives);
-    a.row.algorithm = join(a.algorithms);
-    a.row.protocol = join(a.protocols);
+  for (auto& a : acc) {
+    a.row.collective = join(a.collectives, [](int c) { return workload::to_string(static_cast<sim::Collective>(c)); });
+    a.row.algorithm = join(a.algorithms, algorithm_name);
+    a.row.protocol = join(a.protocols, protocol_name);
     a.row.bus_bandwidth_Bps = a.busy_s > 0 ? a.bus_bytes / a.busy_s : 0.0;
     double busy = 0, exposed = 0;
     for (std::size_t dv = 0; dv < a.by_device.size(); ++dv) {
@@ -414,8 +435,8 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     if (op.bytes > 0) arg(R"("bytes":)", op.bytes);
     if (op.kind == sim::OpKind::Collective || op.kind == sim::OpKind::SendRecv) {
       const auto [algorithm, protocol] = nccl_choice(g, op);
-      arg(R"("algorithm":)", algorithm);
-      arg(R"("protocol":)", protocol);
+      arg(R"("algorithm":)", algorithm_name(algorithm));
+      arg(R"("protocol":)", protocol_name(protocol));
     }
     text += args ? "}}" : "}";
     out << text;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -21,6 +23,42 @@ using workload::GroupKind;
 namespace {
 
 double d(std::int64_t x) { return static_cast<double>(x); }
+
+// The instances of the groups built so far, shared by every graph of the process: the
+// candidates of a sweep repeat a few layouts on one cluster. A group's ranks follow from the
+// cluster (the same Cluster object, by its instance id), the placement (tp, cp, dp, pp, rank
+// order), whether symmetric instances are wanted, the group kind and its stage(s). Bounded: emptied
+// when the ranks it holds pass kMaxRanks.
+class GroupCache {
+ public:
+  using Key = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::string, bool, int, std::int64_t,
+                         std::int64_t>;
+  static GroupCache& instance() {
+    static GroupCache cache;
+    return cache;
+  }
+  template <typename Make>
+  SharedRanks get(const Key& key, Make&& make) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = groups_.find(key);
+    if (it != groups_.end()) return it->second;
+    SharedRanks ranks(make());
+    std::int64_t n = 0;
+    for (const auto& g : ranks) n += static_cast<std::int64_t>(g.size());
+    if (ranks_ + n > kMaxRanks) {
+      groups_.clear();
+      ranks_ = 0;
+    }
+    ranks_ += n;
+    return groups_.emplace(key, std::move(ranks)).first->second;
+  }
+
+ private:
+  static constexpr std::int64_t kMaxRanks = std::int64_t{1} << 22;
+  std::mutex mutex_;
+  std::map<Key, SharedRanks> groups_;
+  std::int64_t ranks_ = 0;
+};
 
 class Builder {
  public:
@@ -235,13 +273,15 @@ class Builder {
     if (it != group_index_.end()) return it->second;
     CommGroup g;
     g.kind = kind;
-    if (!s_.cluster.ideal_network) {
-      if (kind == GroupKind::ContextRing)
-        g.instances = cp_ring_pairs(stage);
-      else if (kind == GroupKind::Pipeline || kind == GroupKind::EmbeddingTie)
-        g.instances = pp_pairs(stage, to_stage);
-      else if (kind != GroupKind::World)
-        g.instances = instances(kind, stage);
+    if (!s_.cluster.ideal_network && kind != GroupKind::World) {
+      const auto& par = s_.parallel;
+      const GroupCache::Key ranks_key{cl_.instance_id(), par.tp, par.cp, par.dp, par.pp, par.rank_order, opt_.symmetric_instances,
+                                      static_cast<int>(kind), stage, to_stage};
+      g.instances = GroupCache::instance().get(ranks_key, [&] {
+        if (kind == GroupKind::ContextRing) return cp_ring_pairs(stage);
+        if (kind == GroupKind::Pipeline || kind == GroupKind::EmbeddingTie) return pp_pairs(stage, to_stage);
+        return instances(kind, stage);
+      });
     }
     const auto id = static_cast<std::int32_t>(out_.graph.groups.size());
     out_.graph.groups.push_back(std::move(g));

@@ -17,56 +17,82 @@ namespace stepsim::sim {
 
 namespace {
 
-// A communication op's plan as the costing pass stores it: `count` back-to-back collectives folded
-// into one plan (what SimGrid replays) and the time the analytic engine charges.
-struct PricedPlan {
-  costmodel::CommPlan plan;
-  double time_s = 0;
-};
-
-// Everything a priced plan depends on besides the cluster: the inputs of plan_collective and the
-// count folded in.
+// Everything a priced plan depends on besides the cluster: the inputs of plan_collective.
 struct PlanInputs {
   workload::Collective kind{};
-  const std::vector<std::vector<std::int64_t>>* instances = nullptr;
+  const SharedRanks* instances = nullptr;
   double bytes = 0;
-  double count = 1;
   const costmodel::CommSettings* settings = nullptr;
 };
 
 // One collective of the plan's kind, group and size: its flows, its isolated time and its time
-// with its own flows sharing links. The count does not enter.
+// with its own flows sharing links; per round, the distinct (route latency, bytes, route
+// bottleneck) of its flows, from which the isolated time of count x the bytes follows exactly
+// as from the flows themselves. The count does not enter.
 struct OnePlan {
-  costmodel::CommPlan plan;
+  struct Term {
+    double latency_s;
+    double bytes;
+    double bottleneck_Bps;
+    bool operator==(const Term&) const = default;
+  };
+  std::shared_ptr<const costmodel::CommPlan> plan;
+  std::vector<std::vector<Term>> round_terms;
   double time_s = 0;
   double contended_s = 0;
+
+  // `start_s` plus isolated_time_s of the plan with count x the bytes per flow and no setup: per
+  // round, the slowest flow times the repeat (equal flows give equal times, so the distinct ones
+  // suffice), summed in the same order.
+  [[nodiscard]] double bandwidth_time_s(double start_s, double count) const {
+    double total_s = start_s;
+    for (std::size_t r = 0; r < round_terms.size(); ++r) {
+      double slowest_s = 0.0;
+      for (const Term& t : round_terms[r]) slowest_s = std::max(slowest_s, t.latency_s + t.bytes * count / t.bottleneck_Bps);
+      total_s += static_cast<double>(plan->rounds[r].repeat) * slowest_s;
+    }
+    return total_s;
+  }
 };
 
 OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
   OnePlan one;
-  if (!cluster.spec().ideal_network) one.plan = costmodel::plan_collective(cluster, in.kind, *in.instances, in.bytes, *in.settings);
-  one.time_s = costmodel::isolated_time_s(cluster, one.plan);
+  auto plan = std::make_shared<costmodel::CommPlan>();
+  if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
   // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
   // two GPUs, an oversubscribed uplink) for the whole collective.
-  one.contended_s = costmodel::contended_time_s(cluster, one.plan);
+  one.contended_s = costmodel::contended_time_s(cluster, *plan);
+  for (const auto& round : plan->rounds) {
+    auto& terms = one.round_terms.emplace_back();
+    for (const auto& f : round.flows) {
+      if (f.src_gpu == f.dst_gpu) continue;  // as isolated_time_s
+      const topology::Route r = cluster.route_cost(f.src_gpu, f.dst_gpu);
+      const OnePlan::Term t{r.latency_s, f.bytes, r.bottleneck_Bps};
+      if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
+    }
+  }
+  one.plan = std::move(plan);
+  // isolated_time_s(cluster, *one.plan), from the distinct flows (x / bw == x * 1.0 / bw).
+  one.time_s = one.bandwidth_time_s(one.plan->setup_s, 1.0);
   return one;
 }
 
 // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
 // and the setup absorbs the start-up and per-round latencies of the other count - 1, so that
-// the isolated time is exactly count x that of one collective.
-PricedPlan with_count(const topology::Cluster& cluster, const OnePlan& one, double count) {
-  PricedPlan out;
-  out.plan = one.plan;
-  if (count != 1.0)
-    for (auto& round : out.plan.rounds)
-      for (auto& f : round.flows) f.bytes *= count;
+// the isolated time is exactly count x that of one collective. The folded plan's setup and the
+// time the analytic engine charges.
+struct Folded {
+  double setup_s = 0;
+  double time_s = 0;
+};
+
+Folded with_count(const OnePlan& one, double count) {
+  Folded out;
   // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
   // of the other count - 1 collectives in the setup.
-  out.plan.setup_s = 0;
-  const double bw_time = count == 1.0 ? one.time_s - one.plan.setup_s : costmodel::isolated_time_s(cluster, out.plan);
+  const double bw_time = count == 1.0 ? one.time_s - one.plan->setup_s : one.bandwidth_time_s(0.0, count);
   // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
-  out.plan.setup_s = std::max(0.0, count * one.time_s - bw_time);
+  out.setup_s = std::max(0.0, count * one.time_s - bw_time);
   out.time_s = count * one.contended_s;
   return out;
 }
@@ -77,14 +103,13 @@ std::int64_t flow_count(const costmodel::CommPlan& plan) {
   return n;
 }
 
-// The priced plans of the process, shared by every costing pass: the candidates of a sweep worker
-// repeat the same collectives (groups, kinds, sizes) on the same cluster, and so do the
+// The priced collectives of the process, shared by every costing pass: the candidates of a sweep
+// worker repeat the same collectives (groups, kinds, sizes) on the same cluster, and so do the
 // micro-batches of one step. An entry is found only when every input is equal: the cluster (the
 // same Cluster object, by its instance id), the settings, the kind, the instances rank by rank and
-// the bytes; it holds the collective priced once (OnePlan) and, per count, the plan folded from it,
-// so it is exactly what pricing anew would compute. The instances of a group are stored once for
-// all the entries of that group. Bounded: the cache is emptied when the flows and ranks it holds
-// pass kMaxItems.
+// the bytes; it holds the collective priced once (OnePlan), from which every count folds exactly
+// what pricing anew would compute. The instances of a group are stored once for all the entries
+// of that group. Bounded: the cache is emptied when the flows and ranks it holds pass kMaxItems.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -92,38 +117,27 @@ class PlanCache {
     return cache;
   }
 
-  std::shared_ptr<const PricedPlan> get(const topology::Cluster& cluster, const PlanInputs& in) {
-    const std::uint64_t group_hash = hash_group(cluster.instance_id(), in);
+  std::shared_ptr<const OnePlan> get(const topology::Cluster& cluster, const PlanInputs& in) {
+    const std::uint64_t group_hash = mix(mix(cluster.instance_id(), static_cast<std::uint64_t>(in.kind)), in.instances->hash());
     const std::uint64_t h = mix(group_hash, std::bit_cast<std::uint64_t>(in.bytes));
     std::lock_guard<std::mutex> lock(mutex_);
     if (!enabled_) {
       ++stats_.misses;
-      return std::make_shared<const PricedPlan>(with_count(cluster, price_one(cluster, in), in.count));
+      return std::make_shared<const OnePlan>(price_one(cluster, in));
     }
-    Entry* entry = nullptr;
     auto [lo, hi] = entries_.equal_range(h);
-    for (auto it = lo; it != hi && entry == nullptr; ++it)
-      if (matches(it->second, cluster.instance_id(), in)) entry = &it->second;
-    if (entry != nullptr)
-      for (const auto& [count, priced] : entry->counted)
-        if (count == in.count) {
-          ++stats_.hits;
-          return priced;
-        }
+    for (auto it = lo; it != hi; ++it)
+      if (matches(it->second, cluster.instance_id(), in)) {
+        ++stats_.hits;
+        return it->second.one;
+      }
     ++stats_.misses;
-    if (entry == nullptr) {
-      auto one = std::make_shared<const OnePlan>(price_one(cluster, in));
-      if (items_ + flow_count(one->plan) > kMaxItems) clear();
-      items_ += flow_count(one->plan);
-      auto it = entries_.emplace(h, Entry{cluster.instance_id(), in.kind, intern(group_hash, *in.instances), in.bytes, *in.settings,
-                                          std::move(one), {}});
-      entry = &it->second;
-    }
-    auto priced = std::make_shared<const PricedPlan>(with_count(cluster, *entry->one, in.count));
-    items_ += flow_count(priced->plan);
-    entry->counted.emplace_back(in.count, priced);
+    auto one = std::make_shared<const OnePlan>(price_one(cluster, in));
+    if (items_ + flow_count(*one->plan) > kMaxItems) clear();
+    items_ += flow_count(*one->plan);
+    entries_.emplace(h, Entry{cluster.instance_id(), in.kind, intern(group_hash, *in.instances), in.bytes, *in.settings, one});
     stats_.entries = static_cast<std::int64_t>(entries_.size());
-    return priced;
+    return one;
   }
 
   void set_enabled(bool on) {
@@ -141,16 +155,13 @@ class PlanCache {
  private:
   static constexpr std::int64_t kMaxItems = std::int64_t{1} << 22;  // flows and ranks held (~100 MB)
 
-  using Instances = std::vector<std::vector<std::int64_t>>;
-
   struct Entry {
     std::uint64_t cluster_id;
     workload::Collective kind;
-    std::shared_ptr<const Instances> instances;
+    SharedRanks instances;
     double bytes;
     costmodel::CommSettings settings;
     std::shared_ptr<const OnePlan> one;
-    std::vector<std::pair<double, std::shared_ptr<const PricedPlan>>> counted;  // per count
   };
 
   static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
@@ -158,24 +169,13 @@ class PlanCache {
     return h;
   }
 
-  static std::uint64_t hash_group(std::uint64_t cluster_id, const PlanInputs& in) {
-    std::uint64_t h = mix(cluster_id, static_cast<std::uint64_t>(in.kind));
-    for (const auto& g : *in.instances) {
-      h = mix(h, g.size());
-      for (const std::int64_t r : g) h = mix(h, static_cast<std::uint64_t>(r));
-    }
-    return h;
-  }
-
-  // The stored copy of `instances`, shared by every entry of the group.
-  std::shared_ptr<const Instances> intern(std::uint64_t group_hash, const Instances& instances) {
+  // The stored `instances` (shared ranks), one for every entry of the group.
+  const SharedRanks& intern(std::uint64_t group_hash, const SharedRanks& instances) {
     auto [lo, hi] = instances_.equal_range(group_hash);
     for (auto it = lo; it != hi; ++it)
-      if (*it->second == instances) return it->second;
-    auto copy = std::make_shared<const Instances>(instances);
+      if (it->second == instances) return it->second;
     for (const auto& g : instances) items_ += static_cast<std::int64_t>(g.size());
-    instances_.emplace(group_hash, copy);
-    return copy;
+    return instances_.emplace(group_hash, instances)->second;
   }
 
   void clear() {
@@ -195,13 +195,13 @@ class PlanCache {
 
   static bool matches(const Entry& e, std::uint64_t cluster_id, const PlanInputs& in) {
     return e.cluster_id == cluster_id && e.kind == in.kind && e.bytes == in.bytes && same_settings(e.settings, *in.settings) &&
-           *e.instances == *in.instances;
+           e.instances == *in.instances;
   }
 
   std::mutex mutex_;
   bool enabled_ = true;
   std::unordered_multimap<std::uint64_t, Entry> entries_;
-  std::unordered_multimap<std::uint64_t, std::shared_ptr<const Instances>> instances_;
+  std::unordered_multimap<std::uint64_t, SharedRanks> instances_;
   std::int64_t items_ = 0;
   PlanCacheStats stats_;
 };
@@ -252,24 +252,32 @@ class Coster {
   }
 
  private:
-  // One plan per distinct (kind, group, bytes, count) of the step, priced through the process's cache.
+  // One plan per distinct (kind, group, bytes, count) of the step, folded from the collective of
+  // its (kind, group, bytes), which is priced through the process's cache.
   PlanRef plan(const Op& op) {
     const auto key = std::make_tuple(static_cast<int>(op.collective), op.group, op.message_bytes, op.count);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
+    const auto& one = collective(op);
+    const Folded folded = with_count(*one, op.count);
+    PlanRef ref;
+    ref.index = static_cast<std::int32_t>(g_.plans.size());
+    ref.time_s = folded.time_s;
+    g_.plans.push_folded(one->plan, op.count, folded.setup_s);
+    cache_.emplace(key, ref);
+    return ref;
+  }
+
+  const std::shared_ptr<const OnePlan>& collective(const Op& op) {
+    const auto key = std::make_tuple(static_cast<int>(op.collective), op.group, op.message_bytes);
+    auto it = collectives_.find(key);
+    if (it != collectives_.end()) return it->second;
     PlanInputs in;
     in.kind = op.collective;
     in.instances = &g_.groups[static_cast<std::size_t>(op.group)].instances;
     in.bytes = op.message_bytes;
-    in.count = op.count;
     in.settings = &comm_;
-    const auto priced = PlanCache::instance().get(cl_, in);
-    PlanRef ref;
-    ref.index = static_cast<std::int32_t>(g_.plans.size());
-    ref.time_s = priced->time_s;
-    g_.plans.push_back(priced->plan);
-    cache_.emplace(key, ref);
-    return ref;
+    return collectives_.emplace(key, PlanCache::instance().get(cl_, in)).first->second;
   }
 
   StepGraph& g_;
@@ -277,6 +285,7 @@ class Coster {
   const costmodel::ComputeModel& cm_;
   const costmodel::CommSettings& comm_;
   std::map<std::tuple<int, std::int32_t, double, double>, PlanRef> cache_;
+  std::map<std::tuple<int, std::int32_t, double>, std::shared_ptr<const OnePlan>> collectives_;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -36,6 +38,67 @@ std::string name_op(const StepGraph& g, std::int32_t op) {
 }
 
 }  // namespace
+
+SharedRanks::SharedRanks(Ranks ranks) {
+  auto data = std::make_shared<Data>();
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  const auto mix = [&h](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const auto& g : ranks) {
+    mix(g.size());
+    for (const std::int64_t r : g) mix(static_cast<std::uint64_t>(r));
+  }
+  data->ranks = std::move(ranks);
+  data->hash = h;
+  data_ = std::move(data);
+}
+
+const SharedRanks::Ranks& SharedRanks::empty_ranks() {
+  static const Ranks empty;
+  return empty;
+}
+
+void PlanList::push_back(CommPlan plan) {
+  Entry e;
+  e.one = std::make_shared<CommPlan>(std::move(plan));
+  e.given = true;
+  entries_.push_back(std::move(e));
+}
+
+void PlanList::push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s) {
+  Entry e;
+  e.one = std::move(one);
+  e.count = count;
+  e.setup_s = setup_s;
+  entries_.push_back(std::move(e));
+}
+
+const CommPlan& PlanList::operator[](std::size_t i) const {
+  const Entry& e = entries_[i];
+  if (e.given) return *e.one;
+  if (!e.folded) {
+    auto folded = std::make_shared<CommPlan>(*e.one);
+    if (e.count != 1.0)
+      for (auto& round : folded->rounds)
+        for (auto& f : round.flows) f.bytes *= e.count;
+    folded->setup_s = e.setup_s;
+    e.folded = std::move(folded);
+  }
+  return *e.folded;
+}
+
+CommPlan& PlanList::operator[](std::size_t i) {
+  Entry& e = entries_[i];
+  if (!e.given || e.one.use_count() > 1) {
+    // A plan of its own: copied from the folded plan, or from a plan another graph shares.
+    auto own = std::make_shared<CommPlan>(std::as_const(*this)[i]);
+    e = Entry{};
+    e.one = own;
+    e.given = true;
+    return *own;
+  }
+  // Stored as given and not shared: made as a non-const CommPlan by push_back or here.
+  return const_cast<CommPlan&>(*e.one);
+}
 
 void StepGraph::ensure_nodes(std::size_t n) {
   if (nodes_.size() < n) nodes_.resize(n);
@@ -143,10 +206,12 @@ void StepGraph::validate_ops() const {
     }
   }
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    const CommPlan& plan = plans[p];
-    if (!std::isfinite(plan.setup_s) || plan.setup_s < 0) {
-      throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " +
-                          std::to_string(plan.setup_s) + " s");
+    // The plan as costed, without folding its count into copies of its flows.
+    const CommPlan& plan = plans.unfolded(p);
+    const double count = plans.count(p);
+    const double setup_s = plans.setup_s(p);
+    if (!std::isfinite(setup_s) || setup_s < 0) {
+      throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " + std::to_string(setup_s) + " s");
     }
     for (const auto& round : plan.rounds) {
       if (round.repeat < 1) {
@@ -154,9 +219,9 @@ void StepGraph::validate_ops() const {
                             " times");
       }
       for (const Flow& f : round.flows) {
-        if (!std::isfinite(f.bytes) || f.bytes < 0) {
-          throw InternalError("step graph: plan " + std::to_string(p) + " has a flow of " + std::to_string(f.bytes) +
-                              " bytes");
+        const double bytes = f.bytes * count;
+        if (!std::isfinite(bytes) || bytes < 0) {
+          throw InternalError("step graph: plan " + std::to_string(p) + " has a flow of " + std::to_string(bytes) + " bytes");
         }
       }
     }

@@ -1,10 +1,13 @@
 // The process-wide cache of priced communication plans (cost.cpp) against pricing every plan anew:
-// the same durations and the same plans, op by op, on several scenarios and settings.
+// the same durations and the same plans, op by op, on several scenarios and settings; the plans
+// folded from one collective; the group ranks shared by graphs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "stepsim/costmodel/comm.hpp"
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
@@ -91,4 +94,62 @@ TEST_CASE("cached plans: the durations and plans of pricing every plan anew, on 
   const auto b = sim::build_step(s, two, cm, o);
   CHECK(sim::plan_cache_stats().misses > misses);
   check_same(a.graph, b.graph);
+}
+
+TEST_CASE("folded plans: count x the bytes per flow, and the setup that makes the isolated time count x one collective's") {
+  const std::string base = scenarios::default_scenario_text();
+  // Plans over NVLink and the network, with counts above 1 (the TP units of a layer group, the CP ring steps).
+  for (const auto& sets : std::vector<std::vector<std::string>>{{}, {"parallel.tp=2", "parallel.cp=2", "parallel.pp=2"},
+                                                                {"cluster.inter_node.oversubscription=2"}}) {
+    const auto s = scenario(base, sets);
+    const topology::Cluster cluster(s.cluster);
+    const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+    sim::BuildOptions o;
+    o.comm = s.comm;
+    const auto step = sim::build_step(s, cluster, cm, o);
+    const auto& plans = step.graph.plans;
+    int folded_plans = 0;
+    for (const auto& op : step.graph.ops) {
+      if (op.plan < 0) continue;
+      const auto p = static_cast<std::size_t>(op.plan);
+      const double count = plans.count(p);
+      CHECK(count == op.count);
+      const auto& one = plans.unfolded(p);
+      const auto& folded = plans[p];
+      REQUIRE(folded.rounds.size() == one.rounds.size());
+      for (std::size_t r = 0; r < one.rounds.size(); ++r) {
+        REQUIRE(folded.rounds[r].flows.size() == one.rounds[r].flows.size());
+        for (std::size_t f = 0; f < one.rounds[r].flows.size(); ++f)
+          CHECK(folded.rounds[r].flows[f].bytes == one.rounds[r].flows[f].bytes * count);
+      }
+      // The definition of the setup, with the flows of the folded plan priced directly.
+      const double one_s = costmodel::isolated_time_s(cluster, one);
+      costmodel::CommPlan bare = folded;
+      bare.setup_s = 0;
+      if (count != 1.0) {
+        ++folded_plans;
+        CHECK(folded.setup_s == std::max(0.0, count * one_s - costmodel::isolated_time_s(cluster, bare)));
+      }
+      CHECK(costmodel::isolated_time_s(cluster, folded) == doctest::Approx(count * one_s).epsilon(1e-12));
+      CHECK(plans.setup_s(p) == folded.setup_s);
+    }
+    CHECK(folded_plans > 0);
+  }
+}
+
+TEST_CASE("group ranks: the graphs of one layout on one cluster share them") {
+  const auto s = scenario(scenarios::default_scenario_text(), {"cluster.inter_node.oversubscription=2"});
+  const topology::Cluster cluster(s.cluster);
+  const auto a = sim::build_step_graph(s, cluster);
+  const auto b = sim::build_step_graph(s, cluster);
+  REQUIRE(a.graph.groups.size() == b.graph.groups.size());
+  int shared = 0;
+  for (std::size_t i = 0; i < a.graph.groups.size(); ++i) {
+    CHECK(a.graph.groups[i].instances == b.graph.groups[i].instances);
+    if (!a.graph.groups[i].instances.empty()) {
+      CHECK(&a.graph.groups[i].instances.get() == &b.graph.groups[i].instances.get());
+      ++shared;
+    }
+  }
+  CHECK(shared > 0);
 }

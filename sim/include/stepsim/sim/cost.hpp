@@ -17,10 +17,13 @@ namespace stepsim::sim {
 void cost_step(StepGraph& graph, const topology::Cluster& cluster, const costmodel::ComputeModel& compute,
                const costmodel::CommSettings& comm);
 
-// Priced plans are kept for the whole process and shared by every cost_step (the candidates of a
-// sweep worker repeat the same collectives on the same cluster): an entry is reused only when the
-// cluster object, the settings, the kind, the groups rank by rank, the bytes and the count are all
-// equal, so the results are those of pricing anew. Bounded (emptied when full); thread-safe.
+// Priced collectives are kept for the whole process and shared by every cost_step (the candidates
+// of a sweep worker repeat the same collectives on the same cluster): an entry is reused only when
+// the cluster object, the settings, the kind, the groups rank by rank and the bytes are all equal;
+// the count of back-to-back collectives is folded from it exactly (StepGraph::plans keeps the
+// entry's plan and the count), so the results are those of pricing anew. Bounded (emptied when
+// full); thread-safe. A hit or a miss is a lookup of one (cluster, settings, kind, group, bytes)
+// by a costing pass; a miss prices it.
 struct PlanCacheStats {
   std::int64_t hits = 0;
   std::int64_t misses = 0;

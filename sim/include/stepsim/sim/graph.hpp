@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,12 +45,42 @@ struct ComputeWork {
   bool shares_sms = false;  // communication kernels run alongside and slow it (SM sharing)
 };
 
+// The ranks of a group's instances, immutable and shared: the graphs built for the same layout
+// on the same cluster share them (and so does the plan cache), so that a sweep builds and
+// compares each group once. Reads as a const std::vector<std::vector<std::int64_t>>; assigned
+// from one. `hash()` is a hash of the ranks, computed once.
+class SharedRanks {
+ public:
+  using Ranks = std::vector<std::vector<std::int64_t>>;
+  SharedRanks() = default;
+  SharedRanks(Ranks ranks);  // NOLINT(google-explicit-constructor): assigned like the vector it stands for
+  [[nodiscard]] const Ranks& get() const { return data_ ? data_->ranks : empty_ranks(); }
+  operator const Ranks&() const { return get(); }  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] bool empty() const { return get().empty(); }
+  [[nodiscard]] std::size_t size() const { return get().size(); }
+  [[nodiscard]] const std::vector<std::int64_t>& front() const { return get().front(); }
+  [[nodiscard]] const std::vector<std::int64_t>& operator[](std::size_t i) const { return get()[i]; }
+  [[nodiscard]] Ranks::const_iterator begin() const { return get().begin(); }
+  [[nodiscard]] Ranks::const_iterator end() const { return get().end(); }
+  [[nodiscard]] std::uint64_t hash() const { return data_ ? data_->hash : 0; }
+  // Same ranks (the same shared object, or equal ranks).
+  [[nodiscard]] bool operator==(const SharedRanks& o) const { return data_ == o.data_ || get() == o.get(); }
+
+ private:
+  struct Data {
+    Ranks ranks;
+    std::uint64_t hash = 0;
+  };
+  static const Ranks& empty_ranks();
+  std::shared_ptr<const Data> data_;
+};
+
 // The ranks of a communication op: instances[0] is the tracked group, the others identical groups
 // of the ranks its device stands for, whose flows share links with it. Pairs {src, dst} for
 // point-to-point groups. Empty on an ideal network.
 struct CommGroup {
   workload::GroupKind kind = workload::GroupKind::Tensor;
-  std::vector<std::vector<std::int64_t>> instances;
+  SharedRanks instances;
 };
 
 struct Op {
@@ -75,6 +106,51 @@ struct Op {
   std::int64_t free_bytes = 0;      // device memory released when the op ends
   std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
   std::string label;                // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
+};
+
+// The plans of a graph's communication ops. The costing pass stores a plan as the plan of one
+// collective (shared, immutable: the same object serves every graph of the process that runs that
+// collective), the count of back-to-back collectives folded into it and the folded plan's setup.
+// The folded plan itself (every flow carrying count x its bytes, that setup) is made on first
+// access through operator[], so that an engine which only needs op durations never copies flows.
+// A plan added with push_back is stored as given (count 1). Not safe for concurrent first access.
+class PlanList {
+ public:
+  [[nodiscard]] std::size_t size() const { return entries_.size(); }
+  [[nodiscard]] bool empty() const { return entries_.empty(); }
+  void clear() { entries_.clear(); }
+  void reserve(std::size_t n) { entries_.reserve(n); }
+  void push_back(CommPlan plan);
+  template <typename... Args>
+  void emplace_back(Args&&... args) {
+    push_back(CommPlan{std::forward<Args>(args)...});
+  }
+  // `count` collectives of `one` back to back, the folded plan's setup `setup_s`.
+  void push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s);
+
+  // The folded plan (what SimGrid replays), made on first access.
+  [[nodiscard]] const CommPlan& operator[](std::size_t i) const;
+  // The same, as a plan of its own that may be changed (it is then stored as given).
+  [[nodiscard]] CommPlan& operator[](std::size_t i);
+
+  // What does not depend on the count, without folding: the rounds with their flows (ranks, the
+  // bytes of one collective), repeats, algorithm and protocol.
+  [[nodiscard]] const CommPlan& unfolded(std::size_t i) const { return *entries_[i].one; }
+  // Collectives folded into plan i (1 for a plan stored as given); a flow of the folded plan
+  // carries count x the bytes of that flow in unfolded(i).
+  [[nodiscard]] double count(std::size_t i) const { return entries_[i].count; }
+  // The folded plan's setup time.
+  [[nodiscard]] double setup_s(std::size_t i) const { return entries_[i].given ? entries_[i].one->setup_s : entries_[i].setup_s; }
+
+ private:
+  struct Entry {
+    std::shared_ptr<const CommPlan> one;
+    double count = 1;
+    double setup_s = 0;
+    bool given = false;                               // stored as given: `one` is the plan itself
+    mutable std::shared_ptr<const CommPlan> folded;   // made on first access (folded entries)
+  };
+  std::vector<Entry> entries_;
 };
 
 struct Device {
@@ -137,7 +213,7 @@ class StepGraph {
   std::vector<std::vector<workload::Kernel>> kernel_lists;
   std::vector<ComputeWork> works;
   std::vector<CommGroup> groups;
-  std::vector<CommPlan> plans;  // filled by the costing pass
+  PlanList plans;  // filled by the costing pass
 
   std::int32_t add_op(Op op);
   // `before` must finish before `after` starts.
