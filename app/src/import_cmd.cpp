@@ -28,7 +28,7 @@ void register_import(CLI::App& app) {
   auto* hf = cmd->add_subcommand("hf", "a Hugging Face config.json as a stepsim model object (print it, or --out FILE)");
   auto hf_file = std::make_shared<std::string>();
   auto hf_out = std::make_shared<std::string>();
-  hf->add_option("config", *hf_file, "config.json of a Llama, Mistral, Qwen2, Gemma, GPT-2 or GPT-NeoX model")->required();
+  hf->add_option("config", *hf_file, "config.json of a Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 3, OLMo 2, GPT-2 or GPT-NeoX model")->required();
   add_out_option(*hf, *hf_out);
   hf->callback([hf_file, hf_out]() {
     const auto imported = scenarios::model_from_hf_config(scenarios::read_input_file(*hf_file, "Hugging Face config"), *hf_file);

@@ -22,21 +22,34 @@ using Json = nlohmann::json;
 // Families of Hugging Face configs by model_type.
 enum class HfFamily { Gated, Gpt2, NeoX };
 
+// How a family normalizes the queries and keys: not at all, per head over the head dimension
+// (stepsim's model.qk_norm), or over all heads of the projection at once.
+enum class HfQkNorm { None, PerHead, FullWidth };
+
 struct HfType {
   const char* model_type;
   HfFamily family;
   bool tied_default;  // tie_word_embeddings when absent (the config class's default)
   bool bias;          // linear layers with biases (stepsim's model.bias: all of them)
+  HfQkNorm qk_norm;   // q_norm and k_norm of the attention
 };
 
 // The config classes of transformers: LlamaConfig, MistralConfig, Qwen2Config (tie false),
 // GemmaConfig and Gemma2Config (tie true), GPT2Config (PretrainedConfig's default: tie true),
-// GPTNeoXConfig (tie false, biases).
+// GPTNeoXConfig (tie false, biases), Qwen3Config (tie false; q_norm and k_norm RMSNorms over
+// head_dim), Gemma3TextConfig (tie true; the same per-head norms), Olmo2Config (tie false; q_norm
+// over all query heads, k_norm over all key heads).
 constexpr HfType kHfTypes[] = {
-    {"llama", HfFamily::Gated, false, false},  {"mistral", HfFamily::Gated, false, false},
-    {"qwen2", HfFamily::Gated, false, false},  {"gemma", HfFamily::Gated, true, false},
-    {"gemma2", HfFamily::Gated, true, false},  {"gpt2", HfFamily::Gpt2, true, true},
-    {"gpt_neox", HfFamily::NeoX, false, true},
+    {"llama", HfFamily::Gated, false, false, HfQkNorm::None},
+    {"mistral", HfFamily::Gated, false, false, HfQkNorm::None},
+    {"qwen2", HfFamily::Gated, false, false, HfQkNorm::None},
+    {"qwen3", HfFamily::Gated, false, false, HfQkNorm::PerHead},
+    {"gemma", HfFamily::Gated, true, false, HfQkNorm::None},
+    {"gemma2", HfFamily::Gated, true, false, HfQkNorm::None},
+    {"gemma3_text", HfFamily::Gated, true, false, HfQkNorm::PerHead},
+    {"olmo2", HfFamily::Gated, false, false, HfQkNorm::FullWidth},
+    {"gpt2", HfFamily::Gpt2, true, true, HfQkNorm::None},
+    {"gpt_neox", HfFamily::NeoX, false, true, HfQkNorm::None},
 };
 
 // Fields that do not change the cost of a training step.
@@ -79,8 +92,8 @@ Imported model_from_hf_config(const std::string& json_text, const std::string& o
     if (type == k.model_type) t = &k;
   if (t == nullptr) {
     t = &kHfTypes[0];
-    out.warnings.push_back("model_type: \"" + type + "\" is not one stepsim knows (llama, mistral, qwen2, gemma, gemma2, gpt2, " +
-                           "gpt_neox); read as a Llama-like config");
+    out.warnings.push_back("model_type: \"" + type + "\" is not one stepsim knows (llama, mistral, qwen2, qwen3, gemma, gemma2, " +
+                           "gemma3_text, olmo2, gpt2, gpt_neox); read as a Llama-like config");
   }
   const std::int64_t layers = positive(j, {"num_hidden_layers", "n_layer"}, origin);
   const std::int64_t hidden = positive(j, {"hidden_size", "n_embd"}, origin);
@@ -112,6 +125,11 @@ Imported model_from_hf_config(const std::string& json_text, const std::string& o
   if (const Json* v = field(j, {"sliding_window"});
       v != nullptr && v->is_number_integer() && !(j.contains("use_sliding_window") && j["use_sliding_window"] == false))
     out.warnings.push_back("sliding_window: " + v->dump() + "-token sliding-window attention is not modelled (attention over the whole sequence)");
+  if (t->qk_norm == HfQkNorm::FullWidth)
+    out.warnings.push_back("q_norm/k_norm: " + type + " normalizes all query heads (" + std::to_string(hidden) + ") and all key heads (" +
+                           std::to_string(kv_heads * (hidden / heads)) + ") at once; priced as per-head norms over the same elements (" +
+                           "model.qk_norm: the same activations and kernel bytes, " + std::to_string(hidden + kv_heads * (hidden / heads) -
+                           2 * (hidden / heads)) + " fewer norm weights per layer)");
   for (auto it = j.begin(); it != j.end(); ++it) {
     static const std::set<std::string> mapped{"num_hidden_layers", "n_layer", "hidden_size", "n_embd", "num_attention_heads", "n_head",
                                               "num_key_value_heads", "vocab_size", "intermediate_size"};
@@ -133,6 +151,7 @@ Imported model_from_hf_config(const std::string& json_text, const std::string& o
   m["mlp"] = t->family == HfFamily::Gated ? "swiglu" : "gelu";
   m["norm"] = t->family == HfFamily::Gated ? "rmsnorm" : "layernorm";
   m["bias"] = t->bias;
+  if (t->qk_norm != HfQkNorm::None) m["qk_norm"] = true;
   out.json = m.dump(2);
   return out;
 }
@@ -206,7 +225,7 @@ const std::set<std::string>& megatron_flags() {
       "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--use-rope-scaling", "--no-masked-softmax-fusion",
       "--use-rotary-position-embeddings", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
       "--overlap-p2p-communication", "--no-gradient-accumulation-fusion", "--cross-entropy-loss-fusion", "--grad-reduce-in-bf16",
-      "--optimizer-cpu-offload", "--use-megatron-fsdp", "--fp8-param-gather"};
+      "--optimizer-cpu-offload", "--use-megatron-fsdp", "--fp8-param-gather", "--qk-layernorm"};
   return s;
 }
 
@@ -286,6 +305,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   model["mlp"] = swiglu ? "swiglu" : "gelu";
   model["norm"] = norm;
   model["bias"] = !has("--disable-bias-linear");
+  if (has("--qk-layernorm")) model["qk_norm"] = true;
 
   const std::int64_t tp = integer("--tensor-model-parallel-size").value_or(1);
   const std::int64_t pp = integer("--pipeline-model-parallel-size").value_or(1);
@@ -418,7 +438,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
                                               "--recompute-activations", "--grad-reduce-in-bf16", "--optimizer-cpu-offload",
                                               "--use-megatron-fsdp", "--account-for-embedding-in-pipeline-split",
                                               "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
-                                              "--cross-entropy-loss-fusion"};
+                                              "--cross-entropy-loss-fusion", "--qk-layernorm"};
     if (mapped.count(f) == 0 && megatron_cost_free().count(f) == 0) out.warnings.push_back(f + ": not modelled (ignored)");
   }
   if (recompute != "full" && (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0))

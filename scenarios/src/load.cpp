@@ -292,6 +292,7 @@ ModelSpec read_model(const Json& raw, const std::string& path) {
   m.mlp = r.choice_param("mlp", kMlpNames);
   m.norm = r.choice_param("norm", kNormNames);
   m.bias = r.bool_param("bias");
+  m.qk_norm = r.bool_param("qk_norm");
   r.finish({"source", "description"});
   if (m.hidden % m.heads != 0) throw ScenarioError(path + ".heads", "must divide hidden (" + std::to_string(m.hidden) + ")");
   if (m.heads % m.kv_heads != 0) throw ScenarioError(path + ".kv_heads", "must divide heads (" + std::to_string(m.heads) + ")");

@@ -693,8 +693,9 @@ class Builder {
       const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[stage]);
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
-        // fp32 partial sums of the norm weights: two norms per layer, the final norm on the last stage.
-        const double norm_params = d(layout_.stage_layers(stage)) * 2.0 * workload::final_norm_params(s_) +
+        // fp32 partial sums of the norm weights: the layers' norms (two, and the query and key norms
+        // with model.qk_norm), the final norm on the last stage.
+        const double norm_params = d(layout_.stage_layers(stage)) * workload::layer_norm_params(s_) +
                                    (stage == p_ - 1 ? workload::final_norm_params(s_) : 0.0);
         done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce,
                        group(GroupKind::Tensor, stage), 4.0 * norm_params, 1.0, "tp.norm_grad_ar", -1, -1);

@@ -215,3 +215,27 @@ TEST_CASE("stepsim mode: embedding and loss counted in the split move one layer 
   const auto even = memory::paper_estimate(s);
   CHECK(even.params_first_stage == 8 * (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336 + 2.0 * 4096) / 2.0 + 4096.0 * 128256 / 2);
 }
+
+TEST_CASE("stepsim mode: qk_norm adds the query and key norms' weights (and their gradients and optimizer state) and saved inputs") {
+  // Llama-3.1-8B TP2 PP4 DP16, s = 8192: stage 0 holds 8 layers and 4 micro-batches in flight.
+  auto s = llama8b(2, 1, 4, 1, 128);
+  const auto before = memory::stepsim_estimate(s);
+  s.model.qk_norm = true;
+  const auto after = memory::stepsim_estimate(s);
+  const auto term = [](const memory::StageEstimate& st, const std::string& key) {
+    for (const auto& t : st.terms)
+      if (t.key == key) return t.bytes;
+    return std::int64_t{-1};
+  };
+  // Two RMSNorms over d_h = 128 per layer, replicated on every TP rank: 8 x 256 parameters, bf16
+  // weights, fp32 gradients, optimizer state 12 bytes over DP 16.
+  const double params = 8.0 * 256;
+  CHECK(term(after.stages[0], "weights_bytes") - term(before.stages[0], "weights_bytes") == 2.0 * params);
+  CHECK(term(after.stages[0], "grads_bytes") - term(before.stages[0], "grads_bytes") == 4.0 * params);
+  CHECK(term(after.stages[0], "optimizer_bytes") - term(before.stages[0], "optimizer_bytes") == 12.0 * params / 16);
+  // Per layer and micro-batch: n (a + k) / t = 8192 x 40 / 2 rows of 128 bf16 inputs and an fp32
+  // rstd, 163,840 x 260 bytes; 4 micro-batches of 8 layers.
+  CHECK(term(after.stages[0], "activations_bytes") - term(before.stages[0], "activations_bytes") == 4 * 8 * 163840LL * 260);
+  // The paper's formula knows no query and key norms.
+  CHECK(memory::paper_estimate(s).total_bytes == memory::paper_estimate(llama8b(2, 1, 4, 1, 128)).total_bytes);
+}

@@ -65,6 +65,31 @@ TEST_CASE("import hf: Qwen2-7B's parameters, without the QKV biases it warns abo
   CHECK(total_params(with_model(imported.json)) == 7615487488.0);
 }
 
+TEST_CASE("import hf: Qwen3-8B has per-head query and key norms, and the published parameter count") {
+  const auto imported = import_file("qwen3-8b");
+  CHECK(imported.warnings.empty());
+  const auto s = with_model(imported.json);
+  CHECK(s.model.qk_norm);
+  CHECK(s.model.kv_heads == 8);
+  CHECK_FALSE(s.model.tied_embeddings);
+  // Embedding and output 2 x 151936 x 4096 = 1,244,659,712; per layer q, o 4096^2 each, k, v
+  // 4096 x 1024 each (41,943,040), MLP 3 x 4096 x 12288 (150,994,944), two RMSNorms (8,192) and the
+  // query and key RMSNorms over head_dim 128 (256): 192,946,432, x 36 = 6,946,071,552; the final
+  // norm 4,096: 8,190,735,360, Qwen3-8B's published 8.19 B.
+  CHECK(total_params(s) == 8190735360.0);
+  auto without = s;
+  without.model.qk_norm = false;
+  CHECK(total_params(s) - total_params(without) == 36.0 * 2.0 * 128.0);
+  // OLMo 2's norms span all heads: mapped to per-head norms, with a warning that counts the weights.
+  const auto olmo = sc::model_from_hf_config(R"({"model_type": "olmo2", "num_hidden_layers": 2, "hidden_size": 512,
+      "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000})", "c.json");
+  CHECK(with_model(olmo.json).model.qk_norm);
+  CHECK(olmo.warnings == std::vector<std::string>{
+                             "q_norm/k_norm: olmo2 normalizes all query heads (512) and all key heads (128) at once; priced as per-head "
+                             "norms over the same elements (model.qk_norm: the same activations and kernel bytes, 512 fewer norm weights "
+                             "per layer)"});
+}
+
 TEST_CASE("import hf: GPT-2 reads n_layer / n_embd / n_head, GeLU, LayerNorm, biases, tied embeddings") {
   const auto imported = import_file("gpt2");
   CHECK(imported.warnings.empty());
@@ -85,8 +110,8 @@ TEST_CASE("import hf: unknown settings warn, missing or malformed ones are error
   const auto moe = sc::model_from_hf_config(R"({"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64,
       "intermediate_size": 128, "num_attention_heads": 4, "vocab_size": 100, "num_local_experts": 8})", "c.json");
   CHECK(moe.warnings == std::vector<std::string>{
-                            "model_type: \"mixtral\" is not one stepsim knows (llama, mistral, qwen2, gemma, gemma2, gpt2, gpt_neox); read as a "
-                            "Llama-like config",
+                            "model_type: \"mixtral\" is not one stepsim knows (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, olmo2, gpt2, "
+                            "gpt_neox); read as a Llama-like config",
                             "num_local_experts: not modelled (ignored)"});
   CHECK_THROWS_WITH_AS((void)sc::model_from_hf_config(R"({"model_type": "llama", "hidden_size": 64})", "c.json"),
                        "c.json.num_hidden_layers: is required", stepsim::ScenarioError);
@@ -163,6 +188,12 @@ TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modell
                                  "--moe-router-topk 2: not modelled (ignored)",
                                  "the world size is not in Megatron's arguments: 1 node(s) of dgx-h100 (pass --nodes for the run's data parallelism)"});
   // SwiGLU without an FFN size: 2/3 of 4h rounded down to a multiple of 64.
+  CHECK_FALSE(s.model.qk_norm);
+  auto qk = base;
+  qk.push_back("--qk-layernorm");
+  const auto with_qk = sc::scenario_from_megatron_args(qk, {});
+  CHECK(sc::load_scenario_text(with_qk.json).model.qk_norm);
+  CHECK(with_qk.warnings.size() == 1);  // the world size only
   auto swiglu = base;
   swiglu.push_back("--swiglu");
   CHECK(sc::load_scenario_text(sc::scenario_from_megatron_args(swiglu, {}).json).model.ffn_hidden == 640);

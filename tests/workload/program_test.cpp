@@ -1,7 +1,12 @@
 // Layer programs: the collectives beside the kernels, against the counts of training-step.md.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "model.hpp"
+#include "stepsim/workload/kernels.hpp"
+#include "stepsim/workload/params.hpp"
 #include "stepsim/workload/program.hpp"
 
 using namespace stepsim;
@@ -123,4 +128,58 @@ TEST_CASE("activations of a GPT layer keep the two 1-byte hidden-dropout masks, 
   s.model.mlp = scenarios::MlpKind::SwiGlu;
   s.model.norm = scenarios::NormKind::RmsNorm;
   CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * (8.0 + 37.0) / 4.0);
+}
+
+namespace {
+
+double bytes_of(const std::vector<workload::Kernel>& ks, const std::string& name) {
+  const auto it = std::find_if(ks.begin(), ks.end(), [&](const workload::Kernel& k) { return k.name == name; });
+  REQUIRE(it != ks.end());
+  return it->bytes;
+}
+
+}  // namespace
+
+TEST_CASE("qk_norm: per-head query and key norms add their weights, saved inputs and statistics, and four memory kernels") {
+  auto s = base();  // h = 1024, a = 8, k = 2, d_h = 128, t = 4, n = 4096 tokens per rank
+  const double params = workload::layer_params(s);
+  const double stored = workload::step_program(s).layers.front().stored_activation_bytes;
+  const auto fwd = workload::layer_forward(s), bwd = workload::layer_backward(s);
+  s.model.qk_norm = true;
+  // Weights: one RMSNorm over d_h for the queries, one for the keys, replicated over TP.
+  CHECK(workload::layer_params(s) - params == 256.0);
+  CHECK(workload::layer_norm_params(s) == 2.0 * 1024 + 2.0 * 128);
+  // Saved: the bf16 inputs, n (a + k) / t rows of d_h = 10,240 rows of 256 bytes, and an fp32 rstd
+  // per row: 10,240 x 260.
+  CHECK(workload::step_program(s).layers.front().stored_activation_bytes - stored == 10240.0 * 260.0);
+  // Forward: read and write the rows, write rstd, read the weights; q: 8,192 rows, k: 2,048.
+  const auto qk_fwd = workload::layer_forward(s), qk_bwd = workload::layer_backward(s);
+  CHECK(bytes_of(qk_fwd, "q_norm.fwd") == 4.0 * 8192 * 128 + 4.0 * 8192 + 2.0 * 128);
+  CHECK(bytes_of(qk_fwd, "k_norm.fwd") == 4.0 * 2048 * 128 + 4.0 * 2048 + 2.0 * 128);
+  // Backward: read dy and x, write dx (6 bytes per element; no residual gradient), read rstd.
+  CHECK(bytes_of(qk_bwd, "q_norm.bwd") == (6.0 * 128 + 4.0) * 8192);
+  CHECK(bytes_of(qk_bwd, "k_norm.bwd") == (6.0 * 128 + 4.0) * 2048);
+  CHECK(qk_fwd.size() == fwd.size() + 2);
+  CHECK(qk_bwd.size() == bwd.size() + 2);
+  // In order: after the QKV projection, before RoPE; backward after RoPE's, before QKV's dgrad.
+  const auto at = [](const std::vector<workload::Kernel>& ks, const std::string& name) {
+    return std::find_if(ks.begin(), ks.end(), [&](const workload::Kernel& k) { return k.name == name; }) - ks.begin();
+  };
+  CHECK(at(qk_fwd, "q_norm.fwd") == at(qk_fwd, "qkv.fprop") + 1);
+  CHECK(at(qk_fwd, "rope.fwd") == at(qk_fwd, "k_norm.fwd") + 1);
+  CHECK(at(qk_bwd, "k_norm.bwd") == at(qk_bwd, "rope.bwd") + 1);
+  CHECK(at(qk_bwd, "qkv.dgrad") == at(qk_bwd, "q_norm.bwd") + 1);
+  // LayerNorm: weight and bias (2 d_h each), rstd and mean (8 bytes per row). CP 2 halves the rows;
+  // SP does not change them (the heads are split by t either way).
+  s.model.norm = scenarios::NormKind::LayerNorm;
+  s.parallel.cp = 2;
+  const double ln_stored = workload::step_program(s).layers.front().stored_activation_bytes;
+  CHECK(workload::layer_norm_params(s) == 2.0 * 2048 + 2.0 * 256);
+  s.model.qk_norm = false;
+  CHECK(ln_stored - workload::step_program(s).layers.front().stored_activation_bytes == 5120.0 * 264.0);
+  s.model.qk_norm = true;
+  s.parallel.sequence_parallel = !s.parallel.sequence_parallel;
+  const double flipped = workload::step_program(s).layers.front().stored_activation_bytes;
+  s.model.qk_norm = false;
+  CHECK(flipped - workload::step_program(s).layers.front().stored_activation_bytes == 5120.0 * 264.0);
 }

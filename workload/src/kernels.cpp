@@ -28,6 +28,8 @@ struct Dims {
   bool swiglu = true;
   bool layernorm = false;
   bool bias = false;
+  bool qk_norm = false;  // norms over the head dimension of the queries and keys
+  double norm_stats = 4;  // fp32 statistics per normalized row (norm_statistics_bytes)
   bool gpt = false;     // learned positions and dropout, no RoPE
   bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
   scenarios::TrainingPrecision precision = scenarios::TrainingPrecision::Bf16;
@@ -55,6 +57,8 @@ Dims dims(const Scenario& s) {
   x.swiglu = s.model.mlp == MlpKind::SwiGlu;
   x.layernorm = s.model.norm == NormKind::LayerNorm;
   x.bias = s.model.bias;
+  x.qk_norm = s.model.qk_norm;
+  x.norm_stats = norm_statistics_bytes(s);
   x.gpt = gpt_family(s.model);
   x.unfused = s.training.attention == scenarios::Attention::Unfused;
   x.precision = s.training.precision;
@@ -105,21 +109,40 @@ void wgrad(std::vector<Kernel>& ks, const std::string& name, double m, double n,
   ks.push_back(memory(name + ".accum", (2.0 + 2.0 * x.grad_bytes) * m * n));
 }
 
-// Norm forward on [n_sp, h]: read x, write y (bf16), write the fp32 statistics (rstd; LayerNorm
-// also the mean), read the weights (and LayerNorm bias).
+// Norm forward on `rows` rows of `width` elements: read x, write y (bf16), write the fp32
+// statistics of each row (norm_statistics_bytes), read the weights (and LayerNorm bias).
 // `out_bytes`: bytes written per output element (2: bf16; an FP8 cast fused into the norm writes
 // the quantized output instead, fp8_norm_out_bytes).
-Kernel norm_forward(std::string name, const Dims& x, double out_bytes = 2.0) {
-  const double stats = (x.layernorm ? 8.0 : 4.0) * x.n_sp;
-  const double weights = (x.layernorm ? 4.0 : 2.0) * x.h;
-  return memory(std::move(name), (2.0 + out_bytes) * x.n_sp * x.h + stats + weights);
+Kernel norm_forward(std::string name, double rows, double width, const Dims& x, double out_bytes = 2.0) {
+  const double weights = (x.layernorm ? 4.0 : 2.0) * width;
+  return memory(std::move(name), (2.0 + out_bytes) * rows * width + x.norm_stats * rows + weights);
 }
 
-// Norm backward fused with the residual-gradient add: read dy, x and the residual gradient
-// (6 n_sp h), the statistics, write dx (2 n_sp h); the weight-gradient partial sums are small.
-Kernel norm_backward(std::string name, const Dims& x) {
-  const double stats = (x.layernorm ? 8.0 : 4.0) * x.n_sp;
-  return memory(std::move(name), 8.0 * x.n_sp * x.h + stats);
+// Norm backward on `rows` rows of `width`: read dy and x (4 per element) and the statistics, write
+// dx (2); fused with the residual-gradient add (the norms on the residual stream) it also reads the
+// residual gradient (2). The weight-gradient partial sums are small.
+Kernel norm_backward(std::string name, double rows, double width, const Dims& x, bool residual_add) {
+  return memory(std::move(name), ((residual_add ? 8.0 : 6.0) * width + x.norm_stats) * rows);
+}
+
+// The norms of the residual stream on [n_sp, h].
+Kernel norm_forward(std::string name, const Dims& x, double out_bytes = 2.0) {
+  return norm_forward(std::move(name), x.n_sp, x.h, x, out_bytes);
+}
+Kernel norm_backward(std::string name, const Dims& x) { return norm_backward(std::move(name), x.n_sp, x.h, x, true); }
+
+// model.qk_norm: the query and key norms over the head dimension, one row per token and head of
+// this rank: n a / t query rows and n k / t key rows of d_h (heads are split by TP, so SP does not
+// change them). Forward after the QKV projection, backward before its dgrad; no residual add.
+void qk_norm_forward(std::vector<Kernel>& ks, const Dims& x) {
+  if (!x.qk_norm) return;
+  ks.push_back(norm_forward("q_norm.fwd", x.n * x.a / x.t, x.dh, x));
+  ks.push_back(norm_forward("k_norm.fwd", x.n * x.kv / x.t, x.dh, x));
+}
+void qk_norm_backward(std::vector<Kernel>& ks, const Dims& x) {
+  if (!x.qk_norm) return;
+  ks.push_back(norm_backward("k_norm.bwd", x.n * x.kv / x.t, x.dh, x, false));
+  ks.push_back(norm_backward("q_norm.bwd", x.n * x.a / x.t, x.dh, x, false));
 }
 
 // Residual add after a row-parallel GEMM on [n_sp, h]: read both inputs, write the sum. GPT:
@@ -333,8 +356,9 @@ std::vector<Kernel> zero_model_flops(std::vector<Kernel> ks) {
 
 }  // namespace
 
-// Forward of one layer (docs/training-step.md 1.1, GPT variant 1.3): F1 norm, F3 QKV, F4 RoPE, F5
-// attention, F6 proj, F8 residual, F9 norm, F11 FC1, F12 activation, F13 FC2, F15 residual.
+// Forward of one layer (docs/training-step.md 1.1, GPT variant 1.3): F1 norm, F3 QKV (then the
+// query and key norms with model.qk_norm), F4 RoPE, F5 attention, F6 proj, F8 residual, F9 norm,
+// F11 FC1, F12 activation, F13 FC2, F15 residual.
 std::vector<Kernel> layer_forward(const Scenario& s) {
   const Dims x = dims(s);
   const double q_t = x.a * x.dh / x.t;
@@ -348,6 +372,7 @@ std::vector<Kernel> layer_forward(const Scenario& s) {
   ks.push_back(norm_forward("norm1.fwd", x, fp8_norm_out_bytes(x)));
   if (!fp8_cast_in_norm(x)) fp8_input_cast(ks, "qkv.input_cast", x.n_sp * x.h, x);
   ks.push_back(layer_gemm("qkv.fprop", x.n, qkv_width(x), x.h, x));
+  qk_norm_forward(ks, x);
   if (!x.gpt) ks.push_back(rope("rope.fwd", x));
   append(ks, attention_core_forward(x));
   fp8_input_cast(ks, "proj.input_cast", x.n * q_t, x);
@@ -369,7 +394,8 @@ std::vector<Kernel> layer_forward(const Scenario& s) {
 
 // Backward of one layer in execution order (docs/training-step.md 1.2): B2 FC2 dgrad, B3 FC2 wgrad,
 // B4 activation backward, B6 FC1 dgrad, B8 FC1 wgrad, B9 norm backward, B11 proj dgrad / wgrad,
-// B12 attention backward, B13 RoPE backward, B14 QKV dgrad / wgrad, B15 norm backward.
+// B12 attention backward, B13 RoPE backward (then the key and query norms' backward with
+// model.qk_norm), B14 QKV dgrad / wgrad, B15 norm backward.
 std::vector<Kernel> layer_backward(const Scenario& s) {
   const Dims x = dims(s);
   const double q_t = x.a * x.dh / x.t;
@@ -394,6 +420,7 @@ std::vector<Kernel> layer_backward(const Scenario& s) {
   wgrad(ks, "proj.wgrad", q_t, x.h, x.n, x, x.fp8);
   append(ks, attention_core_backward(x));
   if (!x.gpt) ks.push_back(rope("rope.bwd", x));
+  qk_norm_backward(ks, x);
   fp8_backward_casts(ks, "qkv", x.n * qkv_width(x), x.n * x.h, x);
   ks.push_back(layer_gemm("qkv.dgrad", x.n, x.h, qkv_width(x), x));
   wgrad(ks, "qkv.wgrad", x.h, qkv_width(x), x.n, x, x.fp8);

@@ -29,16 +29,27 @@ double layer_params(const Scenario& s) {
     const double fc1_out = m.mlp == MlpKind::SwiGlu ? 2.0 * f : f;
     layer += (h * (1.0 + 2.0 * k / a) + fc1_out) / t + 2.0 * h;
   }
-  return layer + 2.0 * final_norm_params(s);
+  return layer + layer_norm_params(s);
+}
+
+double norm_params(const Scenario& s, double width) {
+  return s.model.norm == NormKind::RmsNorm ? width : 2.0 * width;
+}
+
+double norm_statistics_bytes(const Scenario& s) { return s.model.norm == NormKind::RmsNorm ? 4.0 : 8.0; }
+
+double layer_norm_params(const Scenario& s) {
+  const auto& m = s.model;
+  double norms = 2.0 * final_norm_params(s);
+  if (m.qk_norm) norms += 2.0 * norm_params(s, d(m.hidden) / d(m.heads));
+  return norms;
 }
 
 double embedding_params(const Scenario& s) {
   return d(shape_of(s).padded_vocab) * d(s.model.hidden) / d(s.parallel.tp);
 }
 
-double final_norm_params(const Scenario& s) {
-  return s.model.norm == NormKind::RmsNorm ? d(s.model.hidden) : 2.0 * d(s.model.hidden);
-}
+double final_norm_params(const Scenario& s) { return norm_params(s, d(s.model.hidden)); }
 
 // The output layer has its own weights when untied; tied embeddings on one stage share them
 // (with p > 1 the last stage keeps a copy, as Megatron does).

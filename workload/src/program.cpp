@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "stepsim/scenarios/names.hpp"
+#include "stepsim/workload/params.hpp"
 
 namespace stepsim::workload {
 
@@ -25,7 +26,8 @@ struct LayerActivations {
   double mlp = 0;           // FC1 output, activation and FC2 input: 8sbf / t (SwiGLU), 4sbf / t (GeLU)
   double scores = 0;        // unfused attention's s x s tensors
   double dropout_masks = 0; // hidden dropout after attention and after the MLP: 2 x sbh / (SP ? t : 1), 1 byte each
-  [[nodiscard]] double total() const { return norm_inputs + norm_outputs + attention + mlp + scores + dropout_masks; }
+  double qk_norm = 0;       // model.qk_norm: the query and key norms' inputs and statistics, (2 d_h + stats) sb(a + k) / (ct)
+  [[nodiscard]] double total() const { return norm_inputs + norm_outputs + attention + mlp + scores + dropout_masks + qk_norm; }
 };
 
 LayerActivations layer_activations(const Scenario& s, const Shape& x) {
@@ -40,6 +42,13 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
   // 1-byte mask for the backward, on the full hidden size, split by t only under SP (Korthikanti
   // et al. 2022, Table 2: the two sbh terms of 34sbh).
   if (gpt_family(m)) acts.dropout_masks = 2.0 * x.tokens_per_rank * h / (s.parallel.sequence_parallel ? t : 1.0);
+  // Query and key norms (Megatron's q_layernorm and k_layernorm over the head dimension): each
+  // keeps its bf16 input, the projection's query or key heads, and the fp32 statistics of every row
+  // (one row per token and head: rstd, LayerNorm also the mean). The heads are split by t (with or
+  // without SP), the sequence by c.
+  if (m.qk_norm) {
+    acts.qk_norm = x.tokens_per_rank * (a + k) / t * (2.0 * (h / a) + norm_statistics_bytes(s));
+  }
   // Unfused attention keeps the s x s scores and softmax output in bf16 (2 + 2 bytes per score)
   // and, for GPT models with attention dropout, a 1-byte mask: 5 a s^2 b / t (Korthikanti et al.
   // 2022, Table 2), each CP rank holding s/c query rows.

@@ -17,8 +17,8 @@ struct Imported {
   std::vector<std::string> warnings;  // "<field>: ..." one per setting not modelled
 };
 
-// A Hugging Face config.json (Llama, Mistral, Qwen2, Gemma, GPT-2 and GPT-NeoX field names) as a
-// "model" object. Throws ScenarioError(origin + ".<field>", ...) for a missing or malformed field.
+// A Hugging Face config.json (Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 3, OLMo 2, GPT-2 and GPT-NeoX
+// field names) as a "model" object. Throws ScenarioError(origin + ".<field>", ...) for a missing or malformed field.
 [[nodiscard]] Imported model_from_hf_config(const std::string& json_text, const std::string& origin);
 
 struct MegatronImportOptions {

@@ -45,6 +45,7 @@ inline constexpr Param kParams[] = {
   {"model.mlp", Choice, "swiglu|gelu", std::nullopt, "swiglu", 0, 0, false, "MLP kind", ""},
   {"model.norm", Choice, "rmsnorm|layernorm", std::nullopt, "rmsnorm", 0, 0, false, "normalization kind", ""},
   {"model.bias", Boolean, "", 0.0, "", 0, 0, false, "linear layers have biases", ""},
+  {"model.qk_norm", Boolean, "", 0.0, "", 0, 0, false, "a norm (the model's norm kind) over the head dimension of every query and key head after the QKV projection, its weights shared by the heads", "Megatron --qk-layernorm; Hugging Face q_norm/k_norm (Qwen3, Gemma 3)"},
   {"cluster", Object, "object", std::nullopt, "required", 0, 0, false, "the machine; may name a cluster \"preset\" and override its fields", ""},
   {"cluster.preset", Choice, "dgx-a100|abci-a|dgx-h100|tsubame4|dgx-h200|dgx-b200|dgx-b300|gb200-nvl72", std::nullopt, "none", 0, 0, false, "cluster preset", "scenarios/presets/clusters"},
   {"cluster.gpu", Preset, "preset or object", std::nullopt, "from the cluster preset", 0, 0, false, "the GPU (a preset name, or an object that may name a \"preset\" and override its fields)", "scenarios/presets/gpus"},

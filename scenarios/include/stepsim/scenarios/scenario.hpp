@@ -32,6 +32,7 @@ struct ModelSpec {
   MlpKind mlp = MlpKind::SwiGlu;
   NormKind norm = NormKind::RmsNorm;
   bool bias = false;
+  bool qk_norm = false;  // a norm over the head dimension of each query and key head (Megatron --qk-layernorm)
 };
 
 // Where a GPU's efficiency parameters come from: a fit to measured runs (`stepsim calibrate`), a
