@@ -165,9 +165,10 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   StaticTerms st;
   const workload::Shape x = workload::shape_of(s);
   const double P = workload::stage_params(s, stage);
-  const double shards = d(p.dp * p.cp);
-  // Parameters, main gradients and optimizer state, each divided over DP x CP where sharded; the
-  // offloaded fraction of the optimizer state lives on the host.
+  const double shards = d(p.shard_group_size());
+  // Parameters, main gradients and optimizer state, each divided over DP x CP where sharded (over
+  // DP x CP / instances with several distributed-optimizer instances, each of which holds a whole
+  // copy); the offloaded fraction of the optimizer state lives on the host.
   // FP8 parameters: the GEMM weights are FP8 data (MXFP8 with its block scales), the rest bf16.
   const Fp8StaticBytes fp8 = fp8_static_bytes(s, stage);
   double weight_bytes = 2.0 * P;
@@ -182,6 +183,9 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   groups += p.cp > 1 ? 1 : 0;
   groups += p.pp > 1 ? 1 : 0;
   groups += p.dp * p.cp > 1 ? 1 : 0;
+  // Several distributed-optimizer instances: the group within an instance (reduce-scatter and
+  // all-gather) and the group across the instances (all-reduce of the shards), beside DP x CP.
+  if (p.distributed_optimizer_instances > 1) groups += (p.shard_group_size() > 1 ? 1 : 0) + 1;
   st.nccl = to_bytes(groups * s.memory.nccl_buffer_bytes_per_group);
   st.workspaces = library_workspace_bytes(s);
   // The distributed optimizer (parameters not sharded) gathers the parameters in place into the

@@ -522,6 +522,10 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
                                                                to_string(p.sharding) + "\" (true means any sharding but \"none\")");
     }
   }
+  p.distributed_optimizer_instances = r.int_param("distributed_optimizer_instances");
+  if (p.distributed_optimizer_instances > 1 && !p.shards_optimizer())
+    throw ScenarioError(r.path("distributed_optimizer_instances"), "distributed_optimizer_instances=" + std::to_string(p.distributed_optimizer_instances) +
+                                                                      " needs a sharded optimizer (sharding not \"none\")");
   p.overlap_grad_reduce = r.bool_param("overlap_grad_reduce");
   // Megatron overlaps the parameter all-gather only with the distributed optimizer and with the
   // gradient reduce overlapped; unset, the flag follows them; set, it must agree with them.
@@ -716,6 +720,9 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   } else {
     p.dp = world / model_parallel;
   }
+  if ((p.dp * p.cp) % p.distributed_optimizer_instances != 0)
+    return ScenarioError("parallel.distributed_optimizer_instances", "distributed_optimizer_instances=" + str(p.distributed_optimizer_instances) +
+                                                                         " does not divide DP x CP (" + str(p.dp * p.cp) + ")");
   if (t.global_batch % (t.micro_batch * p.dp) != 0)
     return ScenarioError("training.global_batch", "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp));
   const std::int64_t mb = s.micro_batches();

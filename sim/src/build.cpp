@@ -26,13 +26,13 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 
 // The instances of the groups built so far, shared by every graph of the process: the
 // candidates of a sweep repeat a few layouts on one cluster. A group's ranks follow from the
-// cluster (the same Cluster object, by its instance id), the placement (tp, cp, dp, pp, rank
-// order), whether symmetric instances are wanted, the group kind and its stage(s). Bounded: emptied
+// cluster (the same Cluster object, by its instance id), the placement (tp, cp, dp, pp, the
+// distributed-optimizer instances, rank order), whether symmetric instances are wanted, the group kind and its stage(s). Bounded: emptied
 // when the ranks it holds pass kMaxRanks.
 class GroupCache {
  public:
-  using Key = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::string, bool, int, std::int64_t,
-                         std::int64_t>;
+  using Key = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::string, bool, int,
+                         std::int64_t, std::int64_t>;
   static GroupCache& instance() {
     static GroupCache cache;
     return cache;
@@ -225,9 +225,11 @@ class Builder {
   std::vector<std::vector<std::int64_t>> instances(GroupKind kind, std::int64_t stage) const {
     std::vector<std::vector<std::int64_t>> out;
     const std::int64_t r0 = pl_.rank({0, 0, 0, stage});
-    auto first = kind == GroupKind::Tensor    ? pl_.tp_group(r0)
-                 : kind == GroupKind::Context ? pl_.cp_group(r0)
-                                              : pl_.dp_cp_group(r0);
+    auto first = kind == GroupKind::Tensor                ? pl_.tp_group(r0)
+                 : kind == GroupKind::Context             ? pl_.cp_group(r0)
+                 : kind == GroupKind::DataContextInstance ? pl_.dp_cp_instance_group(r0)
+                 : kind == GroupKind::DataContextReplicas ? pl_.dp_cp_replica_group(r0)
+                                                          : pl_.dp_cp_group(r0);
     const bool local = topology::within_nvlink_domain(cl_, first);
     out.push_back(std::move(first));
     if (!opt_.symmetric_instances || local) return out;
@@ -239,8 +241,16 @@ class Builder {
       for (std::int64_t dp = 0; dp < dp_; ++dp)
         for (std::int64_t tp = 0; tp < t_; ++tp)
           if (tp != 0 || dp != 0) out.push_back(pl_.cp_group(pl_.rank({tp, 0, dp, stage})));
-    } else {
+    } else if (kind == GroupKind::DataContext) {
       for (std::int64_t tp = 1; tp < t_; ++tp) out.push_back(pl_.dp_cp_group(pl_.rank({tp, 0, 0, stage})));
+    } else {
+      // The instance (or replica) groups of every TP rank: the blocks (or positions) of its DP x CP
+      // group, each group once.
+      for (std::int64_t tp = 0; tp < t_; ++tp)
+        for (const std::int64_t r : pl_.dp_cp_group(pl_.rank({tp, 0, 0, stage}))) {
+          auto g = kind == GroupKind::DataContextInstance ? pl_.dp_cp_instance_group(r) : pl_.dp_cp_replica_group(r);
+          if (g.front() == r && (tp != 0 || r != out.front().front())) out.push_back(std::move(g));
+        }
     }
     return out;
   }
@@ -275,7 +285,8 @@ class Builder {
     g.kind = kind;
     if (!s_.cluster.ideal_network && kind != GroupKind::World) {
       const auto& par = s_.parallel;
-      const GroupCache::Key ranks_key{cl_.instance_id(), par.tp, par.cp, par.dp, par.pp, par.rank_order, opt_.symmetric_instances,
+      const GroupCache::Key ranks_key{cl_.instance_id(), par.tp, par.cp, par.dp, par.pp, par.distributed_optimizer_instances,
+                                      par.rank_order, opt_.symmetric_instances,
                                       static_cast<int>(kind), stage, to_stage};
       g.instances = GroupCache::instance().get(ranks_key, [&] {
         if (kind == GroupKind::ContextRing) return cp_ring_pairs(stage);
@@ -313,6 +324,10 @@ class Builder {
 
   // ---- buckets
   bool dp_active() const { return dp_ * c_ > 1; }
+  // The group a sharded state is reduce-scattered and gathered over: DP x CP, or one
+  // distributed-optimizer instance of it (parallel.distributed_optimizer_instances > 1).
+  bool several_instances() const { return s_.parallel.distributed_optimizer_instances > 1; }
+  GroupKind shard_group() const { return several_instances() ? GroupKind::DataContextInstance : GroupKind::DataContext; }
   bool tp_overlap() const { return t_ > 1 && tp_with_compute_; }
   bool gathers_overlap() const {
     return dp_active() && s_.parallel.shards_optimizer() && !s_.parallel.shards_params() && s_.parallel.overlap_param_gather;
@@ -321,7 +336,7 @@ class Builder {
   std::int32_t param_gather_op(std::int64_t stage, std::int64_t chunk, const workload::Bucket& b) {
     const double bytes = prog_.shape.activation_bytes_per_element * b.params;
     const auto op = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather,
-                            group(GroupKind::DataContext, stage), bytes, 1.0, "dp.param_ag", -1, chunk);
+                            group(shard_group(), stage), bytes, 1.0, "dp.param_ag", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
     return op;
   }
@@ -548,7 +563,7 @@ class Builder {
     double params = d(layout_.layers(stage, chunk)) * workload::layer_params(s_);
     if (layout_.is_first(stage, chunk)) params += workload::embedding_params(s_);
     if (layout_.is_last(stage, chunk)) params += workload::output_params(s_) + workload::final_norm_params(s_);
-    const auto ag = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, phase, group(GroupKind::DataContext, stage),
+    const auto ag = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, phase, group(shard_group(), stage),
                             prog_.shape.activation_bytes_per_element * params, 1.0, "dp.param_unshard", mb, chunk);
     starts_with(compute, ag);
     if (!s_.parallel.overlap_param_gather) {
@@ -654,16 +669,26 @@ class Builder {
   }
 
   // Gradient reduction of one bucket over DP x CP: reduce-scatter with a sharded optimizer,
-  // all-reduce without; in the main-gradient dtype (training.grad_dtype).
+  // all-reduce without; in the main-gradient dtype (training.grad_dtype). With several
+  // distributed-optimizer instances (Megatron's param_and_grad_buffer.py) the reduce-scatter runs
+  // within the instance and the shard it leaves, bytes / (DP x CP / N), is then all-reduced across
+  // the N instances, on the same stream.
   void grad_reduce_op(std::int64_t stage, std::int64_t chunk, const workload::Bucket& b, std::int32_t after) {
     const bool distopt = s_.parallel.shards_optimizer();
     const auto kind = distopt ? Collective::ReduceScatter : Collective::AllReduce;
     const double bytes = prog_.shape.grad_bytes_per_param * b.params;
-    const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, group(GroupKind::DataContext, stage),
+    const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, group(shard_group(), stage),
                             bytes, 1.0, distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
     out_.graph.add_edge(after, op);
     grad_ops_[stage].push_back(op);
+    if (!distopt || !several_instances()) return;
+    const auto ar = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, stage, Phase::GradReduce,
+                            group(GroupKind::DataContextReplicas, stage), bytes / d(s_.parallel.shard_group_size()), 1.0,
+                            "dp.grad_ar_instances", -1, chunk);
+    out_.graph.ops[static_cast<std::size_t>(ar)].layer = static_cast<std::int32_t>(b.lowest_layer);
+    out_.graph.add_edge(op, ar);
+    grad_ops_[stage].push_back(ar);
   }
 
   // With overlap, a bucket's reduction starts as soon as the last micro-batch's backward has
@@ -721,7 +746,7 @@ class Builder {
     }
     for (std::int64_t stage = 0; stage < p_; ++stage) {
       const double params = workload::stage_params(s_, stage);
-      const double shard = s_.parallel.shards_optimizer() ? params / d(dp_ * c_) : params;
+      const double shard = s_.parallel.shards_optimizer() ? params / d(s_.parallel.shard_group_size()) : params;
       const auto list = add_list(workload::optimizer_step(s_, shard));
       const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, work({{list, 1.0}}, false), "optimizer");
       out_.graph.add_edge(norm_op, op);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/workload/kernels.hpp"
 #include "stepsim/workload/params.hpp"
@@ -76,6 +77,39 @@ TEST_CASE("sharding: weights, gradients and optimizer state divided over DP x CP
   const auto zero3_inline = memory::stepsim_estimate(
       llama8b({"parallel.sharding=optimizer_grads_params", "parallel.overlap_param_gather=false"}));
   CHECK(term(zero3_inline, "gathered_params_bytes") == b(2 * (kVocabShard + 4096)));
+}
+
+TEST_CASE("distributed-optimizer instances: the sharded state divided over DP x CP / N, two more NCCL groups") {
+  // DP 4, N = 2: each instance of 2 ranks holds the whole optimizer state, 12 P / 2 per rank.
+  const auto one = memory::stepsim_estimate(llama8b({}));
+  const auto two = memory::stepsim_estimate(llama8b({"parallel.distributed_optimizer_instances=2"}));
+  CHECK(term(two, "optimizer_bytes") == b(12 * kP / 2));
+  CHECK(term(two, "grads_bytes") == b(4 * kP));
+  CHECK(term(two, "weights_bytes") == b(2 * kP));
+  // TP and DP x CP, and with two instances the group within an instance and the one across them.
+  CHECK(term(one, "nccl_buffers_bytes") == b(2 * 0.5 * memory::kGiB));
+  CHECK(term(two, "nccl_buffers_bytes") == b(4 * 0.5 * memory::kGiB));
+  // N = 4: instances of one rank each (no group within), the state whole on every rank.
+  const auto four = memory::stepsim_estimate(llama8b({"parallel.distributed_optimizer_instances=4"}));
+  CHECK(term(four, "optimizer_bytes") == b(12 * kP));
+  CHECK(term(four, "nccl_buffers_bytes") == b(3 * 0.5 * memory::kGiB));
+  // ZeRO-3 with two instances: weights and gradients also divided by 2, not 4.
+  const auto zero3 = memory::stepsim_estimate(
+      llama8b({"parallel.sharding=optimizer_grads_params", "parallel.distributed_optimizer_instances=2"}));
+  CHECK(term(zero3, "weights_bytes") == b(2 * kP / 2));
+  CHECK(term(zero3, "grads_bytes") == b(4 * kP / 2));
+  // The paper's formula knows one instance.
+  CHECK(memory::paper_estimate(llama8b({"parallel.distributed_optimizer_instances=2"})).optimizer_bytes ==
+        memory::paper_estimate(llama8b({})).optimizer_bytes);
+  // Errors name the field.
+  CHECK_THROWS_WITH_AS((void)llama8b({"parallel.distributed_optimizer_instances=3"}),
+                       "parallel.distributed_optimizer_instances: distributed_optimizer_instances=3 does not divide DP x CP (4)",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS((void)llama8b({"parallel.distributed_optimizer_instances=2", "parallel.sharding=none"}),
+                       "parallel.distributed_optimizer_instances: distributed_optimizer_instances=2 needs a sharded optimizer "
+                       "(sharding not \"none\")",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_AS((void)llama8b({"parallel.distributed_optimizer_instances=0"}), stepsim::ScenarioError);
 }
 
 TEST_CASE("sharding: the paper's formula stays the paper's (it knows only the optimizer sharding)") {

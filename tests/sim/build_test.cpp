@@ -473,6 +473,49 @@ TEST_CASE("sharding: gradient reductions and parameter gathers per strategy, in 
   CHECK(collectives(b3, "dp.grad_rs").first == 8 * rs1);
 }
 
+TEST_CASE("distributed-optimizer instances: reduce-scatter within an instance, all-reduce of the shard across instances") {
+  // TP2 PP4 on 32 GPUs: DP 4, two instances of 2 ranks each.
+  const auto one = scenario({"cluster.nodes=8"});
+  const auto two = scenario({"cluster.nodes=8", "parallel.distributed_optimizer_instances=2"});
+  REQUIRE(two.parallel.dp == 4);
+  const auto b1 = build(one), b2 = build(two);
+  double params = 0;
+  for (int st = 0; st < 4; ++st) params += workload::stage_params(two, st);
+  const auto [rs, rs_bytes] = collectives(b2, "dp.grad_rs");
+  CHECK(rs == collectives(b1, "dp.grad_rs").first);
+  CHECK(rs_bytes == doctest::Approx(4.0 * params).epsilon(1e-12));
+  // One all-reduce per bucket of the half bucket each rank keeps, after its reduce-scatter.
+  const auto [ar, ar_bytes] = collectives(b2, "dp.grad_ar_instances");
+  CHECK(ar == rs);
+  CHECK(ar_bytes == doctest::Approx(4.0 * params / 2.0).epsilon(1e-12));
+  CHECK(collectives(b1, "dp.grad_ar_instances").first == 0);
+  CHECK(collectives(b2, "dp.param_ag").first == rs);
+  for (std::size_t i = 0; i < b2.graph.ops.size(); ++i) {
+    const auto& op = b2.graph.ops[i];
+    const auto& g = b2.graph.groups[static_cast<std::size_t>(op.group < 0 ? 0 : op.group)];
+    if (op.label == "dp.grad_rs" || op.label == "dp.param_ag") {
+      CHECK(g.kind == workload::GroupKind::DataContextInstance);
+      CHECK(g.instances.front().size() == 2);
+    } else if (op.label == "dp.grad_ar_instances") {
+      CHECK(g.kind == workload::GroupKind::DataContextReplicas);
+      CHECK(g.instances.front().size() == 2);
+      CHECK(op.collective == workload::Collective::AllReduce);
+      // After the reduce-scatter of its bucket.
+      const auto before = b2.graph.predecessors(static_cast<std::int32_t>(i));
+      CHECK(std::any_of(before.begin(), before.end(),
+                        [&](std::int32_t from) { return b2.graph.ops[static_cast<std::size_t>(from)].label == "dp.grad_rs"; }));
+    }
+  }
+  // The optimizer updates a shard of half the stage's parameters instead of a quarter.
+  const auto opt_bytes = [](const sim::BuiltStep& b) {
+    double bytes = 0;
+    for (const auto& op : b.graph.ops)
+      if (op.label == "optimizer") bytes += op.bytes;
+    return bytes;
+  };
+  CHECK(opt_bytes(b2) == doctest::Approx(2.0 * opt_bytes(b1)).epsilon(1e-12));
+}
+
 TEST_CASE("recomputation options: the backward re-runs the FLOPs of the recomputed layers or modules") {
   const auto flops_of = [](const scenarios::Scenario& s) {
     double f = 0;

@@ -128,6 +128,22 @@ TEST_CASE("placement: Llama-3.1-70B on DGX H100 groups (TP8 CP1 DP16 PP8)") {
   CHECK(p.coord(13 + 128 * 3).pp == 3);
 }
 
+TEST_CASE("placement: distributed-optimizer instances split the DP x CP group into consecutive blocks") {
+  auto par = make_parallel(2, 2, 2, 2);
+  par.distributed_optimizer_instances = 2;
+  const Placement p(par, "tp-cp-dp-pp");
+  // dp_cp_group(1) = {1, 3, 5, 7}: instances {1, 3} and {5, 7}, replicas {1, 5} and {3, 7}.
+  CHECK(p.dp_cp_instance_group(5) == std::vector<std::int64_t>{5, 7});
+  CHECK(p.dp_cp_instance_group(3) == std::vector<std::int64_t>{1, 3});
+  CHECK(p.dp_cp_replica_group(3) == std::vector<std::int64_t>{3, 7});
+  CHECK(p.dp_cp_replica_group(1) == std::vector<std::int64_t>{1, 5});
+  const Placement one(make_parallel(2, 2, 2, 2), "tp-cp-dp-pp");
+  CHECK(one.dp_cp_instance_group(1) == one.dp_cp_group(1));
+  CHECK(one.dp_cp_replica_group(1) == std::vector<std::int64_t>{1});
+  par.distributed_optimizer_instances = 3;
+  CHECK_THROWS_AS(Placement(par, "tp-cp-dp-pp"), stepsim::ScenarioError);
+}
+
 TEST_CASE("placement: dp_cp_group holds the c*d ranks sharing tp and pp") {
   const Placement p(make_parallel(2, 2, 2, 2), "tp-cp-dp-pp");
   // rank = tp + 2*(cp + 2*(dp + 2*pp)); rank 1: tp = 1, pp = 0 -> 1 + 2*(cp + 2*dp)

@@ -46,6 +46,10 @@ Placement::Placement(const scenarios::ParallelSpec& parallel, const std::string&
     if (size_of(par_, d) < 1)
       throw ScenarioError(std::string("parallel.") + kDimNames[static_cast<std::size_t>(d)],
                           "must be at least 1, got " + std::to_string(size_of(par_, d)));
+  const std::int64_t n = par_.distributed_optimizer_instances;
+  if (n < 1 || (par_.dp * par_.cp) % n != 0)
+    throw ScenarioError("parallel.distributed_optimizer_instances", "distributed_optimizer_instances=" + std::to_string(n) +
+                                                                        " does not divide DP x CP (" + std::to_string(par_.dp * par_.cp) + ")");
 }
 
 std::int64_t Placement::world_size() const { return par_.tp * par_.cp * par_.dp * par_.pp; }
@@ -104,6 +108,23 @@ std::vector<std::int64_t> Placement::dp_cp_group(std::int64_t r) const {
       members.push_back(rank(c));
     }
   std::sort(members.begin(), members.end());
+  return members;
+}
+
+std::vector<std::int64_t> Placement::dp_cp_instance_group(std::int64_t r) const {
+  const auto all = dp_cp_group(r);
+  const auto size = static_cast<std::ptrdiff_t>(all.size()) / static_cast<std::ptrdiff_t>(par_.distributed_optimizer_instances);
+  const auto at = std::find(all.begin(), all.end(), r) - all.begin();
+  const auto first = all.begin() + at / size * size;
+  return {first, first + size};
+}
+
+std::vector<std::int64_t> Placement::dp_cp_replica_group(std::int64_t r) const {
+  const auto all = dp_cp_group(r);
+  const auto size = static_cast<std::size_t>(all.size()) / static_cast<std::size_t>(par_.distributed_optimizer_instances);
+  const auto at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
+  std::vector<std::int64_t> members;
+  for (std::size_t i = at % size; i < all.size(); i += size) members.push_back(all[i]);
   return members;
 }
 

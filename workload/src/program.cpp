@@ -96,8 +96,9 @@ std::string to_string(Collective c) {
 }
 
 std::string to_string(GroupKind g) {
-  static constexpr scenarios::NameTable<GroupKind, 7> kNames{{
-      {"tp", GroupKind::Tensor}, {"cp", GroupKind::Context}, {"dp", GroupKind::DataContext}, {"cp-ring", GroupKind::ContextRing},
+  static constexpr scenarios::NameTable<GroupKind, 9> kNames{{
+      {"tp", GroupKind::Tensor}, {"cp", GroupKind::Context}, {"dp", GroupKind::DataContext},
+      {"dp-instance", GroupKind::DataContextInstance}, {"dp-replicas", GroupKind::DataContextReplicas}, {"cp-ring", GroupKind::ContextRing},
       {"embedding", GroupKind::EmbeddingTie}, {"pp", GroupKind::Pipeline}, {"world", GroupKind::World}}};
   return scenarios::name_of(kNames, g);
 }

@@ -188,6 +188,9 @@ struct ParallelSpec {
   std::optional<std::int64_t> microbatch_group_size;  // interleaved: micro-batches per chunk group; none: pp
   bool sequence_parallel = param_default("parallel.sequence_parallel") != 0;
   Sharding sharding = Sharding::Optimizer;      // "sharding"; "distributed_optimizer" is its alias
+  // Megatron's --num-distributed-optimizer-instances: the sharded state is sharded within each of
+  // this many groups of DP x CP / instances ranks and replicated across them.
+  std::int64_t distributed_optimizer_instances = static_cast<std::int64_t>(param_default("parallel.distributed_optimizer_instances"));
   bool overlap_grad_reduce = param_default("parallel.overlap_grad_reduce") != 0;
   bool overlap_param_gather = true;             // follows the two above when not given (the loader)
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
@@ -197,6 +200,8 @@ struct ParallelSpec {
   [[nodiscard]] bool shards_optimizer() const { return sharding != Sharding::None; }
   [[nodiscard]] bool shards_grads() const { return sharding == Sharding::OptimizerGrads || sharding == Sharding::OptimizerGradsParams; }
   [[nodiscard]] bool shards_params() const { return sharding == Sharding::OptimizerGradsParams; }
+  // Ranks one shard group spans (one distributed-optimizer instance): DP x CP / instances.
+  [[nodiscard]] std::int64_t shard_group_size() const { return dp * cp / distributed_optimizer_instances; }
 };
 
 // Terms the paper leaves to its 80 % margin; each is a scenario field ("memory": {...}).

@@ -133,6 +133,13 @@ class Placement {
   [[nodiscard]] std::vector<std::int64_t> cp_group(std::int64_t rank) const;
   [[nodiscard]] std::vector<std::int64_t> dp_group(std::int64_t rank) const;
   [[nodiscard]] std::vector<std::int64_t> dp_cp_group(std::int64_t rank) const;   // gradient reduction group, ascending rank
+  // With several distributed-optimizer instances (parallel.distributed_optimizer_instances = N),
+  // Megatron's split of the DP x CP group (ascending ranks) into N consecutive blocks of
+  // DP x CP / N ranks: the instance group of `rank` (its block: reduce-scatter, all-gather) and its
+  // replica group (the ranks at its position in every block: the all-reduce across instances).
+  // With N = 1 the instance group is dp_cp_group and the replica group is {rank}.
+  [[nodiscard]] std::vector<std::int64_t> dp_cp_instance_group(std::int64_t rank) const;
+  [[nodiscard]] std::vector<std::int64_t> dp_cp_replica_group(std::int64_t rank) const;
   [[nodiscard]] std::vector<std::int64_t> pp_group(std::int64_t rank) const;
 
  private:

@@ -16,6 +16,8 @@ enum class GroupKind : std::uint8_t {
   Tensor,        // the TP group of a stage
   Context,       // the CP group
   DataContext,   // DP x CP: gradient reduction and parameter gathers
+  DataContextInstance,  // one distributed-optimizer instance, DP x CP / N ranks (N > 1): reduce-scatter, parameter gathers
+  DataContextReplicas,  // one rank of each of the N instances: the all-reduce of the reduce-scattered shard
   ContextRing,   // the CP ring: each rank sends to its successor in its CP group
   EmbeddingTie,  // the first and the last stage (tied embedding gradient)
   Pipeline,      // a rank and the same rank of a neighbouring stage
