@@ -353,6 +353,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
     sharding = found->second;
   }
   parallel["sharding"] = sharding;
+  if (const auto n = integer("--num-distributed-optimizer-instances")) parallel["distributed_optimizer_instances"] = *n;
   parallel["overlap_grad_reduce"] = has("--overlap-grad-reduce");
   parallel["overlap_param_gather"] = has("--overlap-param-gather");
   parallel["tp_comm_overlap"] = has("--tp-comm-overlap");
@@ -428,7 +429,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
         "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy",
         "--fp8-format", "--fp8-recipe", "--fp8-amax-history-len", "--microbatch-group-size-per-virtual-pipeline-stage",
-        "--cross-entropy-fusion-impl"};
+        "--cross-entropy-fusion-impl", "--num-distributed-optimizer-instances"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
   }
   for (const auto& f : flags) {

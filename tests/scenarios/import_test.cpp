@@ -194,6 +194,13 @@ TEST_CASE("import megatron: Megatron's defaults, warnings for what is not modell
   const auto with_qk = sc::scenario_from_megatron_args(qk, {});
   CHECK(sc::load_scenario_text(with_qk.json).model.qk_norm);
   CHECK(with_qk.warnings.size() == 1);  // the world size only
+  auto instances = base;
+  instances.insert(instances.end(), {"--use-distributed-optimizer", "--num-distributed-optimizer-instances", "2"});
+  sc::MegatronImportOptions one_node;
+  one_node.nodes = 1;  // DP 8
+  const auto with_instances = sc::load_scenario_text(sc::scenario_from_megatron_args(instances, one_node).json);
+  CHECK(with_instances.parallel.distributed_optimizer_instances == 2);
+  CHECK(with_instances.parallel.shard_group_size() == 4);
   auto swiglu = base;
   swiglu.push_back("--swiglu");
   CHECK(sc::load_scenario_text(sc::scenario_from_megatron_args(swiglu, {}).json).model.ffn_hidden == 640);

@@ -82,7 +82,7 @@ TEST_CASE("ideal cluster: 1F1B and GPipe take (m + p - 1)(tf + tb), interleaved 
 TEST_CASE("1F1B: the timeline peak of every stage equals the closed-form stepsim estimate") {
   for (const auto& extra : std::vector<std::vector<std::string>>{
            {}, {"training.recompute=full"}, {"training.global_batch=2"}, {"parallel.pp=2", "training.micro_batch=2"},
-           {"model.qk_norm=true"}, {"model.qk_norm=true", "model.norm=layernorm", "parallel.cp=2", "training.recompute=full"},
+           {"model.qk_norm=true"}, {"model.qk_norm=true", "model.norm=layernorm", "parallel.cp=2", "cluster.nodes=4", "training.recompute=full"},
            {"parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
            {"parallel.tp=1", "parallel.pp=8", "training.recompute=selective"},
            {"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=3"},
