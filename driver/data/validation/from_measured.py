@@ -308,9 +308,6 @@ CI_NOT_EXPRESSIBLE = {
                                       "gradient then; stepsim does not model the deferral"),
     "gpt_grpo": "GRPO reinforcement learning: the run also generates (inference engine, KV cache, CUDA graphs)",
     "modelopt_distill": "knowledge distillation (ModelOpt): the rank also holds the teacher model and its activations",
-    "multi_dist_optimizer_instances": ("--num-distributed-optimizer-instances 2: the optimizer state is sharded over "
-                                       "half of the data-parallel group; stepsim shards it over all of DP x CP"),
-    "qk_layernorm": "--qk-layernorm: a LayerNorm on the queries and keys (and its saved inputs) that stepsim does not model",
     "reruns_resume_check_grads": ("a checkpoint-consistency test that runs several layouts in turn (model_config.yaml "
                                   "MODEL_ARGS to MODEL_ARGS_10: 1 or 2 GPUs, DP, TP, CP or PP of 2) and whose recompute "
                                   "flag (--recompute-num-layers 1) comes without a granularity; the transcription folds "
@@ -349,6 +346,10 @@ def megatron_ci(measured, out):
             skip = skip or "an FP8 recipe that the transcription does not state (model_config.yaml not transcribed)"
         if fp8 is not None and model is not None:
             model["norm"] = fp8["norm"]
+        if "qk_layernorm" in test and model is not None:
+            # --qk-layernorm (the test name; model_config.yaml): a norm of the model's kind over the head
+            # dimension of every query and key head.
+            model["qk_norm"] = True
         recompute = "none"
         training = OrderedDict(seq_len=int(r["seq_len"]), global_batch=int(r["gbs"]), micro_batch=int(r["mbs"]))
         if r["recompute"].startswith("full"):
@@ -383,6 +384,10 @@ def megatron_ci(measured, out):
              parallel["account_for_loss_in_pipeline_split"]) = CI_PIPELINE_SPLIT[test][:2]
         if test in CI_MICROBATCH_GROUP:
             parallel["microbatch_group_size"] = CI_MICROBATCH_GROUP[test]
+        if "multi_dist_optimizer_instances" in test:
+            # --num-distributed-optimizer-instances 2 (model_config.yaml): the optimizer state sharded over
+            # half of the data-parallel group, replicated across the two halves.
+            parallel["distributed_optimizer_instances"] = 2
         not_expressible = [why for feature, why in CI_NOT_EXPRESSIBLE.items() if feature in test]
         if not_expressible:
             skip = not_expressible[0]
