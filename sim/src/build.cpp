@@ -191,7 +191,15 @@ class Builder {
   }
 
   void register_work() {
-    for (const auto& l : prog_.layers) {
+    for (std::size_t i = 0; i < prog_.layers.size(); ++i) {
+      const std::size_t from = prog_.layer_copied_from[i];
+      if (from != i) {
+        layer_fwd_.push_back(layer_fwd_[from]);
+        layer_bwd_.push_back(layer_bwd_[from]);
+        layer_rec_.push_back(layer_rec_[from]);
+        continue;
+      }
+      const auto& l = prog_.layers[i];
       layer_fwd_.push_back(add_list(l.forward.kernels));
       layer_bwd_.push_back(add_list(l.backward.kernels));
       layer_rec_.push_back(add_list(l.recompute));
@@ -217,7 +225,7 @@ class Builder {
       }
     output_bytes_ = memory::output_transient_bytes(prog_);
     logits_copy_bytes_ = memory::logits_copy_bytes(prog_);
-    backward_bytes_ = memory::backward_transient_bytes(s_);
+    backward_bytes_ = memory::backward_transient_bytes(prog_);
   }
 
   // ---- communication groups
