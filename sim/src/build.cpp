@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <mutex>
@@ -233,6 +234,14 @@ class Builder {
     backward_bytes_ = memory::backward_transient_bytes(prog_);
   }
 
+  // The interned label of a string literal of this file, looked up by its address (few).
+  const OpLabel& interned(const char* literal) {
+    for (const auto& [text, label] : labels_)
+      if (text == literal) return label;
+    labels_.emplace_back(literal, OpLabel(literal));
+    return labels_.back().second;
+  }
+
   // ---- communication groups
   // Instances of a group kind on a stage: [0] is the tracked group (of rank tp=cp=dp=0).
   std::vector<std::vector<std::int64_t>> instances(GroupKind kind, std::int64_t stage) const {
@@ -321,7 +330,7 @@ class Builder {
     op.message_bytes = message_bytes;
     op.count = count;
     op.bytes = message_bytes * count;
-    op.label = label;
+    op.label = interned(label);
     return out_.graph.add_op(std::move(op));
   }
 
@@ -393,7 +402,7 @@ class Builder {
     op.layer = static_cast<std::int32_t>(first_layer);
     op.work = w;
     op.flops = work_flops(w);
-    op.label = label;
+    op.label = interned(label);
     const double flops = op.flops;
     const auto id = out_.graph.add_op(std::move(op));
     auto& last = last_compute_[static_cast<std::size_t>(stage)];
@@ -513,7 +522,7 @@ class Builder {
     op.stream = stream;
     op.device = static_cast<std::int32_t>(stage);
     op.stage = static_cast<std::int32_t>(stage);
-    op.label = label;
+    op.label = interned(label);
     const auto id = out_.graph.add_op(std::move(op));
     for (auto p : preds)
       if (p >= 0) out_.graph.add_edge(p, id);
@@ -787,6 +796,7 @@ class Builder {
   std::vector<std::vector<std::int32_t>> gather_ops_;  // per (stage, chunk), per bucket: overlapped parameter all-gather
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;
+  std::deque<std::pair<const char*, OpLabel>> labels_;  // interned(): stable references
   std::vector<std::vector<std::int32_t>> grad_ops_;  // per stage
   std::vector<double> stage_flops_;                  // per stage
   double max_stage_flops_ = 0;

@@ -5,7 +5,9 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,27 @@ std::string name_op(const StepGraph& g, std::int32_t op) {
 }
 
 }  // namespace
+
+namespace {
+
+// The interned labels: a node-based set, so that the stored strings never move.
+const std::string* intern_label(const std::string& text) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> labels;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return &*labels.insert(text).first;
+}
+
+}  // namespace
+
+OpLabel::OpLabel(const char* text) : OpLabel(std::string(text != nullptr ? text : "")) {}
+
+OpLabel::OpLabel(const std::string& text) : text_(text.empty() ? nullptr : intern_label(text)) {}
+
+const std::string& OpLabel::empty_text() {
+  static const std::string empty;
+  return empty;
+}
 
 SharedRanks::SharedRanks(Ranks ranks) {
   auto data = std::make_shared<Data>();
@@ -152,7 +175,7 @@ void StepGraph::add_edge(std::int32_t before, std::int32_t after) {
 std::string StepGraph::describe(std::int32_t op) const {
   if (op < 0 || as_index(op) >= ops.size()) return "missing op " + std::to_string(op);
   const Op& o = ops[as_index(op)];
-  std::string s = o.label.empty() ? std::string(kind_name(o.kind)) : o.label;
+  std::string s = o.label.empty() ? std::string(kind_name(o.kind)) : o.label.str();
   if (o.micro_batch >= 0) s += ", micro-batch " + std::to_string(o.micro_batch);
   if (o.chunk >= 0) s += ", chunk " + std::to_string(o.chunk);
   if (o.layer >= 0) s += ", layer " + std::to_string(o.layer);

@@ -192,3 +192,20 @@ TEST_CASE("graph: topological order respects every edge") {
   CHECK(std::count(position.begin(), position.end(), -1) == 0);
   for (const auto& [u, v] : edges) CHECK(position[static_cast<std::size_t>(u)] < position[static_cast<std::size_t>(v)]);
 }
+
+TEST_CASE("op labels are interned: equal text, one stored string, compared with strings by text") {
+  const sim::OpLabel a = "tp.ag_rs";
+  const sim::OpLabel b = std::string("tp.") + "ag_rs";
+  CHECK(a == b);
+  CHECK(a.str().data() == b.str().data());
+  CHECK(a == "tp.ag_rs");
+  CHECK(a == std::string("tp.ag_rs"));
+  CHECK(a != sim::OpLabel("tp.ar"));
+  CHECK(std::string(a) == "tp.ag_rs");
+  CHECK(sim::OpLabel().empty());
+  CHECK(sim::OpLabel("") == sim::OpLabel());
+  sim::Op op;
+  op.label = "fwd";
+  const sim::Op copy = op;
+  CHECK(copy.label == "fwd");
+}
