@@ -2,15 +2,48 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <tuple>
 
 namespace stepsim::memory {
 
 Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
                         const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction) {
-  std::sort(events.begin(), events.end(), [](const MemEvent& a, const MemEvent& b) {
-    return std::make_tuple(a.device, a.time_s, a.delta_bytes, a.op) < std::make_tuple(b.device, b.time_s, b.delta_bytes, b.op);
-  });
+  // Sorted by (device, time, delta, op), a total order (an op has at most one allocation and one
+  // release, of opposite signs): the events grouped by device first, each device's sorted apart.
+  {
+    const std::size_t devices = static_bytes.size();
+    std::vector<std::size_t> begin(devices + 1, 0);
+    bool grouped = true;
+    for (const auto& e : events) {
+      if (e.device < 0 || static_cast<std::size_t>(e.device) >= devices) {
+        grouped = false;
+        break;
+      }
+      ++begin[static_cast<std::size_t>(e.device) + 1];
+    }
+    const auto earlier_in_device = [](const MemEvent& a, const MemEvent& b) {
+      if (a.time_s != b.time_s) return a.time_s < b.time_s;
+      if (a.delta_bytes != b.delta_bytes) return a.delta_bytes < b.delta_bytes;
+      return a.op < b.op;
+    };
+    if (grouped) {
+      for (std::size_t dv = 0; dv < devices; ++dv) begin[dv + 1] += begin[dv];
+      std::vector<MemEvent> by_device(events.size());
+      std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+      for (const auto& e : events) by_device[next[static_cast<std::size_t>(e.device)]++] = e;
+      for (std::size_t dv = 0; dv < devices; ++dv) {
+        const auto first = by_device.begin() + static_cast<std::ptrdiff_t>(begin[dv]);
+        const auto last = by_device.begin() + static_cast<std::ptrdiff_t>(begin[dv + 1]);
+        if (!std::is_sorted(first, last, earlier_in_device)) std::sort(first, last, earlier_in_device);
+      }
+      events = std::move(by_device);
+    } else {
+      std::sort(events.begin(), events.end(), [](const MemEvent& a, const MemEvent& b) {
+        return std::make_tuple(a.device, a.time_s, a.delta_bytes, a.op) < std::make_tuple(b.device, b.time_s, b.delta_bytes, b.op);
+      });
+    }
+  }
   Timeline tl;
   tl.devices.resize(static_bytes.size());
   for (std::size_t i = 0; i < static_bytes.size(); ++i) {

@@ -21,7 +21,8 @@ using Interval = std::pair<double, double>;
 
 // Merges intervals into disjoint sorted ones.
 std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+  // One stream's ops come in the order they ran: often sorted already.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   std::vector<Interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -176,7 +177,7 @@ std::int64_t flow_target(const sim::StepGraph& g, std::size_t op) {
 }  // namespace
 
 StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
-                       const memory::Timeline& timeline) {
+                       const memory::Timeline& timeline, bool communication_rows) {
   const auto& g = step.graph;
   StepReport r;
   r.scenario = s.name;
@@ -232,7 +233,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     exposed_sum += st.exposed_comm_s;
     r.stages.push_back(st);
   }
-  r.communication = communication_by_kind(g, trace, compute_merged);
+  if (communication_rows) r.communication = communication_by_kind(g, trace, compute_merged);
   if (r.step_time_s > 0 && !g.devices.empty()) {
     r.bubble_fraction = idle_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
     r.exposed_comm_fraction = exposed_sum / static_cast<double>(g.devices.size()) / r.step_time_s;

@@ -1,7 +1,11 @@
 #include "stepsim/sim/build.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <deque>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -84,6 +88,8 @@ class Builder {
 
   BuiltStep build() {
     reserve_graph();
+    grad_ops_.assign(static_cast<std::size_t>(p_), {});
+    stage_flops_.assign(static_cast<std::size_t>(p_), 0.0);
     register_work();
     for (std::int64_t i = 0; i < p_; ++i) {
       Device dev;
@@ -191,7 +197,15 @@ class Builder {
   }
 
   void register_work() {
-    for (const auto& l : prog_.layers) {
+    for (std::size_t i = 0; i < prog_.layers.size(); ++i) {
+      const std::size_t from = prog_.layer_copied_from[i];
+      if (from != i) {
+        layer_fwd_.push_back(layer_fwd_[from]);
+        layer_bwd_.push_back(layer_bwd_[from]);
+        layer_rec_.push_back(layer_rec_[from]);
+        continue;
+      }
+      const auto& l = prog_.layers[i];
       layer_fwd_.push_back(add_list(l.forward.kernels));
       layer_bwd_.push_back(add_list(l.backward.kernels));
       layer_rec_.push_back(add_list(l.recompute));
@@ -217,7 +231,15 @@ class Builder {
       }
     output_bytes_ = memory::output_transient_bytes(prog_);
     logits_copy_bytes_ = memory::logits_copy_bytes(prog_);
-    backward_bytes_ = memory::backward_transient_bytes(s_);
+    backward_bytes_ = memory::backward_transient_bytes(prog_);
+  }
+
+  // The interned label of a string literal of this file, looked up by its address (few).
+  const OpLabel& interned(const char* literal) {
+    for (const auto& [text, label] : labels_)
+      if (text == literal) return label;
+    labels_.emplace_back(literal, OpLabel(literal));
+    return labels_.back().second;
   }
 
   // ---- communication groups
@@ -278,7 +300,8 @@ class Builder {
 
   // The group of `kind` on `stage` (pairs with `to_stage` for pipeline and embedding groups).
   std::int32_t group(GroupKind kind, std::int64_t stage, std::int64_t to_stage = -1) {
-    const auto key = std::make_tuple(static_cast<int>(kind), stage, to_stage);
+    const std::uint64_t key = (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>(stage) << 28) |
+                              static_cast<std::uint64_t>(to_stage + 1);
     auto it = group_index_.find(key);
     if (it != group_index_.end()) return it->second;
     CommGroup g;
@@ -318,7 +341,7 @@ class Builder {
     op.message_bytes = message_bytes;
     op.count = count;
     op.bytes = message_bytes * count;
-    op.label = label;
+    op.label = interned(label);
     return out_.graph.add_op(std::move(op));
   }
 
@@ -394,14 +417,15 @@ class Builder {
     op.layer = static_cast<std::int32_t>(first_layer);
     op.work = w;
     op.flops = work_flops(w);
-    op.label = label;
+    op.label = interned(label);
     const double flops = op.flops;
     const auto id = out_.graph.add_op(std::move(op));
     auto& last = last_compute_[static_cast<std::size_t>(stage)];
     if (last >= 0) out_.graph.add_edge(last, id);
     last = id;
-    stage_flops_[stage] += flops;
-    max_stage_flops_ = std::max(max_stage_flops_, stage_flops_[stage]);
+    auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
+    stage_flops += flops;
+    max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
     return id;
   }
 
@@ -513,7 +537,7 @@ class Builder {
     op.stream = stream;
     op.device = static_cast<std::int32_t>(stage);
     op.stage = static_cast<std::int32_t>(stage);
-    op.label = label;
+    op.label = interned(label);
     const auto id = out_.graph.add_op(std::move(op));
     for (auto p : preds)
       if (p >= 0) out_.graph.add_edge(p, id);
@@ -681,14 +705,14 @@ class Builder {
                             bytes, 1.0, distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
     out_.graph.add_edge(after, op);
-    grad_ops_[stage].push_back(op);
+    grad_ops_[static_cast<std::size_t>(stage)].push_back(op);
     if (!distopt || !several_instances()) return;
     const auto ar = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, stage, Phase::GradReduce,
                             group(GroupKind::DataContextReplicas, stage), bytes / d(s_.parallel.shard_group_size()), 1.0,
                             "dp.grad_ar_instances", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(ar)].layer = static_cast<std::int32_t>(b.lowest_layer);
     out_.graph.add_edge(op, ar);
-    grad_ops_[stage].push_back(ar);
+    grad_ops_[static_cast<std::size_t>(stage)].push_back(ar);
   }
 
   // With overlap, a bucket's reduction starts as soon as the last micro-batch's backward has
@@ -715,7 +739,7 @@ class Builder {
       if (dp_active() && !reduces_in_backward())
         for (std::int64_t j = 0; j < v_; ++j)
           for (const auto& b : buckets_.of(stage, j)) grad_reduce_op(stage, j, b, last);
-      const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[stage]);
+      const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[static_cast<std::size_t>(stage)]);
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
         // fp32 partial sums of the norm weights: the layers' norms (two, and the query and key norms
@@ -776,8 +800,19 @@ class Builder {
   std::vector<std::int32_t> layer_fwd_, layer_bwd_, layer_rec_;
   std::int32_t emb_fwd_ = -1, emb_bwd_ = -1, out_fwd_ = -1, out_bwd_ = -1, host_ = -1;
   std::vector<double> list_flops_;
-  std::map<std::pair<Terms, bool>, std::int32_t> work_index_;
-  std::map<std::tuple<int, std::int64_t, std::int64_t>, std::int32_t> group_index_;
+  struct WorkKeyHash {
+    std::size_t operator()(const std::pair<Terms, bool>& k) const {
+      std::uint64_t h = k.second ? 0x9e3779b97f4a7c15ULL : 0;
+      for (const auto& [list, count] : k.first) {
+        h ^= static_cast<std::uint64_t>(list) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h ^= std::bit_cast<std::uint64_t>(count) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      }
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<std::pair<Terms, bool>, std::int32_t, WorkKeyHash> work_index_;
+  // By (kind, stage, to_stage + 1), packed.
+  std::unordered_map<std::uint64_t, std::int32_t> group_index_;
   Collective tp_unit_ = Collective::AllGather;
   double tp_bytes_ = 0;
   bool tp_with_compute_ = false;
@@ -787,8 +822,9 @@ class Builder {
   std::vector<std::vector<std::int32_t>> gather_ops_;  // per (stage, chunk), per bucket: overlapped parameter all-gather
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;
-  std::map<std::int64_t, std::vector<std::int32_t>> grad_ops_;
-  std::map<std::int64_t, double> stage_flops_;
+  std::deque<std::pair<const char*, OpLabel>> labels_;  // interned(): stable references
+  std::vector<std::vector<std::int32_t>> grad_ops_;  // per stage
+  std::vector<double> stage_flops_;                  // per stage
   double max_stage_flops_ = 0;
   BuiltStep out_;
 };

@@ -5,7 +5,9 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -38,6 +40,27 @@ std::string name_op(const StepGraph& g, std::int32_t op) {
 }
 
 }  // namespace
+
+namespace {
+
+// The interned labels: a node-based set, so that the stored strings never move.
+const std::string* intern_label(const std::string& text) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> labels;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return &*labels.insert(text).first;
+}
+
+}  // namespace
+
+OpLabel::OpLabel(const char* text) : OpLabel(std::string(text != nullptr ? text : "")) {}
+
+OpLabel::OpLabel(const std::string& text) : text_(text.empty() ? nullptr : intern_label(text)) {}
+
+const std::string& OpLabel::empty_text() {
+  static const std::string empty;
+  return empty;
+}
 
 SharedRanks::SharedRanks(Ranks ranks) {
   auto data = std::make_shared<Data>();
@@ -101,7 +124,10 @@ CommPlan& PlanList::operator[](std::size_t i) {
 }
 
 void StepGraph::ensure_nodes(std::size_t n) {
-  if (nodes_.size() < n) nodes_.resize(n);
+  if (nodes_.size() + 1 == n)
+    nodes_.emplace_back();  // the usual case: one op added
+  else if (nodes_.size() < n)
+    nodes_.resize(n);
 }
 
 void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges) {
@@ -149,7 +175,7 @@ void StepGraph::add_edge(std::int32_t before, std::int32_t after) {
 std::string StepGraph::describe(std::int32_t op) const {
   if (op < 0 || as_index(op) >= ops.size()) return "missing op " + std::to_string(op);
   const Op& o = ops[as_index(op)];
-  std::string s = o.label.empty() ? std::string(kind_name(o.kind)) : o.label;
+  std::string s = o.label.empty() ? std::string(kind_name(o.kind)) : o.label.str();
   if (o.micro_batch >= 0) s += ", micro-batch " + std::to_string(o.micro_batch);
   if (o.chunk >= 0) s += ", chunk " + std::to_string(o.chunk);
   if (o.layer >= 0) s += ", layer " + std::to_string(o.layer);
@@ -205,6 +231,30 @@ void StepGraph::validate_ops() const {
                           " ops)");
     }
   }
+  // The smallest and largest flow size and the smallest repeat of each distinct unfolded plan
+  // (plans of one collective folded with several counts share it): a count >= 0 with which the
+  // largest stays finite and the smallest non-negative makes every flow valid.
+  struct Range {
+    const CommPlan* plan;
+    double min_bytes, max_bytes;
+    std::int64_t min_repeat;
+  };
+  std::vector<Range> ranges;
+  const auto range_of = [&ranges](const CommPlan& plan) {
+    for (const auto& r : ranges)
+      if (r.plan == &plan) return r;
+    Range r{&plan, std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
+    for (const auto& round : plan.rounds) {
+      r.min_repeat = std::min<std::int64_t>(r.min_repeat, round.repeat);
+      for (const Flow& f : round.flows) {
+        // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
+        if (!(f.bytes >= r.min_bytes)) r.min_bytes = std::isnan(f.bytes) ? -1.0 : f.bytes;
+        if (!(f.bytes <= r.max_bytes)) r.max_bytes = f.bytes;
+      }
+    }
+    ranges.push_back(r);
+    return r;
+  };
   for (std::size_t p = 0; p < plans.size(); ++p) {
     // The plan as costed, without folding its count into copies of its flows.
     const CommPlan& plan = plans.unfolded(p);
@@ -213,6 +263,10 @@ void StepGraph::validate_ops() const {
     if (!std::isfinite(setup_s) || setup_s < 0) {
       throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " + std::to_string(setup_s) + " s");
     }
+    const Range r = range_of(plan);
+    if (r.min_repeat >= 1 && std::isfinite(count) && count >= 0 && r.min_bytes >= 0 && std::isfinite(r.max_bytes) &&
+        std::isfinite(r.max_bytes * count))
+      continue;  // every round repeats at least once and every flow's count x bytes is finite and >= 0
     for (const auto& round : plan.rounds) {
       if (round.repeat < 1) {
         throw InternalError("step graph: plan " + std::to_string(p) + " has a round repeated " + std::to_string(round.repeat) +

@@ -306,3 +306,29 @@ TEST_CASE("NVIDIA's 405B layout (TP8 PP8 VP8 CP2, embedding and loss counted) re
   CHECK(sg.peak_memory_bytes == an.peak_memory_bytes);
 }
 
+
+TEST_CASE("without the communication rows (sweep rows) a report keeps every other figure") {
+  const auto s = scenario({"training.global_batch=64", "cluster.nodes=4"});
+  SimulateOptions with;
+  with.engine = sim::EngineKind::Analytic;
+  SimulateOptions without = with;
+  without.communication_rows = false;
+  const auto a = simulate(s, with).report;
+  const auto b = simulate(s, without).report;
+  CHECK_FALSE(a.communication.empty());
+  CHECK(b.communication.empty());
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.tokens_per_s == b.tokens_per_s);
+  CHECK(a.mfu == b.mfu);
+  CHECK(a.bubble_fraction == b.bubble_fraction);
+  CHECK(a.exposed_comm_fraction == b.exposed_comm_fraction);
+  CHECK(a.peak_memory_bytes == b.peak_memory_bytes);
+  CHECK(a.oom == b.oom);
+  REQUIRE(a.stages.size() == b.stages.size());
+  for (std::size_t i = 0; i < a.stages.size(); ++i) {
+    CHECK(a.stages[i].compute_s == b.stages[i].compute_s);
+    CHECK(a.stages[i].exposed_comm_s == b.stages[i].exposed_comm_s);
+    CHECK(a.stages[i].idle_s == b.stages[i].idle_s);
+  }
+  CHECK(report_table(a) != report_table(b));  // the table shows the rows it has
+}

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -154,6 +156,26 @@ TEST_CASE("graph: validate rejects negative durations and flow sizes") {
   CHECK(message_of(g).find("plan 0 has a flow of -5") != std::string::npos);
   g.plans[0].rounds[0] = sim::Round{{{0, 1, 5.0}}, 0};
   CHECK(message_of(g).find("plan 0 has a round repeated 0 times") != std::string::npos);
+  g.plans[0].rounds[0] = sim::Round{{{0, 1, 5.0}, {0, 1, std::nan("")}}, 1};
+  CHECK(message_of(g).find("plan 0 has a flow of nan") != std::string::npos);
+}
+
+TEST_CASE("graph: validate checks every count a shared collective is folded with") {
+  sim::StepGraph g;
+  g.devices.resize(1);
+  g.add_op(compute_op(0, "fwd"));
+  auto one = std::make_shared<sim::CommPlan>();
+  one->rounds.push_back(sim::Round{{{0, 1, 1e300}, {0, 1, 2.0}}, 1});
+  g.plans.push_folded(one, 2.0, 0.0);
+  g.plans.push_folded(one, 1.0, 0.0);
+  CHECK(message_of(g).empty());
+  g.plans.push_folded(one, 1e10, 0.0);  // 1e310 bytes: not finite
+  CHECK(message_of(g).find("plan 2 has a flow of inf") != std::string::npos);
+  sim::StepGraph h;
+  h.devices.resize(1);
+  h.add_op(compute_op(0, "fwd"));
+  h.plans.push_folded(one, -1.0, 0.0);
+  CHECK(message_of(h).find("plan 0 has a flow of -") != std::string::npos);
 }
 
 TEST_CASE("graph: topological order respects every edge") {
@@ -169,4 +191,21 @@ TEST_CASE("graph: topological order respects every edge") {
   for (std::size_t i = 0; i < order.size(); ++i) position[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
   CHECK(std::count(position.begin(), position.end(), -1) == 0);
   for (const auto& [u, v] : edges) CHECK(position[static_cast<std::size_t>(u)] < position[static_cast<std::size_t>(v)]);
+}
+
+TEST_CASE("op labels are interned: equal text, one stored string, compared with strings by text") {
+  const sim::OpLabel a = "tp.ag_rs";
+  const sim::OpLabel b = std::string("tp.") + "ag_rs";
+  CHECK(a == b);
+  CHECK(a.str().data() == b.str().data());
+  CHECK(a == "tp.ag_rs");
+  CHECK(a == std::string("tp.ag_rs"));
+  CHECK(a != sim::OpLabel("tp.ar"));
+  CHECK(std::string(a) == "tp.ag_rs");
+  CHECK(sim::OpLabel().empty());
+  CHECK(sim::OpLabel("") == sim::OpLabel());
+  sim::Op op;
+  op.label = "fwd";
+  const sim::Op copy = op;
+  CHECK(copy.label == "fwd");
 }

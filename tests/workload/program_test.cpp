@@ -183,3 +183,54 @@ TEST_CASE("qk_norm: per-head query and key norms add their weights, saved inputs
   s.model.qk_norm = false;
   CHECK(flipped - workload::step_program(s).layers.front().stored_activation_bytes == 5120.0 * 264.0);
 }
+
+TEST_CASE("step_program: each layer's program is the one layer_program makes for its checkpoint, made once per checkpoint") {
+  const auto same_collectives = [](const std::vector<workload::CollectiveWork>& a, const std::vector<workload::CollectiveWork>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].group != b[i].group || a[i].collective != b[i].collective || a[i].bytes != b[i].bytes || a[i].count != b[i].count ||
+          a[i].overlap != b[i].overlap)
+        return false;
+    return true;
+  };
+  for (const auto recompute : {scenarios::Recompute::None, scenarios::Recompute::Selective, scenarios::Recompute::Full})
+    for (const auto method : {scenarios::RecomputeMethod::Uniform, scenarios::RecomputeMethod::Block})
+      for (const std::int64_t num_layers : {1, 3}) {
+        auto s = base();
+        s.parallel.cp = 2;
+        s.parallel.vpp = 2;
+        s.training.global_batch = 32;
+        s.training.recompute = recompute;
+        s.training.recompute_method = method;
+        s.training.recompute_num_layers = num_layers;
+        const auto p = workload::step_program(s);
+        REQUIRE(p.layers.size() == 8);
+        REQUIRE(p.layer_copied_from.size() == 8);
+        std::size_t l = 0;
+        std::vector<workload::LayerCheckpoint> checkpoints;
+        for (std::int64_t k = 0; k < p.layout.virtual_stages(); ++k) {
+          const auto [stage, chunk] = p.layout.at(k);
+          const std::int64_t n = p.layout.layers(stage, chunk);
+          for (std::int64_t i = 0; i < n; ++i, ++l) {
+            CAPTURE(l);
+            const auto c = workload::layer_checkpoint(s, i, n);
+            checkpoints.push_back(c);
+            const auto fresh = workload::layer_program(s, c);
+            const auto& got = p.layers[l];
+            CHECK(got.forward.kernels == fresh.forward.kernels);
+            CHECK(got.backward.kernels == fresh.backward.kernels);
+            CHECK(got.recompute == fresh.recompute);
+            CHECK(same_collectives(got.forward.collectives, fresh.forward.collectives));
+            CHECK(same_collectives(got.backward.collectives, fresh.backward.collectives));
+            CHECK(got.stored_activation_bytes == fresh.stored_activation_bytes);
+            CHECK(got.working_set_bytes == fresh.working_set_bytes);
+            CHECK(got.backward_transient_bytes == fresh.backward_transient_bytes);
+            // A copy names the first layer of its checkpoint, which names itself.
+            const std::size_t from = p.layer_copied_from[l];
+            CHECK(from <= l);
+            CHECK(p.layer_copied_from[from] == from);
+            CHECK(checkpoints[from] == c);
+          }
+        }
+      }
+}

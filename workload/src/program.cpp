@@ -1,6 +1,8 @@
 #include "stepsim/workload/program.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "stepsim/scenarios/names.hpp"
 #include "stepsim/workload/params.hpp"
@@ -192,12 +194,26 @@ StepProgram step_program(const Scenario& s) {
   const double h = d(s.model.hidden);
   const bool sp = x.sequence_parallel;
   p.layout = scenarios::pipeline_layout(s);
-  // Layers differ only by where full recomputation checkpoints them in their model chunk.
+  // Layers differ only by where full recomputation checkpoints them in their model chunk: each
+  // distinct checkpoint's program is made once and copied to the layers that share it.
   p.layers.reserve(static_cast<std::size_t>(s.model.layers));
+  p.layer_copied_from.reserve(static_cast<std::size_t>(s.model.layers));
+  std::vector<std::pair<LayerCheckpoint, std::size_t>> made;  // checkpoint, index of its first layer
   for (std::int64_t k = 0; k < p.layout.virtual_stages(); ++k) {
     const auto [stage, chunk] = p.layout.at(k);
     const std::int64_t n = p.layout.layers(stage, chunk);
-    for (std::int64_t i = 0; i < n; ++i) p.layers.push_back(layer_program(s, layer_checkpoint(s, i, n)));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const LayerCheckpoint c = layer_checkpoint(s, i, n);
+      const auto same = std::find_if(made.begin(), made.end(), [&c](const auto& m) { return m.first == c; });
+      if (same != made.end()) {
+        p.layer_copied_from.push_back(same->second);
+        p.layers.push_back(p.layers[same->second]);
+      } else {
+        made.emplace_back(c, p.layers.size());
+        p.layer_copied_from.push_back(p.layers.size());
+        p.layers.push_back(layer_program(s, c));
+      }
+    }
   }
   p.embedding_forward.kernels = embedding_forward(s);
   p.embedding_backward.kernels = embedding_backward(s);

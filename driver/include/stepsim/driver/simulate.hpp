@@ -49,6 +49,9 @@ struct SimulateOptions {
   SimulationCache* cache = nullptr;
   // The memory this run may take (check_memory_budget); nullopt: memory_budget_bytes().
   std::optional<std::int64_t> memory_budget_bytes;
+  // The report's per-label communication rows (StepReport::communication); a sweep row does not
+  // print them.
+  bool communication_rows = true;
 };
 
 

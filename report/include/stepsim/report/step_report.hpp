@@ -92,8 +92,10 @@ struct Simulation {
   StepReport report;
 };
 
+// `communication_rows` false leaves StepReport::communication empty (a sweep row never prints
+// it); every other field is the same.
 [[nodiscard]] StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
-                       const memory::Timeline& timeline);
+                       const memory::Timeline& timeline, bool communication_rows = true);
 
 [[nodiscard]] std::string report_table(const StepReport& r);
 // The JSON of a run: the scenario's name and summary, the fields of one step as a sweep row

@@ -83,6 +83,27 @@ struct CommGroup {
   SharedRanks instances;
 };
 
+// An op's short name, interned: every distinct label of the process is stored once (for the
+// process's life) and an op holds a pointer to it, so that ops copy no strings. Equal labels are
+// the same stored string. Reads as a const std::string&.
+class OpLabel {
+ public:
+  OpLabel() = default;  // the empty label
+  OpLabel(const char* text);         // NOLINT(google-explicit-constructor): assigned like a string
+  OpLabel(const std::string& text);  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] const std::string& str() const { return text_ != nullptr ? *text_ : empty_text(); }
+  operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] bool empty() const { return str().empty(); }
+  [[nodiscard]] const char* c_str() const { return str().c_str(); }
+  friend bool operator==(const OpLabel& a, const OpLabel& b) { return a.str().data() == b.str().data(); }
+  friend bool operator==(const OpLabel& a, const std::string& b) { return a.str() == b; }
+  friend bool operator==(const OpLabel& a, const char* b) { return a.str() == b; }
+
+ private:
+  static const std::string& empty_text();
+  const std::string* text_ = nullptr;  // interned; nullptr: empty
+};
+
 struct Op {
   OpKind kind = OpKind::Compute;
   Phase phase = Phase::Other;
@@ -105,7 +126,7 @@ struct Op {
   std::int64_t alloc_bytes = 0;     // device memory allocated when the op starts
   std::int64_t free_bytes = 0;      // device memory released when the op ends
   std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
-  std::string label;                // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
+  OpLabel label;                    // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
 };
 
 // The plans of a graph's communication ops. The costing pass stores a plan as the plan of one

@@ -22,6 +22,7 @@
 //   whole activation, and Megatron's scatter/gather optimization (on by default) still sends 1/t of
 //   it per rank and re-gathers it over NVLink on arrival (not modeled: small).
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +54,7 @@ struct LayerCheckpoint {
   bool recomputed = false;        // the backward re-runs the layer's forward
   bool keeps_input = false;       // the layer's input is what its checkpoint group stores
   std::int64_t group_layers = 1;  // on a group's first layer: the layers whose activations its backward rebuilds at once
+  bool operator==(const LayerCheckpoint&) const = default;
 };
 
 // The checkpoint of layer `index_in_chunk` of a chunk of `chunk_layers` layers: uniform, groups of
@@ -62,6 +64,9 @@ struct LayerCheckpoint {
 struct StepProgram {
   Shape shape;
   std::vector<LayerProgram> layers;  // one per model layer, in model order
+  // Per model layer, the first layer with the same checkpoint, whose program it is a copy of (its
+  // own index when it is the first): equal programs without comparing them.
+  std::vector<std::size_t> layer_copied_from;
   PassProgram embedding_forward, embedding_backward;  // on the first virtual stage
   PassProgram output_forward, output_backward;        // on the last virtual stage, loss included
   double token_ids_bytes = 0;          // int64 token ids the first chunk keeps per micro-batch

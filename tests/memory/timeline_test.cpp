@@ -1,0 +1,66 @@
+// The memory timeline: events of any order give the timeline of their (device, time, delta, op) order.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "stepsim/memory/timeline.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+// The timeline of events already in (device, time, delta, op) order, point by point.
+memory::Timeline reference(std::vector<memory::MemEvent> ev, const std::vector<std::int64_t>& stat, const std::vector<std::int64_t>& cap,
+                           double frag) {
+  std::sort(ev.begin(), ev.end(), [](const memory::MemEvent& a, const memory::MemEvent& b) {
+    return std::make_tuple(a.device, a.time_s, a.delta_bytes, a.op) < std::make_tuple(b.device, b.time_s, b.delta_bytes, b.op);
+  });
+  return memory::build_timeline(ev, stat, cap, frag);
+}
+
+}  // namespace
+
+TEST_CASE("build_timeline: shuffled events across devices, equal times and releases before allocations give one timeline") {
+  std::mt19937 rng(7);
+  const std::vector<std::int64_t> stat{100, 200, 300};
+  const std::vector<std::int64_t> cap{1000, 700, 2000};
+  std::vector<memory::MemEvent> ev;
+  std::int32_t op = 0;
+  for (int k = 0; k < 300; ++k, ++op) {
+    const auto dev = static_cast<std::int32_t>(rng() % 3);
+    const double start_s = static_cast<double>(rng() % 20) * 0.5;  // many equal times
+    const double end_s = start_s + static_cast<double>(rng() % 4) * 0.5;
+    const std::int64_t bytes = 1 + static_cast<std::int64_t>(rng() % 50);
+    ev.push_back({start_s, dev, bytes, op});
+    ev.push_back({end_s, dev, -bytes, op});
+  }
+  const auto want = reference(ev, stat, cap, 0.1);
+  for (int round = 0; round < 5; ++round) {
+    std::shuffle(ev.begin(), ev.end(), rng);
+    const auto got = memory::build_timeline(ev, stat, cap, 0.1);
+    REQUIRE(got.devices.size() == want.devices.size());
+    for (std::size_t d = 0; d < want.devices.size(); ++d) {
+      const auto& g = got.devices[d];
+      const auto& w = want.devices[d];
+      CHECK(g.peak_bytes == w.peak_bytes);
+      CHECK(g.peak_time_s == w.peak_time_s);
+      CHECK(g.peak_op == w.peak_op);
+      REQUIRE(g.points.size() == w.points.size());
+      for (std::size_t i = 0; i < w.points.size(); ++i) {
+        CHECK(g.points[i].time_s == w.points[i].time_s);
+        CHECK(g.points[i].bytes == w.points[i].bytes);
+      }
+    }
+    REQUIRE(got.oom.has_value() == want.oom.has_value());
+    if (want.oom) {
+      CHECK(got.oom->device == want.oom->device);
+      CHECK(got.oom->time_s == want.oom->time_s);
+      CHECK(got.oom->op == want.oom->op);
+      CHECK(got.oom->bytes_over == want.oom->bytes_over);
+    }
+  }
+}
