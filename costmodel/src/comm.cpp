@@ -26,13 +26,14 @@ double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::
   return bytes / (nvlink ? s.nvlink_efficiency : s.network_efficiency);
 }
 
-// For each NVLink domain a group touches: the group's exit GPUs, one per distinct NIC, ordered by
-// NIC index (the first member in ring order that uses the NIC).
-std::map<std::int32_t, std::vector<std::int64_t>> exits_by_domain(const topology::Cluster& cluster,
-                                                                  const std::vector<std::int64_t>& members) {
+// For each node a group touches (NCCL's node: Cluster::comm_node_of, the NVLink domain when it
+// spans nodes): the group's exit GPUs, one per distinct NIC, ordered by NIC index (the first
+// member in ring order that uses the NIC).
+std::map<std::int32_t, std::vector<std::int64_t>> exits_by_node(const topology::Cluster& cluster,
+                                                                const std::vector<std::int64_t>& members) {
   std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_nic;
   for (std::int64_t gpu : members) {
-    auto& nics = by_nic[cluster.nvlink_domain_of(gpu)];
+    auto& nics = by_nic[cluster.comm_node_of(gpu)];
     const std::int64_t nic = cluster.global_nic_of(gpu);
     const bool seen = std::any_of(nics.begin(), nics.end(), [&](const auto& p) { return p.first == nic; });
     if (!seen) nics.emplace_back(nic, gpu);
@@ -47,21 +48,20 @@ std::map<std::int32_t, std::vector<std::int64_t>> exits_by_domain(const topology
   return exits;
 }
 
-// The flows of one ring round of one instance: member i sends `chunk_bytes` to member i+1;
-// transfers between NVLink domains are split over the NICs the group has in both domains.
-// One transfer of `bytes` from member a to member b of a group: inside an NVLink domain one flow;
-// between domains split over the NICs the group has in both (exits: exits_by_domain of the group).
+// One transfer of `bytes` from member a to member b of a group: inside a node (NVLink, or PCIe
+// between the NVLink domains of a node) one flow; between nodes split over the NICs the group has
+// in both (exits: exits_by_node of the group).
 void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
                      const std::map<std::int32_t, std::vector<std::int64_t>>& exits, std::int64_t a, std::int64_t b,
                      double bytes, std::vector<Flow>& round) {
-  const std::int32_t domain_a = cluster.nvlink_domain_of(a);
-  const std::int32_t domain_b = cluster.nvlink_domain_of(b);
-  if (domain_a == domain_b) {
+  const std::int32_t node_a = cluster.comm_node_of(a);
+  const std::int32_t node_b = cluster.comm_node_of(b);
+  if (node_a == node_b) {
     round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, bytes)});
     return;
   }
-  const auto& out = exits.at(domain_a);
-  const auto& in = exits.at(domain_b);
+  const auto& out = exits.at(node_a);
+  const auto& in = exits.at(node_b);
   const std::size_t k = std::min(out.size(), in.size());
   const double part = bytes / static_cast<double>(k);
   for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
@@ -70,16 +70,17 @@ void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
 void append_ring_round(const topology::Cluster& cluster, const CommSettings& s,
                        const std::vector<std::int64_t>& members, double chunk_bytes, std::vector<Flow>& round) {
   const std::size_t n = members.size();
-  const auto exits = exits_by_domain(cluster, members);
+  const auto exits = exits_by_node(cluster, members);
   for (std::size_t i = 0; i < n; ++i) append_transfer(cluster, s, exits, members[i], members[(i + 1) % n], chunk_bytes, round);
 }
 
-// The group's members by NVLink domain, domains in order of first appearance, members in ring order.
-std::vector<std::vector<std::int64_t>> members_by_domain(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) {
+// The group's members by node (Cluster::comm_node_of), nodes in order of first appearance, members
+// in ring order.
+std::vector<std::vector<std::int64_t>> members_by_node(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) {
   std::vector<std::vector<std::int64_t>> out;
   std::map<std::int32_t, std::size_t> index;
   for (std::int64_t gpu : members) {
-    const auto [it, added] = index.emplace(cluster.nvlink_domain_of(gpu), out.size());
+    const auto [it, added] = index.emplace(cluster.comm_node_of(gpu), out.size());
     if (added) out.emplace_back();
     out[it->second].push_back(gpu);
   }
@@ -208,10 +209,15 @@ TunerInput tuner_input(const topology::Cluster& cluster, Collective kind, const 
   in.kind = kind;
   in.ranks = static_cast<std::int64_t>(members.size());
   in.arch = spec.gpu.architecture;
+  const bool one_domain = topology::within_nvlink_domain(cluster, members);
   in.intra_Bps = spec.intra_node.bw_Bps * settings.nvlink_efficiency;
-  // NVLS needs NVSwitches: an NVLink domain of more than two GPUs (every preset's is switched).
-  in.nvswitch = cluster.nvlink_domain_gpus() > 2;
-  const auto exits = exits_by_domain(cluster, members);
+  // Inside a node a ring that crosses NVLink domains (bridged GPUs of one node) runs at the PCIe
+  // bandwidth between them.
+  if (!one_domain && cluster.nvlink_domain_gpus() < cluster.comm_node_gpus())
+    in.intra_Bps = std::min(in.intra_Bps, spec.intra_node.pcie_Bps * settings.network_efficiency);
+  // NVLS needs NVSwitches (an NVLink domain of more than two GPUs, switched) and one domain.
+  in.nvswitch = spec.intra_node.nvswitch && cluster.nvlink_domain_gpus() > 2 && one_domain;
+  const auto exits = exits_by_node(cluster, members);
   in.nodes = static_cast<std::int64_t>(exits.size());
   if (in.nodes > 1) {
     std::size_t nics = std::numeric_limits<std::size_t>::max();
@@ -241,8 +247,8 @@ void TreeAlgorithm::plan(const topology::Cluster& cluster, Collective kind, cons
   // up: the reduce towards the roots; down: the broadcast back (the same edges reversed).
   std::vector<Flow> up, down;
   for (const auto& inst : instances) {
-    const auto exits = exits_by_domain(cluster, inst);
-    const auto domains = members_by_domain(cluster, inst);
+    const auto exits = exits_by_node(cluster, inst);
+    const auto domains = members_by_node(cluster, inst);
     for (const auto& chain : domains)
       for (std::size_t i = 0; i + 1 < chain.size(); ++i) {
         up.push_back(Flow{chain[i + 1], chain[i], wire_bytes(cluster, settings, chain[i + 1], chain[i], wire)});

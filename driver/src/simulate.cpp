@@ -43,7 +43,8 @@ std::string cluster_key(const scenarios::ClusterSpec& c) {
                   std::to_string(c.inter_node.nics_per_node) + "|" + num(c.inter_node.nic_Bps) + "|" +
                   num(c.inter_node.latency_s) + "|" + scenarios::to_string(c.inter_node.topology) + "|" +
                   num(c.inter_node.oversubscription) + "|" + (c.ideal_network ? "1" : "0") + "|" +
-                  std::to_string(c.nvlink_domain_gpus);
+                  std::to_string(c.nvlink_domain_gpus) + "|" + (c.intra_node.nvswitch ? "1" : "0") + "|" +
+                  num(c.intra_node.pcie_Bps);
   return k;
 }
 

@@ -402,22 +402,26 @@ ClusterSpec read_cluster(const Json& raw, const std::string& path) {
   c.nvlink_domain_gpus = r.int_param("nvlink_domain_gpus");
   // A cluster smaller than one NVLink domain (a part of an NVL72 rack) is one domain.
   if (c.nvlink_domain_gpus > c.world_size() && c.nvlink_domain_gpus % c.gpus_per_node == 0) c.nvlink_domain_gpus = c.world_size();
-  if (c.nvlink_domain_gpus > 0 &&
+  if (c.nvlink_domain_gpus > 0 && c.gpus_per_node % c.nvlink_domain_gpus != 0 &&
       (c.nvlink_domain_gpus % c.gpus_per_node != 0 || c.world_size() % c.nvlink_domain_gpus != 0))
     throw ScenarioError(path + ".nvlink_domain_gpus",
-                        "must be a multiple of gpus_per_node (" + std::to_string(c.gpus_per_node) +
-                            ") that divides the " + std::to_string(c.world_size()) + " GPUs, got " +
-                            std::to_string(c.nvlink_domain_gpus));
+                        "must divide gpus_per_node (" + std::to_string(c.gpus_per_node) +
+                            ") or be a multiple of it that divides the " + std::to_string(c.world_size()) +
+                            " GPUs, got " + std::to_string(c.nvlink_domain_gpus));
 
   // NVLink: per GPU per direction, the GPU's nvlink figure, and the declared latency per step.
   // (Defaults in SI by division, so that they equal the decimal literals exactly.)
   IntraNodeSpec intra;
   intra.bw_Bps = c.gpu.nvlink_Bps;
   intra.latency_s = parameter("cluster.intra_node.latency_us").value.value() / 1e6;
+  intra.nvswitch = parameter("cluster.intra_node.nvswitch").value.value() != 0.0;
+  intra.pcie_Bps = parameter("cluster.intra_node.pcie_GBps").value.value() * 1e9;
   if (const Json* in = r.raw("intra_node")) {
     Reader ri(*in, path + ".intra_node", "cluster.intra_node");
     intra.bw_Bps = ri.num_param("bw_GBps", intra.bw_Bps / 1e9) * 1e9;
     intra.latency_s = ri.num_param("latency_us", intra.latency_s * 1e6) * 1e-6;
+    intra.nvswitch = ri.bool_param("nvswitch");
+    intra.pcie_Bps = ri.num_param("pcie_GBps") * 1e9;
     ri.finish();
   }
   c.intra_node = intra;

@@ -286,3 +286,42 @@ TEST_CASE("comm: each NCCL algorithm has its implementation") {
   CHECK(stepsim::costmodel::collective_algorithm(NcclAlgorithm::Tree).kind() == NcclAlgorithm::Tree);
   CHECK(stepsim::costmodel::collective_algorithm(NcclAlgorithm::Nvls).kind() == NcclAlgorithm::Nvls);
 }
+
+TEST_CASE("comm: a ring across the NVLink domains of one node runs at the PCIe bandwidth between them") {
+  // One node of 8 GPUs in two bridged NVLink domains of 4 (H200 NVL), PCIe 32 GB/s between them.
+  auto spec = make_spec(8, 1, 4);
+  spec.nvlink_domain_gpus = 4;
+  spec.intra_node.pcie_Bps = 32e9;
+  spec.intra_node.nvswitch = false;
+  const Cluster c(spec);
+  const std::vector<std::int64_t> ring = arithmetic(0, 1, 8);
+  const CommSettings s = line_rate();
+  const auto in = stepsim::costmodel::tuner_input(c, Collective::AllReduce, ring, s);
+  CHECK(in.nodes == 1);            // NCCL's node is the server
+  CHECK(in.intra_Bps == 32e9);     // the ring's slowest hop
+  CHECK_FALSE(in.nvswitch);        // NVLink bridges: no NVLS
+  // Inside one domain: NVLink, and no NVLS either without NVSwitches.
+  const auto in4 = stepsim::costmodel::tuner_input(c, Collective::AllReduce, arithmetic(0, 1, 4), s);
+  CHECK(in4.intra_Bps == 450e9);
+  CHECK_FALSE(in4.nvswitch);
+  spec.intra_node.nvswitch = true;
+  CHECK(stepsim::costmodel::tuner_input(Cluster(spec), Collective::AllReduce, arithmetic(0, 1, 4), s).nvswitch);
+  CHECK_FALSE(stepsim::costmodel::tuner_input(Cluster(spec), Collective::AllReduce, ring, s).nvswitch);
+  // The plan: one flow per ring hop (the two crossings between domains are not split over NICs),
+  // and the crossings go over PCIe through the host.
+  const CommPlan plan = plan_collective(c, Collective::ReduceScatter, {ring}, 8 * kM, s);
+  REQUIRE(plan.rounds.size() == 1);
+  REQUIRE(plan.rounds[0].flows.size() == 8);
+  CHECK(plan.rounds[0].repeat == 7);
+  const Flow& cross = plan.rounds[0].flows[3];   // GPU 3 -> GPU 4
+  CHECK(cross.src_gpu == 3);
+  CHECK(cross.dst_gpu == 4);
+  CHECK(c.route(3, 4).bottleneck_Bps == 32e9);
+  for (std::int32_t id : c.route(3, 4).links) CHECK(c.link(id).kind == stepsim::topology::LinkKind::PcieToHost);
+  // Bandwidth-bound: 7 steps of 1 GB each at 32 GB/s dominate, far slower than all-NVLink.
+  auto switched = make_spec(8, 1, 4);
+  const Cluster dgx(switched);
+  const double t_nvl = isolated_time_s(c, plan);
+  CHECK(t_nvl > 7.0 * 1e9 / 32e9);
+  CHECK(t_nvl > 5.0 * isolated_time_s(dgx, plan_collective(dgx, Collective::ReduceScatter, {ring}, 8 * kM, s)));
+}

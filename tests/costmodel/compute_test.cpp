@@ -469,7 +469,7 @@ TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
 
   const auto names = stepsim::scenarios::efficiency_preset_names();
   CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200-180gb", "b300-288gb", "gb200-186gb", "h100-sxm-80gb",
-                                           "h100-sxm-94gb", "h200-sxm-141gb"});
+                                           "h100-sxm-94gb", "h200-nvl-141gb", "h200-sxm-141gb"});
   for (const auto& n : stepsim::scenarios::gpu_preset_names()) {
     CAPTURE(n);
     const auto gpu = stepsim::scenarios::gpu_preset(n);

@@ -230,6 +230,34 @@ TEST_CASE("GB200 NVL72: both engines run it, and TP across two trays stays on NV
   CHECK(simulate(scenario(split), o).report.step_time_s > 1.2 * analytic);
 }
 
+TEST_CASE("H200 NVL: two bridged NVLink domains per server, both engines run it, TP 8 across the domains is slower than TP 4 inside one") {
+  const std::vector<std::string> nvl = {"cluster.preset=h200-nvl", "cluster.nodes=2", "model=llama-3.1-8b", "parallel.tp=4",
+                                        "parallel.pp=1", "training.global_batch=32", "training.seq_len=4096"};
+  const auto s = scenario(nvl);
+  CHECK(s.cluster.gpu.name == "h200-nvl-141gb");
+  CHECK(s.cluster.gpu.peak_bf16_flops == 835.5e12);
+  CHECK(s.cluster.nvlink_domain_size() == 4);
+  CHECK_FALSE(s.cluster.intra_node.nvswitch);
+  CHECK(s.cluster.intra_node.pcie_Bps == 32e9);
+  CHECK(s.cluster.inter_node.nics_per_node == 4);
+  SimulateOptions o;
+  o.engine = sim::EngineKind::Analytic;
+  const auto analytic = simulate(s, o).report;
+  o.engine = sim::EngineKind::SimGrid;
+  CHECK(simulate(s, o).report.step_time_s == doctest::Approx(analytic.step_time_s).epsilon(0.01));
+  // No NVLS without NVSwitches, and the TP all-reduces of TP 8 cross PCIe between the domains.
+  for (const auto& c : analytic.communication) CHECK(c.algorithm != "nvls");
+  auto tp8 = nvl;
+  tp8[3] = "parallel.tp=8";
+  o.engine = sim::EngineKind::Analytic;
+  const auto wide = simulate(scenario(tp8), o).report;
+  CHECK(wide.step_time_s > 1.2 * analytic.step_time_s);
+  // The same layout on DGX H200 (one NVSwitch domain of 8, 989 TFLOP/s) is faster.
+  auto dgx = tp8;
+  dgx[0] = "cluster.preset=dgx-h200";
+  CHECK(simulate(scenario(dgx), o).report.step_time_s < 0.8 * wide.step_time_s);
+}
+
 TEST_CASE("DGX B300: the preset carries its published figures and runs in BF16 and MXFP8, faster than DGX B200") {
   const std::vector<std::string> b300 = {"cluster.preset=dgx-b300", "cluster.nodes=2", "parallel.tp=8", "parallel.pp=1", "training.global_batch=16"};
   const auto s = scenario(b300);

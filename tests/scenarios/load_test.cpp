@@ -252,7 +252,7 @@ TEST_CASE("sharding, its distributed_optimizer alias, and the recomputation and 
 
 TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset_names().size() == 7);
-  CHECK(scenarios::gpu_preset_names().size() == 8);
+  CHECK(scenarios::gpu_preset_names().size() == 9);
   for (const auto& n : scenarios::model_preset_names()) CHECK_NOTHROW(scenarios::model_preset(n));
   for (const auto& n : scenarios::gpu_preset_names()) CHECK(scenarios::gpu_preset(n).peak_bf16_flops > 0);
   CHECK(scenarios::model_preset("llama-3.1-405b").layers == 126);
@@ -498,14 +498,25 @@ TEST_CASE("a duplicate JSON key is refused, naming the key") {
   CHECK(error_of(R"({"model": {"preset": "llama-3.1-8b"}, "cluster": {"preset": "dgx-h100"}})").find("duplicate") == std::string::npos);
 }
 
-TEST_CASE("cluster.nvlink_domain_gpus: whole nodes dividing the cluster, absent or 0 means one node") {
+TEST_CASE("cluster.nvlink_domain_gpus: whole nodes dividing the cluster or a divisor of a node, absent or 0 means one node") {
   CHECK(scenarios::load_scenario_text(kBase).cluster.nvlink_domain_gpus == 0);
   CHECK(scenarios::load_scenario_text(kBase).cluster.nvlink_domain_size() == 4);
   const auto s = scenarios::load_scenario_text(kBase, {{"cluster.nodes", "2"}, {"parallel.dp", "4"}, {"cluster.nvlink_domain_gpus", "8"}});
   CHECK(s.cluster.nvlink_domain_gpus == 8);
   CHECK(s.cluster.nvlink_domain_size() == 8);
   CHECK(err({"cluster.nvlink_domain_gpus=-4"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
-  CHECK(err({"cluster.nvlink_domain_gpus=6"}).find("multiple of gpus_per_node") != std::string::npos);
+  CHECK(err({"cluster.nvlink_domain_gpus=6"}).find("divide gpus_per_node (4) or be a multiple of it") != std::string::npos);
+  CHECK(err({"cluster.nvlink_domain_gpus=3"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
+  // A divisor of gpus_per_node: NVLink-bridged GPUs of one node.
+  const auto bridged = scenarios::load_scenario_text(kBase, {{"cluster.nvlink_domain_gpus", "2"}, {"cluster.intra_node.pcie_GBps", "32"},
+                                                             {"cluster.intra_node.nvswitch", "false"}});
+  CHECK(bridged.cluster.nvlink_domain_size() == 2);
+  CHECK(bridged.cluster.comm_node_size() == 4);
+  CHECK(bridged.cluster.intra_node.pcie_Bps == 32e9);
+  CHECK_FALSE(bridged.cluster.intra_node.nvswitch);
+  CHECK(scenarios::load_scenario_text(kBase).cluster.intra_node.nvswitch);
+  CHECK(scenarios::load_scenario_text(kBase).cluster.intra_node.pcie_Bps == 64e9);
+  CHECK(err({"cluster.intra_node.pcie_GBps=0"}).rfind("cluster.intra_node.pcie_GBps:", 0) == 0);
   CHECK(err({"cluster.nodes=3", "parallel.dp=6", "cluster.nvlink_domain_gpus=8"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
 }
 

@@ -415,11 +415,55 @@ TEST_CASE("NVLink domain of two nodes: their GPUs talk over NVLink, other domain
 TEST_CASE("NVLink domain: bad sizes name the field") {
   auto spec = make_spec(2, 4, 1, FabricTopology::SingleSwitch);
   spec.nvlink_domain_gpus = 3;
-  check_scenario_error([&] { Cluster{spec}; }, "cluster.nvlink_domain_gpus", "multiple of gpus_per_node");
+  check_scenario_error([&] { Cluster{spec}; }, "cluster.nvlink_domain_gpus", "divide gpus_per_node");
   spec.nvlink_domain_gpus = 6;
   check_scenario_error([&] { Cluster{spec}; }, "cluster.nvlink_domain_gpus", "does not divide");
   spec.nvlink_domain_gpus = 0;
   CHECK(Cluster(spec).nvlink_domain_gpus() == 2);
+  // Domains smaller than a node need a PCIe path between them.
+  spec.nvlink_domain_gpus = 1;
+  spec.intra_node.pcie_Bps = 0;
+  check_scenario_error([&] { Cluster{spec}; }, "cluster.intra_node.pcie_GBps", "must be positive");
+}
+
+TEST_CASE("NVLink domains smaller than a node: bridged GPUs over NVLink, the node's other domain over PCIe") {
+  // 2 nodes x 8 GPUs in NVLink domains of 4 (H200 NVL with 4-way bridges), 4 NICs per node.
+  // Links: per GPU NVLink (2 ids), PCIe to its NIC (2), PCIe to the host (2): GPU g's host
+  // cable is 6g + 4; then the fabric.
+  auto spec = make_spec(8, 2, 4);
+  spec.nvlink_domain_gpus = 4;
+  spec.intra_node.pcie_Bps = 32e9;
+  const Cluster c(spec);
+  CHECK(c.num_nvlink_domains() == 4);
+  CHECK(c.comm_node_gpus() == 8);
+  CHECK(c.nvlink_domain_of(5) == 1);
+  CHECK(c.comm_node_of(5) == 0);
+  CHECK(c.comm_node_of(8) == 1);
+  // Same domain: NVLink through the domain's switch vertex.
+  const Route nv = c.route(1, 3);
+  REQUIRE(nv.links.size() == 2);
+  CHECK(c.link(nv.links[0]).kind == LinkKind::NvLink);
+  CHECK(nv.bottleneck_Bps == 450e9);
+  // Other domain of the node: GPU 1 -> host -> GPU 6, at the PCIe bandwidth, the intra-node latency.
+  const Route pcie = c.route(1, 6);
+  CHECK(pcie.links == std::vector<std::int32_t>{6 * 1 + 4, 6 * 6 + 5});
+  CHECK(c.link(pcie.links[0]).kind == LinkKind::PcieToHost);
+  CHECK(c.vertex(c.link_ends(pcie.links[0]).second).kind == VertexKind::Host);
+  CHECK(c.vertex(c.link_ends(pcie.links[0]).second).node == 0);
+  CHECK(pcie.bottleneck_Bps == 32e9);
+  CHECK(pcie.latency_s == 2e-6);
+  // Another node: through the NICs (GPUs 0-1 share NIC 0: 4 NICs for 8 GPUs).
+  CHECK(c.nic_of(1) == 0);
+  const Route net = c.route(1, 9);
+  CHECK(c.link(net.links.front()).kind == LinkKind::PcieToNic);
+  CHECK(net.bottleneck_Bps == 50e9);
+  CHECK_FALSE(within_nvlink_domain(c, {0, 1, 2, 3, 4}));
+  check_routes_chain(c);
+  // Domains of a node's size or larger add no host vertex: the link list is unchanged.
+  auto whole = make_spec(8, 2, 4);
+  whole.intra_node.pcie_Bps = 32e9;
+  CHECK(Cluster(whole).num_links() == Cluster(make_spec(8, 2, 4)).num_links());
+  CHECK(Cluster(whole).num_links() == c.num_links() - 2 * 16);
 }
 
 namespace {

@@ -35,9 +35,13 @@ Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_
   require(spec.inter_node.oversubscription > 0, "cluster.inter_node.oversubscription", "must be positive");
   require(nodes * gpus <= std::numeric_limits<std::int32_t>::max() / 8, "cluster.nodes", "cluster too large");
   domain_gpus_ = spec.nvlink_domain_size();
-  require(domain_gpus_ >= 1 && domain_gpus_ % gpus == 0, "cluster.nvlink_domain_gpus",
-          "must be a positive multiple of gpus_per_node (" + std::to_string(gpus) + "), got " +
+  comm_node_gpus_ = spec.comm_node_size();
+  require(domain_gpus_ >= 1 && (domain_gpus_ % gpus == 0 || gpus % domain_gpus_ == 0), "cluster.nvlink_domain_gpus",
+          "must divide gpus_per_node (" + std::to_string(gpus) + ") or be a positive multiple of it, got " +
               std::to_string(domain_gpus_));
+  const bool split_nodes = domain_gpus_ < gpus;
+  require(!split_nodes || spec.intra_node.pcie_Bps > 0, "cluster.intra_node.pcie_GBps",
+          "must be positive when NVLink domains are smaller than a node");
   require((nodes * gpus) % domain_gpus_ == 0, "cluster.nvlink_domain_gpus",
           std::to_string(domain_gpus_) + " does not divide the " + std::to_string(nodes * gpus) + " GPUs");
 
@@ -45,8 +49,9 @@ Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_
   const std::int64_t total_nics = nodes * nics;
   const std::int64_t domains = num_gpus_total / domain_gpus_;
   fabric_ = make_fabric(spec);
-  net_.reserve(static_cast<std::size_t>(num_gpus_total + total_nics + domains + 2 * total_nics),
-               static_cast<std::size_t>(2 * num_gpus_total + 2 * total_nics));
+  const std::int64_t hosts = split_nodes ? nodes : 0;
+  net_.reserve(static_cast<std::size_t>(num_gpus_total + total_nics + domains + hosts + 2 * total_nics),
+               static_cast<std::size_t>((split_nodes ? 3 : 2) * num_gpus_total + 2 * total_nics));
 
   gpu_vertices_.resize(static_cast<std::size_t>(num_gpus_total));
   std::vector<VertexId> nic_vertices(static_cast<std::size_t>(total_nics));
@@ -65,7 +70,13 @@ Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_
     nvswitch[static_cast<std::size_t>(d)] = net_.add_vertex(
         Vertex{VertexKind::NvSwitch, -1, static_cast<std::int32_t>(d), "nvl" + std::to_string(d) + ".nvswitch"});
 
+  std::vector<VertexId> host(static_cast<std::size_t>(hosts));
+  for (std::int64_t n = 0; n < hosts; ++n)
+    host[static_cast<std::size_t>(n)] = net_.add_vertex(
+        Vertex{VertexKind::Host, static_cast<std::int32_t>(n), 0, "n" + std::to_string(n) + ".host"});
+
   gpu_nvlink_up_.assign(static_cast<std::size_t>(num_gpus_total), -1);
+  gpu_host_up_.assign(static_cast<std::size_t>(num_gpus_total), -1);
   gpu_pcie_up_.assign(static_cast<std::size_t>(num_gpus_total), -1);
   for (std::int64_t gpu = 0; gpu < num_gpus_total; ++gpu) {
     const auto i = static_cast<std::size_t>(gpu);
@@ -74,6 +85,9 @@ Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_
     if (nics > 0)
       gpu_pcie_up_[i] = net_.add_cable(gpu_vertices_[i], nic_vertices[static_cast<std::size_t>(global_nic_of(gpu))],
                                        LinkKind::PcieToNic, spec.inter_node.nic_Bps, 0.0, 0.0);
+    if (split_nodes)
+      gpu_host_up_[i] = net_.add_cable(gpu_vertices_[i], host[static_cast<std::size_t>(gpu / gpus)], LinkKind::PcieToHost,
+                                       spec.intra_node.pcie_Bps, spec.intra_node.latency_s, 0.0);
   }
   fabric_->build(net_, nic_vertices);
 }
@@ -92,6 +106,11 @@ VertexId Cluster::gpu_vertex(std::int64_t gpu) const {
 std::int32_t Cluster::node_of(std::int64_t gpu) const {
   check_gpu(gpu);
   return static_cast<std::int32_t>(gpu / spec_.gpus_per_node);
+}
+
+std::int32_t Cluster::comm_node_of(std::int64_t gpu) const {
+  check_gpu(gpu);
+  return static_cast<std::int32_t>(gpu / comm_node_gpus_);
 }
 
 std::int32_t Cluster::nvlink_domain_of(std::int64_t gpu) const {

@@ -28,8 +28,10 @@ cmake --build "$build" -j2 --target stepsim > /dev/null
   --records llama3-70b-nemo-24.09-fp8,llama3-70b-nemo-24.12-fp8,llama3-70b-nemo-25.02-fp8 --params gemm_fp8_max \
   --out $out/h100-sxm-80gb.json
 cmake --build "$build" -j2 --target stepsim > /dev/null
-"$bin" calibrate --gpu h200-sxm-141gb --base h100-sxm-80gb --params none --out $out/h200-sxm-141gb.json
-sed -i '1a\  "kind": "derived",' $out/h200-sxm-141gb.json
+for gpu in h200-sxm-141gb h200-nvl-141gb; do
+  "$bin" calibrate --gpu $gpu --base h100-sxm-80gb --params none --out $out/$gpu.json
+  sed -i '1a\  "kind": "derived",' $out/$gpu.json
+done
 for gpu in b200-180gb gb200-186gb b300-288gb; do
   "$bin" calibrate --gpu $gpu --params none --out $out/$gpu.json
   sed -i '1a\  "kind": "derived",' $out/$gpu.json

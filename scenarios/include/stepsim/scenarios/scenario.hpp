@@ -3,6 +3,7 @@
 // seconds, bytes, FLOP, FLOP/s, bytes/s. Human units (GiB, GB/s, Gb/s, us) appear only in the
 // JSON schema (see scenarios/README.md), and are converted once by the loader.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -86,6 +87,11 @@ struct GpuSpec {
 struct IntraNodeSpec {
   double bw_Bps = 0;              // per GPU, per direction, into the NVLink/NVSwitch domain ("bw_GBps")
   double latency_s = 0;           // "latency_us"
+  // The NVLink domain is switched (NVSwitch: NVLS possible); false for NVLink bridges (H100/H200 NVL).
+  bool nvswitch = true;
+  // Per GPU, per direction, between the NVLink domains of one node (PCIe through the host; used
+  // only when the NVLink domain is smaller than the node) ("pcie_GBps").
+  double pcie_Bps = 0;
 };
 
 enum class FabricTopology { RailFatTree, FatTree, SingleSwitch };
@@ -104,7 +110,8 @@ struct ClusterSpec {
   std::int64_t gpus_per_node = 0;
   std::int64_t nodes = 0;
   // GPUs that share one NVLink/NVSwitch domain: whole consecutive nodes (72 for an NVL72 rack of
-  // 18 trays of 4); 0 means one node (gpus_per_node).
+  // 18 trays of 4), or consecutive GPUs of one node joined by NVLink bridges (4 of the 8 GPUs of an
+  // H200 NVL server); 0 means one node (gpus_per_node).
   std::int64_t nvlink_domain_gpus = 0;
   IntraNodeSpec intra_node;
   InterNodeSpec inter_node;
@@ -112,6 +119,9 @@ struct ClusterSpec {
 
   [[nodiscard]] std::int64_t world_size() const { return gpus_per_node * nodes; }
   [[nodiscard]] std::int64_t nvlink_domain_size() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
+  // GPUs of what NCCL treats as one node: the NVLink domain when it spans nodes (multi-node
+  // NVLink), else the node.
+  [[nodiscard]] std::int64_t comm_node_size() const { return std::max(nvlink_domain_size(), gpus_per_node); }
 };
 
 enum class Recompute { None, Selective, Full };

@@ -6,24 +6,31 @@
 //
 // Structure built by Cluster(spec):
 //   - GPU g sits on node g / gpus_per_node and in NVLink domain g / nvlink_domain_gpus (a domain
-//     is whole consecutive nodes: one node by default, 18 trays of 4 GPUs in an NVL72 rack);
+//     is whole consecutive nodes: one node by default, 18 trays of 4 GPUs in an NVL72 rack; or
+//     consecutive GPUs of one node joined by NVLink bridges: 4 of the 8 GPUs of an H200 NVL server);
 //   - per NVLink domain one NvSwitch vertex; GPU <-> NvSwitch (NvLink): intra_node.bw_Bps per
 //     direction;
 //   - per node nics_per_node NICs; GPU i of a node uses NIC floor(i * nics / gpus) (nic_of), at
 //     the NIC's bandwidth (the PCIe switch is not the bottleneck of a DGX-class node);
-//   - the fabric (inter_node.topology) cables the NICs together.
+//   - the fabric (inter_node.topology) cables the NICs together;
+//   - only when NVLink domains are smaller than a node: per node one Host vertex (the PCIe root
+//     complex and switches, taken as non-blocking); GPU <-> Host (PcieToHost): intra_node.pcie_Bps
+//     per direction.
 //
-// Routes. Two GPUs of one NVLink domain: GPU -> NvSwitch -> GPU. Of two domains: GPU -> its NIC,
+// Routes. Two GPUs of one NVLink domain: GPU -> NvSwitch -> GPU. Of two domains of one node:
+// GPU -> Host -> GPU (PCIe). Of two domains on different nodes: GPU -> its NIC,
 // the fabric's route between the two NICs, NIC -> GPU (leaving through the source GPU's NIC and
 // entering through the destination GPU's NIC). Same GPU: no link. Routes are computed on demand
 // (no table, no graph search) and may have any length.
 //
 // Latency convention (so that a route's latency is the spec's figure, whatever its length): the
-// whole intra_node.latency_s sits on the GPU -> NvSwitch link, 0 on the way down; GPU <-> NIC has
+// whole intra_node.latency_s sits on the GPU -> NvSwitch (and GPU -> Host) link, 0 on the way
+// down; GPU <-> NIC has
 // 0; the fabric puts inter_node.latency_s on its NIC-to-NIC routes (fabric.hpp).
 //
-// Vertices: per node its GPUs then its NICs, then the NvSwitch of every domain, then the fabric's
-// switches. Links: per GPU its NVLink cable and its PCIe cable, then the fabric's cables.
+// Vertices: per node its GPUs then its NICs, then the NvSwitch of every domain, then the Host of
+// every node (split nodes only), then the fabric's switches. Links: per GPU its NVLink cable, its
+// PCIe cable to the NIC and (split nodes only) its PCIe cable to the host, then the fabric's cables.
 
 #include <cstdint>
 #include <memory>
@@ -68,6 +75,10 @@ class Cluster {
   [[nodiscard]] std::int64_t nvlink_domain_gpus() const { return domain_gpus_; }
   [[nodiscard]] std::int64_t num_nvlink_domains() const { return num_gpus() / domain_gpus_; }
   [[nodiscard]] std::int32_t nvlink_domain_of(std::int64_t gpu) const;
+  // What NCCL treats as one node (its tuner's node count, trees, NIC exits): the NVLink domain when
+  // it spans nodes, else the node (spec.comm_node_size() GPUs).
+  [[nodiscard]] std::int64_t comm_node_gpus() const { return comm_node_gpus_; }
+  [[nodiscard]] std::int32_t comm_node_of(std::int64_t gpu) const;
   // Local index (within its node) of the NIC the GPU uses to leave its NVLink domain.
   [[nodiscard]] std::int32_t nic_of(std::int64_t gpu) const;
   // Global index of that NIC: node * nics_per_node + nic_of(gpu).
@@ -88,12 +99,14 @@ class Cluster {
   scenarios::ClusterSpec spec_;
   std::uint64_t instance_id_ = 0;
   std::int64_t domain_gpus_ = 0;
+  std::int64_t comm_node_gpus_ = 0;
   Network net_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<VertexId> gpu_vertices_;
   // Link ids of the up direction; the down direction is always up + 1.
   std::vector<std::int32_t> gpu_nvlink_up_;  // per GPU: GPU -> NvSwitch
   std::vector<std::int32_t> gpu_pcie_up_;    // per GPU: GPU -> NIC (-1 without NICs)
+  std::vector<std::int32_t> gpu_host_up_;    // per GPU: GPU -> Host (-1 unless domains split nodes)
 };
 
 template <typename Hop>
@@ -106,6 +119,11 @@ void Cluster::visit_route(std::int64_t src_gpu, std::int64_t dst_gpu, Hop&& hop)
   if (src_gpu / domain_gpus_ == dst_gpu / domain_gpus_) {
     hop(gpu_nvlink_up_[s]);
     hop(gpu_nvlink_up_[d] + 1);
+    return;
+  }
+  if (src_gpu / comm_node_gpus_ == dst_gpu / comm_node_gpus_) {
+    hop(gpu_host_up_[s]);
+    hop(gpu_host_up_[d] + 1);
     return;
   }
   hop(gpu_pcie_up_[s]);

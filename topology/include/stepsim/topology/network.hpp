@@ -12,19 +12,19 @@
 
 namespace stepsim::topology {
 
-enum class VertexKind { Gpu, NvSwitch, Nic, Leaf, Spine };
+enum class VertexKind { Gpu, NvSwitch, Nic, Leaf, Spine, Host };
 
 using VertexId = std::int32_t;
 
 struct Vertex {
   VertexKind kind = VertexKind::Gpu;
-  std::int32_t node = -1;     // node of a Gpu or Nic; -1 for switches
+  std::int32_t node = -1;     // node of a Gpu, Nic or Host; -1 for switches
   std::int32_t index = -1;    // GPU i of its node, NIC i of its node, NVLink domain, leaf or spine index
-  std::string name;           // "n3.gpu5", "n3.nic1", "nvl3.nvswitch", "leaf2", "spine0"
+  std::string name;           // "n3.gpu5", "n3.nic1", "nvl3.nvswitch", "n3.host", "leaf2", "spine0"
 };
 
 // What a link is, so that engines can give it a sharing policy and reports can name it.
-enum class LinkKind { NvLink, PcieToNic, NicToLeaf, LeafToSpine };
+enum class LinkKind { NvLink, PcieToNic, NicToLeaf, LeafToSpine, PcieToHost };
 
 struct Link {
   LinkKind kind = LinkKind::NvLink;
