@@ -836,8 +836,7 @@ SoftwareSpec read_software(const Json* raw, const std::string& path, const GpuSp
 }
 
 AttentionCurves attention_curves(GpuArchitecture arch, AttentionKernel impl, const std::string& path) {
-  if (impl == AttentionKernel::Auto)
-    impl = arch == GpuArchitecture::Ampere ? AttentionKernel::FlashAttention2 : AttentionKernel::CuDnn;
+  impl = resolved_attention_kernel(arch, impl);
   const std::string impl_name = to_string(impl), arch_name = to_string(arch);
   const Json& data = preset_json("kernels", "attention", path);
   AttentionCurves c;

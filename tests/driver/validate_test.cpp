@@ -350,16 +350,17 @@ TEST_CASE("validate: a memory record compares the last stage's peak without cont
   CHECK(stepsim::report::cases_within(r.records, 0.05) == (std::abs(c.error) <= 0.05 ? 1U : 0U));
 }
 
-TEST_CASE("Megatron-LM CI memory set: peak allocated within 5 % on at least 89 % of the layouts") {
+TEST_CASE("Megatron-LM CI memory set: peak allocated within 5 % on at least 90 % of the layouts") {
   const auto records = stepsim::driver::validation_records("megatron-lm-ci-memory");
   const auto set = stepsim::driver::validate_set("megatron-lm-ci-memory", records, {});
-  // 401 evaluated of 418 (17 skipped, each with its reason); 358 within 5 % when measured (89.3 %).
-  // Before the --qk-layernorm and --num-distributed-optimizer-instances cases were expressed, 343 of
-  // 381 (90.0 %): of those 20, 15 are within 5 %; four TP4 qk-layernorm records lie at -5.1 % and
-  // -5.2 %, where their twins without the norms (mlmci-326 to -341) lie at -3.3 % to -5.6 %.
+  // 401 evaluated of 418 (17 skipped, each with its reason); 368 within 5 % when measured (91.8 %).
+  // The FlashAttention-2 path (A100; GB200 in the deterministic runs with attention dropout, where
+  // TransformerEngine refuses cuDNN) keeps the attention output twice: with it the TP4 records at
+  // -5.1 % to -5.6 % (mlmci-326 to -348) come within, and two ZeRO-3 records (mlmci-313, -314) move
+  // from +4.9 % and +4.7 % to +6.7 % and +6.4 %. Without it: 358 of 401 (89.3 %).
   REQUIRE(set.records.size() == 401);
   const std::size_t within = stepsim::report::cases_within(set.records, 0.05);
   CAPTURE(within);
-  CHECK(within >= 358);
-  CHECK(100 * within >= 89 * set.records.size());
+  CHECK(within >= 368);
+  CHECK(100 * within >= 90 * set.records.size());
 }

@@ -239,3 +239,34 @@ TEST_CASE("stepsim mode: qk_norm adds the query and key norms' weights (and thei
   // The paper's formula knows no query and key norms.
   CHECK(memory::paper_estimate(s).total_bytes == memory::paper_estimate(llama8b(2, 1, 4, 1, 128)).total_bytes);
 }
+
+TEST_CASE("stepsim mode: FlashAttention-2 through TransformerEngine stores the attention output twice") {
+  // Llama-3.1-8B TP2 PP4 DP16, s = 8192, b = 1, on H100 80 GB with FlashAttention-2 against cuDNN
+  // (TransformerEngine's auto choice on Hopper): stage 0 holds 8 layers and 4 micro-batches in
+  // flight; per layer and micro-batch one more bf16 output of s b h / t elements.
+  auto load = [](const std::string& gpu, const std::string& software, int cp, const std::string& extra) {
+    const std::string text = R"({"model": "llama-3.1-8b", "cluster": {"gpu": ")" + gpu + R"(", "gpus_per_node": 8, "nodes": 16},
+      "training": {"seq_len": 8192, "global_batch": 1024, "micro_batch": 1)" + extra + R"(},
+      "software": {"preset": "megatron-core-0.20", "attention": ")" + software + R"("},
+      "parallel": {"tp": 2, "cp": )" + std::to_string(cp) + R"(, "pp": 4}})";
+    return memory::stepsim_estimate(scenarios::load_scenario_text(text));
+  };
+  const auto acts = [](const memory::StageEstimate& st) {
+    for (const auto& t : st.terms)
+      if (t.key == "activations_bytes") return t.bytes;
+    return std::int64_t{-1};
+  };
+  const std::string h100 = "h100-sxm-80gb";
+  const std::int64_t copy = 2LL * 8192 * 4096 / 2;
+  CHECK(acts(load(h100, "flash-attention-2", 1, "").stages[0]) - acts(load(h100, "cudnn", 1, "").stages[0]) == 4 * 8 * copy);
+  CHECK(acts(load(h100, "auto", 1, "").stages[0]) == acts(load(h100, "cudnn", 1, "").stages[0]));
+  // On Ampere, auto is FlashAttention-2.
+  CHECK(acts(load("a100-sxm-80gb", "auto", 1, "").stages[0]) == acts(load(h100, "flash-attention-2", 1, "").stages[0]));
+  // Not with context parallelism, nor when the attention core is recomputed (the kernel's own
+  // saved tensors are dropped), nor on the unfused path.
+  CHECK(acts(load(h100, "flash-attention-2", 2, "").stages[0]) == acts(load(h100, "cudnn", 2, "").stages[0]));
+  CHECK(acts(load(h100, "flash-attention-2", 1, R"(, "recompute": "selective")").stages[0]) ==
+        acts(load(h100, "cudnn", 1, R"(, "recompute": "selective")").stages[0]));
+  CHECK(acts(load(h100, "flash-attention-2", 1, R"(, "attention": "unfused")").stages[0]) ==
+        acts(load(h100, "cudnn", 1, R"(, "attention": "unfused")").stages[0]));
+}

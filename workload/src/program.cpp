@@ -25,11 +25,14 @@ struct LayerActivations {
   double norm_inputs = 0;   // 2 x 2sbh / (SP ? t : 1)
   double norm_outputs = 0;  // the QKV and FC1 inputs, 2 x 2sbh / (SP ? t : 1)
   double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t
+  double attention_copy = 0;  // FlashAttention-2 through TransformerEngine: the output kept twice, 2sbh / t
   double mlp = 0;           // FC1 output, activation and FC2 input: 8sbf / t (SwiGLU), 4sbf / t (GeLU)
   double scores = 0;        // unfused attention's s x s tensors
   double dropout_masks = 0; // hidden dropout after attention and after the MLP: 2 x sbh / (SP ? t : 1), 1 byte each
   double qk_norm = 0;       // model.qk_norm: the query and key norms' inputs and statistics, (2 d_h + stats) sb(a + k) / (ct)
-  [[nodiscard]] double total() const { return norm_inputs + norm_outputs + attention + mlp + scores + dropout_masks + qk_norm; }
+  [[nodiscard]] double total() const {
+    return norm_inputs + norm_outputs + attention + attention_copy + mlp + scores + dropout_masks + qk_norm;
+  }
 };
 
 LayerActivations layer_activations(const Scenario& s, const Shape& x) {
@@ -39,6 +42,18 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
   LayerActivations acts;
   acts.norm_inputs = acts.norm_outputs = 4.0 * sbh / (s.parallel.sequence_parallel ? t : 1.0);
   acts.attention = sbh * (4.0 + 4.0 * k / a) / t;
+  // TransformerEngine's FlashAttention backend (the flash-attn package) takes Megatron's sbhd
+  // Q, K, V as bshd copies and returns its bshd output transposed into a new sbhd tensor: flash-attn
+  // saves its own output, the projection saves the copy, so the output is stored twice. cuDNN
+  // (FusedAttention) writes the output in sbhd once and saves views of the QKV output, which the
+  // 4 + 4k/a above counts. (TransformerEngine attention/dot_product_attention/backends.py,
+  // FlashAttention.forward; flash-attn flash_attn_interface.py, FlashAttnFunc.forward.) Not with
+  // context parallelism (TransformerEngine's CP ring has its own buffers) nor FP8 (the projection
+  // then saves an FP8 cast of the copy and the copy is freed).
+  const bool flash2 = s.training.attention == scenarios::Attention::Flash &&
+                      scenarios::resolved_attention_kernel(s.cluster.gpu.architecture, s.software.attention) ==
+                          scenarios::AttentionKernel::FlashAttention2;
+  if (flash2 && s.parallel.cp == 1 && !s.training.fp8()) acts.attention_copy = 2.0 * sbh / t;
   acts.mlp = sbh * (m.mlp == scenarios::MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h) / t;
   // GPT models train with hidden dropout (Megatron's default 0.1): each bias-dropout-add keeps its
   // 1-byte mask for the backward, on the full hidden size, split by t only under SP (Korthikanti
@@ -74,12 +89,12 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
 }
 
 // What the forward stores under selective recomputation: the recomputed modules keep only their
-// inputs. core_attn drops the s x s tensors (its inputs Q, K, V and its output, the projection's
-// input, stay); mlp drops FC1's output, the activation and FC2's input (its input, the second norm's
+// inputs. core_attn drops the s x s tensors and the kernel's own copy of its output (its inputs
+// Q, K, V and its output, the projection's input, stay); mlp drops FC1's output, the activation and FC2's input (its input, the second norm's
 // output, stays unless the norm is recomputed too); layernorm drops both norm outputs.
 double stored_bytes_selective(const scenarios::RecomputeModules& mods, const LayerActivations& acts) {
   double bytes = acts.total();
-  if (mods.core_attn) bytes -= acts.scores;
+  if (mods.core_attn) bytes -= acts.scores + acts.attention_copy;
   if (mods.mlp) bytes -= acts.mlp;
   if (mods.layernorm) bytes -= acts.norm_outputs;
   return bytes;

@@ -399,10 +399,20 @@ def megatron_ci(measured, out):
         if model is not None and not skip:
             rec["scenario"] = OrderedDict(name=f"megatron-ci-{name}", model=model, cluster=CI_GPUS[r["gpu"]],
                                           training=training, parallel=parallel)
+            software = OrderedDict()
             if "cross_entropy_loss_fusion" in test:
                 # --cross-entropy-loss-fusion (model_config.yaml), the native implementation: the default, and
                 # arguments.py at d98e8a64 rejects the TransformerEngine one.
-                rec["scenario"]["software"] = OrderedDict(preset=rec["software"], fused_cross_entropy=True)
+                software["fused_cross_entropy"] = True
+            if (r["gpu"] == "GB200" and training["attention"] == "flash" and flags.get("deterministic") == "True"
+                    and flags.get("attention-backend") == "default"):
+                # TransformerEngine's backend choice on Blackwell (dot_product_attention/utils.py,
+                # get_attention_backend; common/fused_attn/fused_attn.cpp): cuDNN attention is refused for
+                # deterministic training with dropout (Megatron's default attention dropout 0.1, which these
+                # tests keep), so FlashAttention-2 runs.
+                software["attention"] = "flash-attention-2"
+            if software:
+                rec["scenario"]["software"] = OrderedDict(preset=rec["software"], **software)
         rec["measured"] = {"peak_allocated_gib": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-causal"
         if skip:

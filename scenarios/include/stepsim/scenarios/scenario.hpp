@@ -249,6 +249,14 @@ struct EngineSpec {
 // fused attention on Hopper and Blackwell, FlashAttention-2 on Ampere).
 enum class AttentionKernel { Auto, FlashAttention2, FlashAttention3, CuDnn };
 
+// The kernel that runs: Auto resolved as TransformerEngine's backend selection does
+// (dot_product_attention/utils.py, get_attention_backend: cuDNN preferred from sm90 on,
+// FlashAttention-2 on sm80), cuDNN for an unknown architecture.
+[[nodiscard]] inline AttentionKernel resolved_attention_kernel(GpuArchitecture arch, AttentionKernel k) {
+  if (k != AttentionKernel::Auto) return k;
+  return arch == GpuArchitecture::Ampere ? AttentionKernel::FlashAttention2 : AttentionKernel::CuDnn;
+}
+
 // Published throughput of one attention implementation on one GPU architecture (FLOP/s as the
 // FlashAttention papers count them: causal forward 2 s^2 d_h per head and sequence, backward 2.5 x
 // forward), by sequence length, per pass, causal mask and head dimension.
