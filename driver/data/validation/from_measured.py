@@ -300,6 +300,12 @@ CI_FP8 = {test: {"precision": "fp8-current", "norm": "rmsnorm"} for test in (
     "gpt3_weekly_mcore_tp2_pp2_current_scaling_native_fp8_tp_pp_sp_tp_overlap",
     "gpt3_weekly_mcore_tp4_cp2_current_scaling_native_fp8_tp_sp_cp_tp_overlap")}
 
+# The CI test cases whose model_config.yaml (Megatron-LM) sets --use-megatron-fsdp with
+# --data-parallel-sharding-strategy optim_grads_params (ZeRO-3; not in the transcription, whose fsdp
+# column is False): parallel.sharding optimizer_grads_params.
+CI_MEGATRON_FSDP = {"gpt3_mcore_te_tp2_zp_z3_resume_fsdp_dtensor": "optimizer_grads_params",
+                    "gpt3_mcore_te_tp2_zp_z3_resume_fsdp_dtensor_1node": "optimizer_grads_params"}
+
 # Test cases whose run holds memory that a training step of stepsim does not have, by a test-name
 # feature: the reason a record of that test is left out.
 CI_NOT_EXPRESSIBLE = {
@@ -372,7 +378,8 @@ def megatron_ci(measured, out):
         if vpp > 1:
             parallel["vpp"] = vpp
         overlap_grad = flags.get("overlap-grad") == "True"
-        parallel.update(sequence_parallel=r["sp"] == "True", sharding="optimizer" if distopt else "none",
+        parallel.update(sequence_parallel=r["sp"] == "True",
+                        sharding=CI_MEGATRON_FSDP.get(test, "optimizer" if distopt else "none"),
                         overlap_grad_reduce=overlap_grad,
                         overlap_param_gather=flags.get("overlap-param") == "True" and distopt and overlap_grad,
                         tp_comm_overlap=fp8 is not None and flags.get("tp-comm-overlap") == "True")
