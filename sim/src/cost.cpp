@@ -255,9 +255,15 @@ class Coster {
   // One plan per distinct (kind, group, bytes, count) of the step, folded from the collective of
   // its (kind, group, bytes), which is priced through the process's cache.
   PlanRef plan(const Op& op) {
-    const auto key = std::make_tuple(static_cast<int>(op.collective), op.group, op.message_bytes, op.count);
+    const OpKey key{static_cast<int>(op.collective), op.group, op.message_bytes, op.count};
+    // Ops of one collective often follow each other (the micro-batches of a stage).
+    if (last_ref_.index >= 0 && key == last_key_) return last_ref_;
     auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+    if (it != cache_.end()) {
+      last_key_ = key;
+      last_ref_ = it->second;
+      return it->second;
+    }
     const auto& one = collective(op);
     const Folded folded = with_count(*one, op.count);
     PlanRef ref;
@@ -265,6 +271,8 @@ class Coster {
     ref.time_s = folded.time_s;
     g_.plans.push_folded(one->plan, op.count, folded.setup_s);
     cache_.emplace(key, ref);
+    last_key_ = key;
+    last_ref_ = ref;
     return ref;
   }
 
@@ -284,7 +292,29 @@ class Coster {
   const topology::Cluster& cl_;
   const costmodel::ComputeModel& cm_;
   const costmodel::CommSettings& comm_;
-  std::map<std::tuple<int, std::int32_t, double, double>, PlanRef> cache_;
+  // (kind, group, message bytes, count), the doubles compared as values (as an ordered map would).
+  struct OpKey {
+    int kind = -1;
+    std::int32_t group = -1;
+    double message_bytes = 0;
+    double count = 0;
+    bool operator==(const OpKey& o) const {
+      return kind == o.kind && group == o.group && message_bytes == o.message_bytes && count == o.count;
+    }
+  };
+  struct OpKeyHash {
+    // Equal values, equal hashes: 0 and -0 hash alike.
+    static std::uint64_t bits(double v) { return v == 0.0 ? 0 : std::bit_cast<std::uint64_t>(v); }
+    std::size_t operator()(const OpKey& k) const {
+      std::uint64_t h = static_cast<std::uint64_t>(k.kind) * 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.group));
+      h = (h ^ bits(k.message_bytes)) * 0xbf58476d1ce4e5b9ULL;
+      h = (h ^ bits(k.count)) * 0x94d049bb133111ebULL;
+      return static_cast<std::size_t>(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<OpKey, PlanRef, OpKeyHash> cache_;
+  OpKey last_key_;
+  PlanRef last_ref_;
   std::map<std::tuple<int, std::int32_t, double>, std::shared_ptr<const OnePlan>> collectives_;
 };
 
