@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -27,32 +28,58 @@ double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::
 }
 
 // For each NVLink domain a group touches: the group's exit GPUs, one per distinct NIC, ordered by
-// NIC index (the first member in ring order that uses the NIC).
-std::map<std::int32_t, std::vector<std::int64_t>> exits_by_domain(const topology::Cluster& cluster,
-                                                                  const std::vector<std::int64_t>& members) {
-  std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_nic;
-  for (std::int64_t gpu : members) {
-    auto& nics = by_nic[cluster.nvlink_domain_of(gpu)];
-    const std::int64_t nic = cluster.global_nic_of(gpu);
-    const bool seen = std::any_of(nics.begin(), nics.end(), [&](const auto& p) { return p.first == nic; });
-    if (!seen) nics.emplace_back(nic, gpu);
+// NIC index (the first member in ring order that uses the NIC). Domains in increasing order.
+class Exits {
+ public:
+  // The exit GPUs of `domain`; std::out_of_range when the group does not touch it.
+  [[nodiscard]] const std::vector<std::int64_t>& at(std::int32_t domain) const {
+    const auto it = std::lower_bound(domains_.begin(), domains_.end(), domain);
+    if (it == domains_.end() || *it != domain) throw std::out_of_range("costmodel: no exit in NVLink domain " + std::to_string(domain));
+    return gpus_[static_cast<std::size_t>(it - domains_.begin())];
   }
-  std::map<std::int32_t, std::vector<std::int64_t>> exits;
-  for (auto& [domain, nics] : by_nic) {
-    std::sort(nics.begin(), nics.end());
-    auto& out = exits[domain];
-    out.reserve(nics.size());
-    for (const auto& p : nics) out.push_back(p.second);
+  [[nodiscard]] std::size_t size() const { return domains_.size(); }
+  [[nodiscard]] const std::vector<std::vector<std::int64_t>>& per_domain() const { return gpus_; }
+
+  static Exits of(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) {
+    // (domain, NIC, GPU) of the first member that uses each (domain, NIC), in member order.
+    struct Use {
+      std::int32_t domain;
+      std::int64_t nic;
+      std::int64_t gpu;
+    };
+    std::vector<Use> uses;
+    for (const std::int64_t gpu : members) {
+      const std::int32_t domain = cluster.nvlink_domain_of(gpu);
+      const std::int64_t nic = cluster.global_nic_of(gpu);
+      const bool seen = std::any_of(uses.begin(), uses.end(), [&](const Use& u) { return u.domain == domain && u.nic == nic; });
+      if (!seen) uses.push_back({domain, nic, gpu});
+    }
+    // By domain, then NIC (a NIC appears once per domain).
+    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.domain != b.domain ? a.domain < b.domain : a.nic < b.nic; });
+    Exits out;
+    for (const Use& u : uses) {
+      if (out.domains_.empty() || out.domains_.back() != u.domain) {
+        out.domains_.push_back(u.domain);
+        out.gpus_.emplace_back();
+      }
+      out.gpus_.back().push_back(u.gpu);
+    }
+    return out;
   }
-  return exits;
-}
+
+ private:
+  std::vector<std::int32_t> domains_;
+  std::vector<std::vector<std::int64_t>> gpus_;
+};
+
+Exits exits_by_domain(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) { return Exits::of(cluster, members); }
 
 // The flows of one ring round of one instance: member i sends `chunk_bytes` to member i+1;
 // transfers between NVLink domains are split over the NICs the group has in both domains.
 // One transfer of `bytes` from member a to member b of a group: inside an NVLink domain one flow;
 // between domains split over the NICs the group has in both (exits: exits_by_domain of the group).
 void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
-                     const std::map<std::int32_t, std::vector<std::int64_t>>& exits, std::int64_t a, std::int64_t b,
+                     const Exits& exits, std::int64_t a, std::int64_t b,
                      double bytes, std::vector<Flow>& round) {
   const std::int32_t domain_a = cluster.nvlink_domain_of(a);
   const std::int32_t domain_b = cluster.nvlink_domain_of(b);
@@ -215,7 +242,7 @@ TunerInput tuner_input(const topology::Cluster& cluster, Collective kind, const 
   in.nodes = static_cast<std::int64_t>(exits.size());
   if (in.nodes > 1) {
     std::size_t nics = std::numeric_limits<std::size_t>::max();
-    for (const auto& [domain, out] : exits) nics = std::min(nics, out.size());
+    for (const auto& out : exits.per_domain()) nics = std::min(nics, out.size());
     in.inter_Bps = static_cast<double>(nics) * spec.inter_node.nic_Bps * settings.network_efficiency;
   }
   return in;
