@@ -186,39 +186,51 @@ std::string StepGraph::describe(std::int32_t op) const {
   return s;
 }
 
-void StepGraph::validate_ops() const {
+void StepGraph::op_error(std::size_t i) const {
   const auto num_devices = static_cast<std::int64_t>(devices.size());
   const auto num_plans = static_cast<std::int64_t>(plans.size());
+  const Op& o = ops[i];
+  const auto id = static_cast<std::int32_t>(i);
+  if (o.device < 0 || o.device >= num_devices) {
+    throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
+                        ", but the graph has " + std::to_string(num_devices) + " devices");
+  }
+  if (static_cast<int>(o.stream) >= kNumStreams) {
+    throw InternalError("step graph: " + name_op(*this, id) + " has an invalid stream " +
+                        std::to_string(static_cast<int>(o.stream)));
+  }
+  if (!std::isfinite(o.duration_s) || o.duration_s < 0) {
+    throw InternalError("step graph: " + name_op(*this, id) + " has an invalid duration " +
+                        std::to_string(o.duration_s) + " s");
+  }
+  if (is_comm(o.kind) && (o.plan < 0 || o.plan >= num_plans)) {
+    throw InternalError("step graph: communication " + name_op(*this, id) + " has plan index " +
+                        std::to_string(o.plan) + ", but the graph has " + std::to_string(num_plans) + " plans");
+  }
+  if (o.kind == OpKind::SendRecv &&
+      (o.peer_device < 0 || o.peer_device >= num_devices || o.peer_device == o.device)) {
+    throw InternalError("step graph: send/recv " + name_op(*this, id) + " has peer device " +
+                        std::to_string(o.peer_device) + " (it must be another of the " +
+                        std::to_string(num_devices) + " devices)");
+  }
+  throw InternalError("step graph: " + name_op(*this, static_cast<std::int32_t>(i)) + " failed its check");
+}
+
+void StepGraph::validate_ops() const {
+  check_nodes();
+  for (std::size_t i = 0; i < ops.size(); ++i) check_op(i);
+  validate_edges_and_plans();
+}
+
+void StepGraph::check_nodes() const {
   if (nodes_.size() < ops.size()) {
     throw InternalError("step graph: " + std::to_string(ops.size() - nodes_.size()) +
                         " ops were pushed into `ops` directly; add ops with add_op()");
   }
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const Op& o = ops[i];
-    const auto id = static_cast<std::int32_t>(i);
-    if (o.device < 0 || o.device >= num_devices) {
-      throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
-                          ", but the graph has " + std::to_string(num_devices) + " devices");
-    }
-    if (static_cast<int>(o.stream) >= kNumStreams) {
-      throw InternalError("step graph: " + name_op(*this, id) + " has an invalid stream " +
-                          std::to_string(static_cast<int>(o.stream)));
-    }
-    if (!std::isfinite(o.duration_s) || o.duration_s < 0) {
-      throw InternalError("step graph: " + name_op(*this, id) + " has an invalid duration " +
-                          std::to_string(o.duration_s) + " s");
-    }
-    if (is_comm(o.kind) && (o.plan < 0 || o.plan >= num_plans)) {
-      throw InternalError("step graph: communication " + name_op(*this, id) + " has plan index " +
-                          std::to_string(o.plan) + ", but the graph has " + std::to_string(num_plans) + " plans");
-    }
-    if (o.kind == OpKind::SendRecv &&
-        (o.peer_device < 0 || o.peer_device >= num_devices || o.peer_device == o.device)) {
-      throw InternalError("step graph: send/recv " + name_op(*this, id) + " has peer device " +
-                          std::to_string(o.peer_device) + " (it must be another of the " +
-                          std::to_string(num_devices) + " devices)");
-    }
-  }
+}
+
+void StepGraph::validate_edges_and_plans() const {
+  check_nodes();
   for (std::size_t i = ops.size(); i < nodes_.size(); ++i) {
     const auto missing = static_cast<std::int32_t>(i);
     if (nodes_[i].in_count > 0) {
