@@ -494,6 +494,10 @@ class Builder {
   const GroupWork& group_work(bool forward, std::int64_t stage, std::int64_t chunk, bool split, std::size_t gi, bool shares, Make&& make) {
     const std::uint64_t key = (static_cast<std::uint64_t>(stage) << 40) ^ (static_cast<std::uint64_t>(chunk) << 24) ^
                               (static_cast<std::uint64_t>(gi) << 3) ^ (forward ? 4U : 0U) ^ (split ? 2U : 0U) ^ (shares ? 1U : 0U);
+    if (!opt_.reuse_group_work) {
+      unshared_work_ = make();
+      return unshared_work_;
+    }
     auto it = group_works_.find(key);
     if (it != group_works_.end()) return it->second;
     return group_works_.emplace(key, make()).first->second;
@@ -858,6 +862,7 @@ class Builder {
   };
   std::unordered_map<std::pair<Terms, bool>, std::int32_t, WorkKeyHash> work_index_;
   std::unordered_map<std::uint64_t, GroupWork> group_works_;  // group_work()
+  GroupWork unshared_work_;                                   // group_work() without reuse
   // By (kind, stage, to_stage + 1), packed.
   std::unordered_map<std::uint64_t, std::int32_t> group_index_;
   std::vector<std::int32_t> group_direct_;  // by (kind, stage, neighbour), -1: not made yet
