@@ -492,15 +492,17 @@ class Builder {
   };
   template <typename Make>
   const GroupWork& group_work(bool forward, std::int64_t stage, std::int64_t chunk, bool split, std::size_t gi, bool shares, Make&& make) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(stage) << 40) ^ (static_cast<std::uint64_t>(chunk) << 24) ^
-                              (static_cast<std::uint64_t>(gi) << 3) ^ (forward ? 4U : 0U) ^ (split ? 2U : 0U) ^ (shares ? 1U : 0U);
     if (!opt_.reuse_group_work) {
       unshared_work_ = make();
       return unshared_work_;
     }
-    auto it = group_works_.find(key);
-    if (it != group_works_.end()) return it->second;
-    return group_works_.emplace(key, make()).first->second;
+    // Per (stage, chunk, direction, split, shares): the chunk's groups by index.
+    const std::size_t slot = chunk_slot(stage, chunk) * 8 + (forward ? 4U : 0U) + (split ? 2U : 0U) + (shares ? 1U : 0U);
+    if (group_works_.size() <= slot) group_works_.resize(static_cast<std::size_t>(p_ * v_) * 8);
+    auto& works = group_works_[slot];
+    if (works.size() <= gi) works.resize(gi + 1);
+    if (works[gi].work < 0) works[gi] = make();
+    return works[gi];
   }
 
   void emit_forward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
@@ -861,7 +863,7 @@ class Builder {
     }
   };
   std::unordered_map<std::pair<Terms, bool>, std::int32_t, WorkKeyHash> work_index_;
-  std::unordered_map<std::uint64_t, GroupWork> group_works_;  // group_work()
+  std::vector<std::vector<GroupWork>> group_works_;  // group_work(), by (stage, chunk, direction, split, shares), group
   GroupWork unshared_work_;                                   // group_work() without reuse
   // By (kind, stage, to_stage + 1), packed.
   std::unordered_map<std::uint64_t, std::int32_t> group_index_;
