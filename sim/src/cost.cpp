@@ -37,6 +37,7 @@ struct OnePlan {
     bool operator==(const Term&) const = default;
   };
   std::shared_ptr<const costmodel::CommPlan> plan;
+  FlowRange range{};  // flow_range(*plan), what validation checks of its flows
   std::vector<std::vector<Term>> round_terms;
   double time_s = 0;
   double contended_s = 0;
@@ -71,6 +72,7 @@ OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }
   }
+  one.range = flow_range(*plan);
   one.plan = std::move(plan);
   // isolated_time_s(cluster, *one.plan), from the distinct flows (x / bw == x * 1.0 / bw).
   one.time_s = one.bandwidth_time_s(one.plan->setup_s, 1.0);
@@ -256,12 +258,17 @@ class Coster {
   // its (kind, group, bytes), which is priced through the process's cache.
   PlanRef plan(const Op& op) {
     const OpKey key{static_cast<int>(op.collective), op.group, op.message_bytes, op.count};
-    // Ops of one collective often follow each other (the micro-batches of a stage).
-    if (last_ref_.index >= 0 && key == last_key_) return last_ref_;
+    // The ops of a group mostly repeat its previous op's collective (the micro-batches of a stage).
+    Last* last = nullptr;
+    if (op.group >= 0) {
+      const auto gi = static_cast<std::size_t>(op.group);
+      if (last_.size() <= gi) last_.resize(g_.groups.size() > gi ? g_.groups.size() : gi + 1);
+      last = &last_[gi];
+      if (last->ref.index >= 0 && key == last->key) return last->ref;
+    }
     auto it = cache_.find(key);
     if (it != cache_.end()) {
-      last_key_ = key;
-      last_ref_ = it->second;
+      if (last != nullptr) *last = {key, it->second};
       return it->second;
     }
     const auto& one = collective(op);
@@ -269,10 +276,10 @@ class Coster {
     PlanRef ref;
     ref.index = static_cast<std::int32_t>(g_.plans.size());
     ref.time_s = folded.time_s;
-    g_.plans.push_folded(one->plan, op.count, folded.setup_s);
+    // The range shares the priced collective's lifetime (aliasing pointer).
+    g_.plans.push_folded(one->plan, op.count, folded.setup_s, std::shared_ptr<const FlowRange>(one, &one->range));
     cache_.emplace(key, ref);
-    last_key_ = key;
-    last_ref_ = ref;
+    if (last != nullptr) *last = {key, ref};
     return ref;
   }
 
@@ -313,8 +320,11 @@ class Coster {
     }
   };
   std::unordered_map<OpKey, PlanRef, OpKeyHash> cache_;
-  OpKey last_key_;
-  PlanRef last_ref_;
+  struct Last {
+    OpKey key;
+    PlanRef ref;
+  };
+  std::vector<Last> last_;  // per group: the plan of its latest op
   std::map<std::tuple<int, std::int32_t, double>, std::shared_ptr<const OnePlan>> collectives_;
 };
 

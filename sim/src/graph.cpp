@@ -87,12 +87,27 @@ void PlanList::push_back(CommPlan plan) {
   entries_.push_back(std::move(e));
 }
 
-void PlanList::push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s) {
+void PlanList::push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s,
+                           std::shared_ptr<const FlowRange> range) {
   Entry e;
   e.one = std::move(one);
   e.count = count;
   e.setup_s = setup_s;
+  e.range = std::move(range);
   entries_.push_back(std::move(e));
+}
+
+FlowRange flow_range(const CommPlan& plan) {
+  FlowRange r{std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
+  for (const auto& round : plan.rounds) {
+    r.min_repeat = std::min<std::int64_t>(r.min_repeat, round.repeat);
+    for (const Flow& f : round.flows) {
+      // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
+      if (!(f.bytes >= r.min_bytes)) r.min_bytes = std::isnan(f.bytes) ? -1.0 : f.bytes;
+      if (!(f.bytes <= r.max_bytes)) r.max_bytes = f.bytes;
+    }
+  }
+  return r;
 }
 
 const CommPlan& PlanList::operator[](std::size_t i) const {
@@ -244,28 +259,16 @@ void StepGraph::validate_edges_and_plans() const {
     }
   }
   // The smallest and largest flow size and the smallest repeat of each distinct unfolded plan
-  // (plans of one collective folded with several counts share it): a count >= 0 with which the
-  // largest stays finite and the smallest non-negative makes every flow valid.
-  struct Range {
-    const CommPlan* plan;
-    double min_bytes, max_bytes;
-    std::int64_t min_repeat;
-  };
-  std::vector<Range> ranges;
-  const auto range_of = [&ranges](const CommPlan& plan) {
+  // (plans of one collective folded with several counts share it; the costing pass stores the
+  // range it computed once with the plan): a count >= 0 with which the largest stays finite and
+  // the smallest non-negative makes every flow valid.
+  std::vector<std::pair<const CommPlan*, FlowRange>> ranges;
+  const auto range_of = [&ranges, this](std::size_t p, const CommPlan& plan) {
+    if (const FlowRange* stored = plans.range(p)) return *stored;
     for (const auto& r : ranges)
-      if (r.plan == &plan) return r;
-    Range r{&plan, std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
-    for (const auto& round : plan.rounds) {
-      r.min_repeat = std::min<std::int64_t>(r.min_repeat, round.repeat);
-      for (const Flow& f : round.flows) {
-        // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
-        if (!(f.bytes >= r.min_bytes)) r.min_bytes = std::isnan(f.bytes) ? -1.0 : f.bytes;
-        if (!(f.bytes <= r.max_bytes)) r.max_bytes = f.bytes;
-      }
-    }
-    ranges.push_back(r);
-    return r;
+      if (r.first == &plan) return r.second;
+    ranges.emplace_back(&plan, flow_range(plan));
+    return ranges.back().second;
   };
   for (std::size_t p = 0; p < plans.size(); ++p) {
     // The plan as costed, without folding its count into copies of its flows.
@@ -275,7 +278,7 @@ void StepGraph::validate_edges_and_plans() const {
     if (!std::isfinite(setup_s) || setup_s < 0) {
       throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " + std::to_string(setup_s) + " s");
     }
-    const Range r = range_of(plan);
+    const FlowRange r = range_of(p, plan);
     if (r.min_repeat >= 1 && std::isfinite(count) && count >= 0 && r.min_bytes >= 0 && std::isfinite(r.max_bytes) &&
         std::isfinite(r.max_bytes * count))
       continue;  // every round repeats at least once and every flow's count x bytes is finite and >= 0

@@ -130,6 +130,15 @@ struct Op {
   OpLabel label;                    // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
 };
 
+// The extremes of a plan's flows that StepGraph::validate_ops checks: the smallest and largest
+// flow size (the smallest -1 when a size is NaN) and the smallest repeat of a round.
+struct FlowRange {
+  double min_bytes;
+  double max_bytes;
+  std::int64_t min_repeat;
+};
+[[nodiscard]] FlowRange flow_range(const CommPlan& plan);
+
 // The plans of a graph's communication ops. The costing pass stores a plan as the plan of one
 // collective (shared, immutable: the same object serves every graph of the process that runs that
 // collective), the count of back-to-back collectives folded into it and the folded plan's setup.
@@ -147,8 +156,10 @@ class PlanList {
   void emplace_back(Args&&... args) {
     push_back(CommPlan{std::forward<Args>(args)...});
   }
-  // `count` collectives of `one` back to back, the folded plan's setup `setup_s`.
-  void push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s);
+  // `count` collectives of `one` back to back, the folded plan's setup `setup_s`; `range`, when
+  // given, is flow_range(*one), computed once for every graph that shares `one`.
+  void push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s,
+                   std::shared_ptr<const FlowRange> range = nullptr);
 
   // The folded plan (what SimGrid replays), made on first access.
   [[nodiscard]] const CommPlan& operator[](std::size_t i) const;
@@ -163,6 +174,8 @@ class PlanList {
   [[nodiscard]] double count(std::size_t i) const { return entries_[i].count; }
   // The folded plan's setup time.
   [[nodiscard]] double setup_s(std::size_t i) const { return entries_[i].given ? entries_[i].one->setup_s : entries_[i].setup_s; }
+  // flow_range(unfolded(i)) when it was stored with the plan, else nullptr.
+  [[nodiscard]] const FlowRange* range(std::size_t i) const { return entries_[i].range.get(); }
 
  private:
   struct Entry {
@@ -171,6 +184,7 @@ class PlanList {
     double setup_s = 0;
     bool given = false;                               // stored as given: `one` is the plan itself
     mutable std::shared_ptr<const CommPlan> folded;   // made on first access (folded entries)
+    std::shared_ptr<const FlowRange> range;           // flow_range(*one), when stored with it
   };
   std::vector<Entry> entries_;
 };
