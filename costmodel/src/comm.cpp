@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -27,32 +28,58 @@ double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::
 }
 
 // For each node a group touches (NCCL's node: Cluster::comm_node_of, the NVLink domain when it
-// spans nodes): the group's exit GPUs, one per distinct NIC, ordered by NIC index (the first
-// member in ring order that uses the NIC).
-std::map<std::int32_t, std::vector<std::int64_t>> exits_by_node(const topology::Cluster& cluster,
-                                                                const std::vector<std::int64_t>& members) {
-  std::map<std::int32_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_nic;
-  for (std::int64_t gpu : members) {
-    auto& nics = by_nic[cluster.comm_node_of(gpu)];
-    const std::int64_t nic = cluster.global_nic_of(gpu);
-    const bool seen = std::any_of(nics.begin(), nics.end(), [&](const auto& p) { return p.first == nic; });
-    if (!seen) nics.emplace_back(nic, gpu);
+// spans nodes): the group's exit GPUs, one per distinct NIC, ordered by NIC index (the first member
+// in ring order that uses the NIC). Nodes in increasing order.
+class Exits {
+ public:
+  // The exit GPUs of `node`; std::out_of_range when the group does not touch it.
+  [[nodiscard]] const std::vector<std::int64_t>& at(std::int32_t node) const {
+    const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node);
+    if (it == nodes_.end() || *it != node) throw std::out_of_range("costmodel: no exit in node " + std::to_string(node));
+    return gpus_[static_cast<std::size_t>(it - nodes_.begin())];
   }
-  std::map<std::int32_t, std::vector<std::int64_t>> exits;
-  for (auto& [domain, nics] : by_nic) {
-    std::sort(nics.begin(), nics.end());
-    auto& out = exits[domain];
-    out.reserve(nics.size());
-    for (const auto& p : nics) out.push_back(p.second);
+  [[nodiscard]] std::size_t size() const { return nodes_.size(); }
+  [[nodiscard]] const std::vector<std::vector<std::int64_t>>& per_node() const { return gpus_; }
+
+  static Exits of(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) {
+    // (node, NIC, GPU) of the first member that uses each (node, NIC), in member order.
+    struct Use {
+      std::int32_t node;
+      std::int64_t nic;
+      std::int64_t gpu;
+    };
+    std::vector<Use> uses;
+    for (const std::int64_t gpu : members) {
+      const std::int32_t node = cluster.comm_node_of(gpu);
+      const std::int64_t nic = cluster.global_nic_of(gpu);
+      const bool seen = std::any_of(uses.begin(), uses.end(), [&](const Use& u) { return u.node == node && u.nic == nic; });
+      if (!seen) uses.push_back({node, nic, gpu});
+    }
+    // By node, then NIC (a NIC appears once per node).
+    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.node != b.node ? a.node < b.node : a.nic < b.nic; });
+    Exits out;
+    for (const Use& u : uses) {
+      if (out.nodes_.empty() || out.nodes_.back() != u.node) {
+        out.nodes_.push_back(u.node);
+        out.gpus_.emplace_back();
+      }
+      out.gpus_.back().push_back(u.gpu);
+    }
+    return out;
   }
-  return exits;
-}
+
+ private:
+  std::vector<std::int32_t> nodes_;
+  std::vector<std::vector<std::int64_t>> gpus_;
+};
+
+Exits exits_by_node(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) { return Exits::of(cluster, members); }
 
 // One transfer of `bytes` from member a to member b of a group: inside a node (NVLink, or PCIe
 // between the NVLink domains of a node) one flow; between nodes split over the NICs the group has
 // in both (exits: exits_by_node of the group).
 void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
-                     const std::map<std::int32_t, std::vector<std::int64_t>>& exits, std::int64_t a, std::int64_t b,
+                     const Exits& exits, std::int64_t a, std::int64_t b,
                      double bytes, std::vector<Flow>& round) {
   const std::int32_t node_a = cluster.comm_node_of(a);
   const std::int32_t node_b = cluster.comm_node_of(b);
@@ -221,7 +248,7 @@ TunerInput tuner_input(const topology::Cluster& cluster, Collective kind, const 
   in.nodes = static_cast<std::int64_t>(exits.size());
   if (in.nodes > 1) {
     std::size_t nics = std::numeric_limits<std::size_t>::max();
-    for (const auto& [domain, out] : exits) nics = std::min(nics, out.size());
+    for (const auto& out : exits.per_node()) nics = std::min(nics, out.size());
     in.inter_Bps = static_cast<double>(nics) * spec.inter_node.nic_Bps * settings.network_efficiency;
   }
   return in;

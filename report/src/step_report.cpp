@@ -202,15 +202,30 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   }
   r.gpu_memory_bytes = static_cast<std::int64_t>(s.cluster.gpu.memory_bytes);
 
-  std::vector<std::vector<Interval>> compute(g.devices.size()), comm(g.devices.size());
+  // Communication by (device, stream): the ops of one stream run one after another, so each
+  // stream's intervals come sorted, and their union is the merge of the streams' unions.
+  constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
+  std::vector<std::vector<Interval>> compute(g.devices.size()), comm_by_stream(g.devices.size() * kStreams);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     const Interval iv{trace.ops[i].start_s, trace.ops[i].end_s};
     if (op.kind == sim::OpKind::Compute)
       compute[static_cast<std::size_t>(op.device)].push_back(iv);
     else if (op.kind != sim::OpKind::Delay)
-      comm[static_cast<std::size_t>(op.device)].push_back(iv);
+      comm_by_stream[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)].push_back(iv);
   }
+  // The union of a device's communication: merged() of every interval, as the sorted merge of
+  // the streams' merged() (both are the same disjoint intervals, touching ones joined).
+  const auto comm_union = [&](std::size_t dv) {
+    std::vector<Interval> all;
+    for (std::size_t k = 0; k < kStreams; ++k) {
+      const auto one = merged(std::move(comm_by_stream[dv * kStreams + k]));
+      const auto middle = static_cast<std::ptrdiff_t>(all.size());
+      all.insert(all.end(), one.begin(), one.end());
+      std::inplace_merge(all.begin(), all.begin() + middle, all.end());
+    }
+    return merged(std::move(all));
+  };
   double idle_sum = 0, exposed_sum = 0;
   std::vector<std::vector<Interval>> compute_merged(g.devices.size());
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
@@ -218,7 +233,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     st.stage = g.devices[dv].stage;
     compute_merged[dv] = merged(compute[dv]);
     const auto& cm = compute_merged[dv];
-    const auto co = merged(comm[dv]);
+    const auto co = comm_union(dv);
     st.compute_s = length(cm);
     st.exposed_comm_s = uncovered(co, cm);
     st.idle_s = std::max(0.0, r.step_time_s - st.compute_s - st.exposed_comm_s);

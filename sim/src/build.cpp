@@ -47,13 +47,20 @@ class GroupCache {
     auto it = groups_.find(key);
     if (it != groups_.end()) return it->second;
     SharedRanks ranks(make());
+    // Equal ranks under another key (a group that several layouts share) are the stored object,
+    // so that comparisons of the two (the plan cache's) find the same object, not rank by rank.
+    auto [lo, hi] = by_ranks_.equal_range(ranks.hash());
+    for (auto r = lo; r != hi; ++r)
+      if (r->second == ranks) return groups_.emplace(key, r->second).first->second;
     std::int64_t n = 0;
     for (const auto& g : ranks) n += static_cast<std::int64_t>(g.size());
     if (ranks_ + n > kMaxRanks) {
       groups_.clear();
+      by_ranks_.clear();
       ranks_ = 0;
     }
     ranks_ += n;
+    by_ranks_.emplace(ranks.hash(), ranks);
     return groups_.emplace(key, std::move(ranks)).first->second;
   }
 
@@ -61,6 +68,7 @@ class GroupCache {
   static constexpr std::int64_t kMaxRanks = std::int64_t{1} << 22;
   std::mutex mutex_;
   std::map<Key, SharedRanks> groups_;
+  std::unordered_multimap<std::uint64_t, SharedRanks> by_ranks_;  // the stored ranks by their hash
   std::int64_t ranks_ = 0;
 };
 
@@ -300,10 +308,22 @@ class Builder {
 
   // The group of `kind` on `stage` (pairs with `to_stage` for pipeline and embedding groups).
   std::int32_t group(GroupKind kind, std::int64_t stage, std::int64_t to_stage = -1) {
+    // The groups of a stage alone or with a neighbour, the most asked for, by direct index.
+    const int rel = to_stage < 0 ? 0 : to_stage == stage + 1 ? 1 : to_stage == stage - 1 ? 2 : -1;
+    std::size_t direct = 0;
+    if (rel >= 0) {
+      direct = (static_cast<std::size_t>(kind) * static_cast<std::size_t>(p_) + static_cast<std::size_t>(stage)) * 3 +
+               static_cast<std::size_t>(rel);
+      if (direct >= group_direct_.size()) group_direct_.resize(direct + 1, -1);
+      if (group_direct_[direct] >= 0) return group_direct_[direct];
+    }
     const std::uint64_t key = (static_cast<std::uint64_t>(kind) << 56) | (static_cast<std::uint64_t>(stage) << 28) |
                               static_cast<std::uint64_t>(to_stage + 1);
     auto it = group_index_.find(key);
-    if (it != group_index_.end()) return it->second;
+    if (it != group_index_.end()) {
+      if (rel >= 0) group_direct_[direct] = it->second;
+      return it->second;
+    }
     CommGroup g;
     g.kind = kind;
     if (!s_.cluster.ideal_network && kind != GroupKind::World) {
@@ -320,6 +340,7 @@ class Builder {
     const auto id = static_cast<std::int32_t>(out_.graph.groups.size());
     out_.graph.groups.push_back(std::move(g));
     group_index_.emplace(key, id);
+    if (rel >= 0) group_direct_[direct] = id;
     return id;
   }
 
@@ -461,6 +482,29 @@ class Builder {
     comm.tp_units += workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_);
   }
 
+  // A layer group's compute work and its communication, the same for every micro-batch: made by
+  // `make` the first time a (direction, stage, chunk, split, group, shares) is emitted, then
+  // reused, so that the passes of the other micro-batches build no term lists. `make` adds the
+  // work where the first pass would have, so the graph is the one built without reuse.
+  struct GroupWork {
+    std::int32_t work = -1;
+    GroupComm comm;
+  };
+  template <typename Make>
+  const GroupWork& group_work(bool forward, std::int64_t stage, std::int64_t chunk, bool split, std::size_t gi, bool shares, Make&& make) {
+    if (!opt_.reuse_group_work) {
+      unshared_work_ = make();
+      return unshared_work_;
+    }
+    // Per (stage, chunk, direction, split, shares): the chunk's groups by index.
+    const std::size_t slot = chunk_slot(stage, chunk) * 8 + (forward ? 4U : 0U) + (split ? 2U : 0U) + (shares ? 1U : 0U);
+    if (group_works_.size() <= slot) group_works_.resize(static_cast<std::size_t>(p_ * v_) * 8);
+    auto& works = group_works_[slot];
+    if (works.size() <= gi) works.resize(gi + 1);
+    if (works[gi].work < 0) works[gi] = make();
+    return works[gi];
+  }
+
   void emit_forward(std::int64_t stage, std::int64_t chunk, std::int64_t mb) {
     const bool first_virtual = layout_.is_first(stage, chunk);
     const bool last_virtual = layout_.is_last(stage, chunk);
@@ -475,17 +519,21 @@ class Builder {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
-      Terms terms;
-      if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
-      for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_fwd_[static_cast<std::size_t>(l)], 1.0);
-      auto comm = layer_comm(stage, chunk, first, count, true);
-      if (head && first_virtual) add_extra(terms, comm, emb_fwd_, prog_.embedding_forward);
-      if (tail && last_virtual) add_extra(terms, comm, out_fwd_, prog_.output_forward);
       // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
       // the first micro-batch (those of later buckets and chunks) share the SMs.
       const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
-      const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, work(terms, shares), "fwd");
+      const GroupWork& gw = group_work(true, stage, chunk, wait_params, gi, shares, [&] {
+        Terms terms;
+        if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
+        for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_fwd_[static_cast<std::size_t>(l)], 1.0);
+        auto comm = layer_comm(stage, chunk, first, count, true);
+        if (head && first_virtual) add_extra(terms, comm, emb_fwd_, prog_.embedding_forward);
+        if (tail && last_virtual) add_extra(terms, comm, out_fwd_, prog_.output_forward);
+        return GroupWork{work(terms, shares), comm};
+      });
+      const GroupComm comm = gw.comm;
+      const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, gw.work, "fwd");
       for (auto dep : deps) out_.graph.add_edge(dep, op);
       deps.clear();
       if (prev >= 0) out_.graph.add_edge(prev, op);
@@ -652,18 +700,22 @@ class Builder {
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const auto [first, count] = groups[gi];
       const bool head = gi == 0, tail = gi + 1 == groups.size();
-      Terms terms;
-      if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
-      for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_bwd_[static_cast<std::size_t>(l)], 1.0);
-      for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_rec_[static_cast<std::size_t>(l)], 1.0);
-      auto comm = layer_comm(stage, chunk, first, count, false);
-      if (head && last_virtual) add_extra(terms, comm, out_bwd_, prog_.output_backward);
-      if (tail && first_virtual) add_extra(terms, comm, emb_bwd_, prog_.embedding_backward);
       // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
       // backward has already completed (last micro-batch) share the SMs.
       const bool shares = c_ > 1 || tp_overlap() || (reduces && reductions_running(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
-      const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, work(terms, shares), "bwd");
+      const GroupWork& gw = group_work(false, stage, chunk, split, gi, shares, [&] {
+        Terms terms;
+        if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
+        for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_bwd_[static_cast<std::size_t>(l)], 1.0);
+        for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_rec_[static_cast<std::size_t>(l)], 1.0);
+        auto comm = layer_comm(stage, chunk, first, count, false);
+        if (head && last_virtual) add_extra(terms, comm, out_bwd_, prog_.output_backward);
+        if (tail && first_virtual) add_extra(terms, comm, emb_bwd_, prog_.embedding_backward);
+        return GroupWork{work(terms, shares), comm};
+      });
+      const GroupComm comm = gw.comm;
+      const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, gw.work, "bwd");
       if (prev >= 0) out_.graph.add_edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
       if (head) o.alloc_bytes = backward_bytes_;
@@ -811,8 +863,11 @@ class Builder {
     }
   };
   std::unordered_map<std::pair<Terms, bool>, std::int32_t, WorkKeyHash> work_index_;
+  std::vector<std::vector<GroupWork>> group_works_;  // group_work(), by (stage, chunk, direction, split, shares), group
+  GroupWork unshared_work_;                                   // group_work() without reuse
   // By (kind, stage, to_stage + 1), packed.
   std::unordered_map<std::uint64_t, std::int32_t> group_index_;
+  std::vector<std::int32_t> group_direct_;  // by (kind, stage, neighbour), -1: not made yet
   Collective tp_unit_ = Collective::AllGather;
   double tp_bytes_ = 0;
   bool tp_with_compute_ = false;

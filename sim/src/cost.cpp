@@ -37,6 +37,7 @@ struct OnePlan {
     bool operator==(const Term&) const = default;
   };
   std::shared_ptr<const costmodel::CommPlan> plan;
+  FlowRange range{};  // flow_range(*plan), what validation checks of its flows
   std::vector<std::vector<Term>> round_terms;
   double time_s = 0;
   double contended_s = 0;
@@ -71,6 +72,7 @@ OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }
   }
+  one.range = flow_range(*plan);
   one.plan = std::move(plan);
   // isolated_time_s(cluster, *one.plan), from the distinct flows (x / bw == x * 1.0 / bw).
   one.time_s = one.bandwidth_time_s(one.plan->setup_s, 1.0);
@@ -255,16 +257,29 @@ class Coster {
   // One plan per distinct (kind, group, bytes, count) of the step, folded from the collective of
   // its (kind, group, bytes), which is priced through the process's cache.
   PlanRef plan(const Op& op) {
-    const auto key = std::make_tuple(static_cast<int>(op.collective), op.group, op.message_bytes, op.count);
+    const OpKey key{static_cast<int>(op.collective), op.group, op.message_bytes, op.count};
+    // The ops of a group mostly repeat its previous op's collective (the micro-batches of a stage).
+    Last* last = nullptr;
+    if (op.group >= 0) {
+      const auto gi = static_cast<std::size_t>(op.group);
+      if (last_.size() <= gi) last_.resize(g_.groups.size() > gi ? g_.groups.size() : gi + 1);
+      last = &last_[gi];
+      if (last->ref.index >= 0 && key == last->key) return last->ref;
+    }
     auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+    if (it != cache_.end()) {
+      if (last != nullptr) *last = {key, it->second};
+      return it->second;
+    }
     const auto& one = collective(op);
     const Folded folded = with_count(*one, op.count);
     PlanRef ref;
     ref.index = static_cast<std::int32_t>(g_.plans.size());
     ref.time_s = folded.time_s;
-    g_.plans.push_folded(one->plan, op.count, folded.setup_s);
+    // The range shares the priced collective's lifetime (aliasing pointer).
+    g_.plans.push_folded(one->plan, op.count, folded.setup_s, std::shared_ptr<const FlowRange>(one, &one->range));
     cache_.emplace(key, ref);
+    if (last != nullptr) *last = {key, ref};
     return ref;
   }
 
@@ -284,7 +299,32 @@ class Coster {
   const topology::Cluster& cl_;
   const costmodel::ComputeModel& cm_;
   const costmodel::CommSettings& comm_;
-  std::map<std::tuple<int, std::int32_t, double, double>, PlanRef> cache_;
+  // (kind, group, message bytes, count), the doubles compared as values (as an ordered map would).
+  struct OpKey {
+    int kind = -1;
+    std::int32_t group = -1;
+    double message_bytes = 0;
+    double count = 0;
+    bool operator==(const OpKey& o) const {
+      return kind == o.kind && group == o.group && message_bytes == o.message_bytes && count == o.count;
+    }
+  };
+  struct OpKeyHash {
+    // Equal values, equal hashes: 0 and -0 hash alike.
+    static std::uint64_t bits(double v) { return v == 0.0 ? 0 : std::bit_cast<std::uint64_t>(v); }
+    std::size_t operator()(const OpKey& k) const {
+      std::uint64_t h = static_cast<std::uint64_t>(k.kind) * 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.group));
+      h = (h ^ bits(k.message_bytes)) * 0xbf58476d1ce4e5b9ULL;
+      h = (h ^ bits(k.count)) * 0x94d049bb133111ebULL;
+      return static_cast<std::size_t>(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<OpKey, PlanRef, OpKeyHash> cache_;
+  struct Last {
+    OpKey key;
+    PlanRef ref;
+  };
+  std::vector<Last> last_;  // per group: the plan of its latest op
   std::map<std::tuple<int, std::int32_t, double>, std::shared_ptr<const OnePlan>> collectives_;
 };
 

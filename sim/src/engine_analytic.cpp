@@ -14,14 +14,14 @@ namespace stepsim::sim {
 
 Trace run_analytic(const StepGraph& graph) {
   // The cycle search is not needed up front: ops on a cycle never become ready, which the replay
-  // detects at the end.
-  graph.validate_ops();
+  // detects at the end. The scheduler checks each op as it copies it (StepGraph::check_op).
+  graph.validate_edges_and_plans();
 
   const std::size_t n = graph.ops.size();
   Trace trace;
   trace.engine = EngineKind::Analytic;
   trace.ops.resize(n);
-  StreamScheduler scheduler(graph);
+  StreamScheduler scheduler(graph, StreamScheduler::CheckOps{});
   auto start = [&](std::int32_t op, double now_s) {
     const double end_s = now_s + scheduler.duration_s(op);
     trace.ops[static_cast<std::size_t>(op)] = {now_s, end_s};

@@ -87,12 +87,27 @@ void PlanList::push_back(CommPlan plan) {
   entries_.push_back(std::move(e));
 }
 
-void PlanList::push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s) {
+void PlanList::push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s,
+                           std::shared_ptr<const FlowRange> range) {
   Entry e;
   e.one = std::move(one);
   e.count = count;
   e.setup_s = setup_s;
+  e.range = std::move(range);
   entries_.push_back(std::move(e));
+}
+
+FlowRange flow_range(const CommPlan& plan) {
+  FlowRange r{std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
+  for (const auto& round : plan.rounds) {
+    r.min_repeat = std::min<std::int64_t>(r.min_repeat, round.repeat);
+    for (const Flow& f : round.flows) {
+      // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
+      if (!(f.bytes >= r.min_bytes)) r.min_bytes = std::isnan(f.bytes) ? -1.0 : f.bytes;
+      if (!(f.bytes <= r.max_bytes)) r.max_bytes = f.bytes;
+    }
+  }
+  return r;
 }
 
 const CommPlan& PlanList::operator[](std::size_t i) const {
@@ -186,39 +201,51 @@ std::string StepGraph::describe(std::int32_t op) const {
   return s;
 }
 
-void StepGraph::validate_ops() const {
+void StepGraph::op_error(std::size_t i) const {
   const auto num_devices = static_cast<std::int64_t>(devices.size());
   const auto num_plans = static_cast<std::int64_t>(plans.size());
+  const Op& o = ops[i];
+  const auto id = static_cast<std::int32_t>(i);
+  if (o.device < 0 || o.device >= num_devices) {
+    throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
+                        ", but the graph has " + std::to_string(num_devices) + " devices");
+  }
+  if (static_cast<int>(o.stream) >= kNumStreams) {
+    throw InternalError("step graph: " + name_op(*this, id) + " has an invalid stream " +
+                        std::to_string(static_cast<int>(o.stream)));
+  }
+  if (!std::isfinite(o.duration_s) || o.duration_s < 0) {
+    throw InternalError("step graph: " + name_op(*this, id) + " has an invalid duration " +
+                        std::to_string(o.duration_s) + " s");
+  }
+  if (is_comm(o.kind) && (o.plan < 0 || o.plan >= num_plans)) {
+    throw InternalError("step graph: communication " + name_op(*this, id) + " has plan index " +
+                        std::to_string(o.plan) + ", but the graph has " + std::to_string(num_plans) + " plans");
+  }
+  if (o.kind == OpKind::SendRecv &&
+      (o.peer_device < 0 || o.peer_device >= num_devices || o.peer_device == o.device)) {
+    throw InternalError("step graph: send/recv " + name_op(*this, id) + " has peer device " +
+                        std::to_string(o.peer_device) + " (it must be another of the " +
+                        std::to_string(num_devices) + " devices)");
+  }
+  throw InternalError("step graph: " + name_op(*this, static_cast<std::int32_t>(i)) + " failed its check");
+}
+
+void StepGraph::validate_ops() const {
+  check_nodes();
+  for (std::size_t i = 0; i < ops.size(); ++i) check_op(i);
+  validate_edges_and_plans();
+}
+
+void StepGraph::check_nodes() const {
   if (nodes_.size() < ops.size()) {
     throw InternalError("step graph: " + std::to_string(ops.size() - nodes_.size()) +
                         " ops were pushed into `ops` directly; add ops with add_op()");
   }
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const Op& o = ops[i];
-    const auto id = static_cast<std::int32_t>(i);
-    if (o.device < 0 || o.device >= num_devices) {
-      throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
-                          ", but the graph has " + std::to_string(num_devices) + " devices");
-    }
-    if (static_cast<int>(o.stream) >= kNumStreams) {
-      throw InternalError("step graph: " + name_op(*this, id) + " has an invalid stream " +
-                          std::to_string(static_cast<int>(o.stream)));
-    }
-    if (!std::isfinite(o.duration_s) || o.duration_s < 0) {
-      throw InternalError("step graph: " + name_op(*this, id) + " has an invalid duration " +
-                          std::to_string(o.duration_s) + " s");
-    }
-    if (is_comm(o.kind) && (o.plan < 0 || o.plan >= num_plans)) {
-      throw InternalError("step graph: communication " + name_op(*this, id) + " has plan index " +
-                          std::to_string(o.plan) + ", but the graph has " + std::to_string(num_plans) + " plans");
-    }
-    if (o.kind == OpKind::SendRecv &&
-        (o.peer_device < 0 || o.peer_device >= num_devices || o.peer_device == o.device)) {
-      throw InternalError("step graph: send/recv " + name_op(*this, id) + " has peer device " +
-                          std::to_string(o.peer_device) + " (it must be another of the " +
-                          std::to_string(num_devices) + " devices)");
-    }
-  }
+}
+
+void StepGraph::validate_edges_and_plans() const {
+  check_nodes();
   for (std::size_t i = ops.size(); i < nodes_.size(); ++i) {
     const auto missing = static_cast<std::int32_t>(i);
     if (nodes_[i].in_count > 0) {
@@ -232,28 +259,16 @@ void StepGraph::validate_ops() const {
     }
   }
   // The smallest and largest flow size and the smallest repeat of each distinct unfolded plan
-  // (plans of one collective folded with several counts share it): a count >= 0 with which the
-  // largest stays finite and the smallest non-negative makes every flow valid.
-  struct Range {
-    const CommPlan* plan;
-    double min_bytes, max_bytes;
-    std::int64_t min_repeat;
-  };
-  std::vector<Range> ranges;
-  const auto range_of = [&ranges](const CommPlan& plan) {
+  // (plans of one collective folded with several counts share it; the costing pass stores the
+  // range it computed once with the plan): a count >= 0 with which the largest stays finite and
+  // the smallest non-negative makes every flow valid.
+  std::vector<std::pair<const CommPlan*, FlowRange>> ranges;
+  const auto range_of = [&ranges, this](std::size_t p, const CommPlan& plan) {
+    if (const FlowRange* stored = plans.range(p)) return *stored;
     for (const auto& r : ranges)
-      if (r.plan == &plan) return r;
-    Range r{&plan, std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
-    for (const auto& round : plan.rounds) {
-      r.min_repeat = std::min<std::int64_t>(r.min_repeat, round.repeat);
-      for (const Flow& f : round.flows) {
-        // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
-        if (!(f.bytes >= r.min_bytes)) r.min_bytes = std::isnan(f.bytes) ? -1.0 : f.bytes;
-        if (!(f.bytes <= r.max_bytes)) r.max_bytes = f.bytes;
-      }
-    }
-    ranges.push_back(r);
-    return r;
+      if (r.first == &plan) return r.second;
+    ranges.emplace_back(&plan, flow_range(plan));
+    return ranges.back().second;
   };
   for (std::size_t p = 0; p < plans.size(); ++p) {
     // The plan as costed, without folding its count into copies of its flows.
@@ -263,7 +278,7 @@ void StepGraph::validate_ops() const {
     if (!std::isfinite(setup_s) || setup_s < 0) {
       throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " + std::to_string(setup_s) + " s");
     }
-    const Range r = range_of(plan);
+    const FlowRange r = range_of(p, plan);
     if (r.min_repeat >= 1 && std::isfinite(count) && count >= 0 && r.min_bytes >= 0 && std::isfinite(r.max_bytes) &&
         std::isfinite(r.max_bytes * count))
       continue;  // every round repeats at least once and every flow's count x bytes is finite and >= 0

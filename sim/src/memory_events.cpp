@@ -4,6 +4,7 @@ namespace stepsim::sim {
 
 std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace& trace) {
   std::vector<memory::MemEvent> ev;
+  ev.reserve(graph.ops.size());  // passes allocate at their start and free at their end: about one event per op
   for (std::size_t i = 0; i < graph.ops.size(); ++i) {
     const auto& op = graph.ops[i];
     const auto id = static_cast<std::int32_t>(i);

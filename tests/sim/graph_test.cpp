@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/graph.hpp"
 
 namespace sim = stepsim::sim;
@@ -208,4 +210,61 @@ TEST_CASE("op labels are interned: equal text, one stored string, compared with 
   op.label = "fwd";
   const sim::Op copy = op;
   CHECK(copy.label == "fwd");
+}
+
+TEST_CASE("graph: the analytic engine, which checks each op as its scheduler reads it, rejects what validate_ops rejects") {
+  const auto engine_message = [](const sim::StepGraph& g) -> std::string {
+    try {
+      (void)sim::run_analytic(g);
+    } catch (const stepsim::InternalError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto ops_message = [](const sim::StepGraph& g) -> std::string {
+    try {
+      g.validate_ops();
+    } catch (const stepsim::InternalError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  sim::StepGraph g;
+  g.devices.resize(2);
+  g.plans.emplace_back();
+  g.add_op(compute_op(0, "fwd"));
+  sim::Op send;
+  send.kind = sim::OpKind::SendRecv;
+  send.stream = sim::Stream::PpComm;
+  send.label = "pp.send";
+  send.plan = 0;
+  send.peer_device = 1;
+  g.add_op(send);
+  g.add_edge(0, 1);
+  CHECK(engine_message(g).empty());
+  CHECK(ops_message(g).empty());
+  const auto check_both = [&](const std::string& expected) {
+    CAPTURE(expected);
+    CHECK(ops_message(g).find(expected) != std::string::npos);
+    CHECK(engine_message(g) == ops_message(g));
+  };
+  g.ops[1].device = 5;
+  check_both("runs on device 5, but the graph has 2 devices");
+  g.ops[1].device = 0;
+  g.ops[1].stream = static_cast<sim::Stream>(sim::kNumStreams);
+  check_both("has an invalid stream 5");
+  g.ops[1].stream = sim::Stream::PpComm;
+  for (const double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    g.ops[0].duration_s = bad;
+    check_both("op 0 (fwd, stage 0 (device 0)) has an invalid duration");
+  }
+  g.ops[0].duration_s = 1;
+  g.ops[1].plan = 1;
+  check_both("has plan index 1, but the graph has 1 plans");
+  g.ops[1].plan = 0;
+  g.ops[1].peer_device = 0;
+  check_both("has peer device 0");
+  g.ops[1].peer_device = 1;
+  g.add_edge(1, 3);
+  check_both("to missing op 3");
 }

@@ -81,6 +81,16 @@ TEST_CASE("cached plans: the durations and plans of pricing every plan anew, on 
     CHECK(sim::plan_cache_stats().hits > hits_before);  // the second step's plans all come from the cache
     check_same(fresh.graph, first.graph);
     check_same(fresh.graph, again.graph);
+    // The flow range stored with each priced plan is that of its flows.
+    for (const auto* g : {&fresh.graph, &again.graph})
+      for (std::size_t p = 0; p < g->plans.size(); ++p) {
+        const sim::FlowRange* stored = g->plans.range(p);
+        REQUIRE(stored != nullptr);
+        const auto r = sim::flow_range(g->plans.unfolded(p));
+        CHECK(stored->min_bytes == r.min_bytes);
+        CHECK(stored->max_bytes == r.max_bytes);
+        CHECK(stored->min_repeat == r.min_repeat);
+      }
   }
   // Entries of the last case stay; a cluster built again from the same spec is another object,
   // priced anew (misses), with the same results.

@@ -92,10 +92,8 @@ Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_
   fabric_->build(net_, nic_vertices);
 }
 
-void Cluster::check_gpu(std::int64_t gpu) const {
-  if (gpu < 0 || gpu >= num_gpus())
-    throw InternalError("topology: GPU " + std::to_string(gpu) + " outside the cluster of " +
-                        std::to_string(num_gpus()) + " GPUs");
+void Cluster::gpu_error(std::int64_t gpu) const {
+  throw InternalError("topology: GPU " + std::to_string(gpu) + " outside the cluster of " + std::to_string(num_gpus()) + " GPUs");
 }
 
 VertexId Cluster::gpu_vertex(std::int64_t gpu) const {

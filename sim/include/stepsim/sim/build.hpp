@@ -24,6 +24,9 @@ struct BuildOptions {
   // leaves a node, so that both engines see the load they put on shared links (the analytic
   // engine as a static share of each link, SimGrid flow by flow). Off only to time the builder.
   bool symmetric_instances = true;
+  // Make a layer group's compute work once and reuse it for the group's other micro-batches (the
+  // graph is the same either way). Off only to test that.
+  bool reuse_group_work = true;
   costmodel::CommSettings comm;  // used by build_step's costing pass
 };
 

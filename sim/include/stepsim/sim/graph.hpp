@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -129,6 +130,15 @@ struct Op {
   OpLabel label;                    // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
 };
 
+// The extremes of a plan's flows that StepGraph::validate_ops checks: the smallest and largest
+// flow size (the smallest -1 when a size is NaN) and the smallest repeat of a round.
+struct FlowRange {
+  double min_bytes;
+  double max_bytes;
+  std::int64_t min_repeat;
+};
+[[nodiscard]] FlowRange flow_range(const CommPlan& plan);
+
 // The plans of a graph's communication ops. The costing pass stores a plan as the plan of one
 // collective (shared, immutable: the same object serves every graph of the process that runs that
 // collective), the count of back-to-back collectives folded into it and the folded plan's setup.
@@ -146,8 +156,10 @@ class PlanList {
   void emplace_back(Args&&... args) {
     push_back(CommPlan{std::forward<Args>(args)...});
   }
-  // `count` collectives of `one` back to back, the folded plan's setup `setup_s`.
-  void push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s);
+  // `count` collectives of `one` back to back, the folded plan's setup `setup_s`; `range`, when
+  // given, is flow_range(*one), computed once for every graph that shares `one`.
+  void push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s,
+                   std::shared_ptr<const FlowRange> range = nullptr);
 
   // The folded plan (what SimGrid replays), made on first access.
   [[nodiscard]] const CommPlan& operator[](std::size_t i) const;
@@ -162,6 +174,8 @@ class PlanList {
   [[nodiscard]] double count(std::size_t i) const { return entries_[i].count; }
   // The folded plan's setup time.
   [[nodiscard]] double setup_s(std::size_t i) const { return entries_[i].given ? entries_[i].one->setup_s : entries_[i].setup_s; }
+  // flow_range(unfolded(i)) when it was stored with the plan, else nullptr.
+  [[nodiscard]] const FlowRange* range(std::size_t i) const { return entries_[i].range.get(); }
 
  private:
   struct Entry {
@@ -170,6 +184,7 @@ class PlanList {
     double setup_s = 0;
     bool given = false;                               // stored as given: `one` is the plan itself
     mutable std::shared_ptr<const CommPlan> folded;   // made on first access (folded entries)
+    std::shared_ptr<const FlowRange> range;           // flow_range(*one), when stored with it
   };
   std::vector<Entry> entries_;
 };
@@ -261,8 +276,27 @@ class StepGraph {
   [[nodiscard]] std::string describe(std::int32_t op) const;
 
   // Every check of validate() except the cycle search: linear in ops and edges, no traversal.
-  // Also rejects a negative or non-finite duration_s, setup_s or flow size.
+  // Also rejects a negative or non-finite duration_s, setup_s or flow size. The same as
+  // validate_edges_and_plans() with check_op() of every op.
   void validate_ops() const;
+  // The checks of validate_ops() that are not about one op: ops added with add_op, edges to
+  // missing ops, the plans' setups, repeats and flow sizes. For a pass that reads every op anyway
+  // and calls check_op() on each (the stream scheduler), so that the ops are read once.
+  void validate_edges_and_plans() const;
+  // The checks of validate_ops() on op i (its device, stream, duration, plan index and peer
+  // device); throws the InternalError validate_ops() would. Needs check_nodes()'s condition.
+  void check_op(std::size_t i) const {
+    const Op& o = ops[i];
+    const bool comm = o.kind == OpKind::Collective || o.kind == OpKind::SendRecv;
+    const auto num_devices = static_cast<std::int64_t>(devices.size());
+    if (o.device < 0 || o.device >= num_devices || static_cast<int>(o.stream) >= kNumStreams || !(o.duration_s >= 0) ||
+        o.duration_s == std::numeric_limits<double>::infinity() ||
+        (comm && (o.plan < 0 || static_cast<std::size_t>(o.plan) >= plans.size())) ||
+        (o.kind == OpKind::SendRecv && (o.peer_device < 0 || o.peer_device >= num_devices || o.peer_device == o.device)))
+      op_error(i);
+  }
+  // Throws InternalError when an op was pushed into `ops` without add_op().
+  void check_nodes() const;
   // The ops of one dependency cycle in edge order (empty when the graph is acyclic).
   [[nodiscard]] std::vector<std::int32_t> find_cycle() const;
   // Error message naming the ops of a cycle found by find_cycle().
@@ -270,6 +304,8 @@ class StepGraph {
 
  private:
   static std::size_t as_size(std::int32_t i) { return static_cast<std::size_t>(i); }
+  // The error of check_op(i).
+  [[noreturn]] void op_error(std::size_t i) const;
   // Every edge in one array; the edges of an op are linked lists through it, in the order added.
   struct Edge {
     std::int32_t before;

@@ -36,6 +36,11 @@ class StreamScheduler {
  public:
   // Keeps a reference to the graph; the graph must outlive the scheduler.
   explicit StreamScheduler(const StepGraph& graph);
+  // The same, checking every op as it reads it (StepGraph::check_nodes, check_op: InternalError
+  // for an invalid one), so that validate_edges_and_plans() and this make validate_ops() with one
+  // read of the ops.
+  struct CheckOps {};
+  StreamScheduler(const StepGraph& graph, CheckOps);
 
   // Makes every op without predecessor ready and starts what can start at time 0: calls
   // start(op, 0.0) for each op started.
@@ -79,6 +84,8 @@ class StreamScheduler {
     }
   };
 
+  template <bool kCheck>
+  void init(const StepGraph& graph);
   void make_ready(std::int32_t op);
   void touch(std::uint32_t stream);
   template <typename Start>
@@ -103,6 +110,33 @@ class StreamScheduler {
   std::vector<std::uint32_t> starting_;            // the touched streams being started
   std::vector<SchedulerEvent> events_;             // min-heap by Later
 };
+
+template <bool kCheck>
+void StreamScheduler::init(const StepGraph& graph) {
+  const std::size_t n = graph.ops.size();
+  const std::size_t num_streams = graph.devices.size() * static_cast<std::size_t>(kNumStreams);
+  if constexpr (kCheck) graph.check_nodes();
+  ops_.resize(n);
+  succ_begin_.resize(n + 1);
+  succ_.reserve(graph.num_edges());
+  // Copied in index order: sequential reads the hardware overlaps.
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (kCheck) graph.check_op(i);
+    const Op& op = graph.ops[i];
+    const auto id = static_cast<std::int32_t>(i);
+    ops_[i] = {op.duration_s,
+               static_cast<std::uint32_t>(static_cast<std::size_t>(op.device) * kNumStreams +
+                                          static_cast<std::size_t>(op.stream)),
+               static_cast<std::int32_t>(graph.predecessors(id).size())};
+    succ_begin_[i] = succ_.size();
+    for (const std::int32_t next : graph.successors(id)) succ_.push_back(next);
+  }
+  succ_begin_[n] = succ_.size();
+  ready_.resize(num_streams);
+  busy_.assign(num_streams, 0);
+  touched_.assign(num_streams, 0);
+  events_.reserve(std::min<std::size_t>(n, num_streams + 1024));
+}
 
 // The hot paths of both engines, inline.
 inline void StreamScheduler::schedule(const SchedulerEvent& e) {

@@ -94,7 +94,11 @@ class Cluster {
   [[nodiscard]] Route route_cost(std::int64_t src_gpu, std::int64_t dst_gpu) const;
 
  private:
-  void check_gpu(std::int64_t gpu) const;
+  // InternalError for a GPU outside the cluster (the error built out of line).
+  void check_gpu(std::int64_t gpu) const {
+    if (gpu < 0 || gpu >= num_gpus()) gpu_error(gpu);
+  }
+  [[noreturn]] void gpu_error(std::int64_t gpu) const;
 
   scenarios::ClusterSpec spec_;
   std::uint64_t instance_id_ = 0;

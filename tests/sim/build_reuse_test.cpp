@@ -1,0 +1,114 @@
+// The builder's reuse of a layer group's compute work across micro-batches (BuildOptions::
+// reuse_group_work) against making it for every pass: the same graph, op by op and edge by edge,
+// and the same replay, on layouts that split passes differently (interleaved, uneven and explicit
+// pipeline layouts, per-layer granularity, buckets split per layer, CP, overlaps, recomputation).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "stepsim/costmodel/compute.hpp"
+#include "stepsim/scenarios/load.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/engine.hpp"
+#include "stepsim/topology/cluster.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+scenarios::Scenario scenario(const std::vector<std::string>& sets) {
+  const char* base = R"({"model": "llama-3.1-8b",
+    "cluster": {"gpu": "h100-sxm-94gb", "gpus_per_node": 4, "nodes": 2},
+    "training": {"seq_len": 4096, "global_batch": 16},
+    "parallel": {"tp": 2, "pp": 4}})";
+  std::vector<scenarios::Override> ov;
+  for (const auto& s : sets) ov.push_back(scenarios::parse_override(s));
+  return scenarios::load_scenario_text(base, ov);
+}
+
+void check_same_graph(const sim::StepGraph& a, const sim::StepGraph& b) {
+  REQUIRE(a.ops.size() == b.ops.size());
+  REQUIRE(a.num_edges() == b.num_edges());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    const auto& x = a.ops[i];
+    const auto& y = b.ops[i];
+    CAPTURE(i);
+    CHECK(x.kind == y.kind);
+    CHECK(x.phase == y.phase);
+    CHECK(x.stream == y.stream);
+    CHECK(x.collective == y.collective);
+    CHECK(x.device == y.device);
+    CHECK(x.peer_device == y.peer_device);
+    CHECK(x.micro_batch == y.micro_batch);
+    CHECK(x.chunk == y.chunk);
+    CHECK(x.layer == y.layer);
+    CHECK(x.work == y.work);
+    CHECK(x.flops == y.flops);
+    CHECK(x.group == y.group);
+    CHECK(x.message_bytes == y.message_bytes);
+    CHECK(x.count == y.count);
+    CHECK(x.duration_s == y.duration_s);
+    CHECK(x.plan == y.plan);
+    CHECK(x.alloc_bytes == y.alloc_bytes);
+    CHECK(x.free_bytes == y.free_bytes);
+    CHECK(x.label == y.label);
+    const auto id = static_cast<std::int32_t>(i);
+    CHECK(a.successors(id).to_vector() == b.successors(id).to_vector());
+    CHECK(a.predecessors(id).to_vector() == b.predecessors(id).to_vector());
+  }
+  REQUIRE(a.works.size() == b.works.size());
+  for (std::size_t w = 0; w < a.works.size(); ++w) {
+    CHECK(a.works[w].terms == b.works[w].terms);
+    CHECK(a.works[w].shares_sms == b.works[w].shares_sms);
+  }
+  CHECK(a.kernel_lists.size() == b.kernel_lists.size());
+  CHECK(a.groups.size() == b.groups.size());
+  CHECK(a.plans.size() == b.plans.size());
+}
+
+}  // namespace
+
+TEST_CASE("reused layer-group work: the graph and the replay of making it for every pass") {
+  const std::vector<std::vector<std::string>> cases{
+      {},
+      {"training.recompute=full"},
+      {"training.recompute=selective", "parallel.schedule=interleaved", "parallel.vpp=2"},
+      {"parallel.schedule=interleaved", "parallel.vpp=4", "training.global_batch=32"},
+      {"parallel.schedule=interleaved", "parallel.vpp=2", "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
+      {"parallel.schedule=interleaved", "parallel.vpp=null", "parallel.pipeline_layout=E|t*8|t*8|t*8|t*8|||L"},
+      {"parallel.schedule=interleaved", "parallel.vpp=null", "parallel.pipeline_layout=E|t*4|t*4|t*4|(t*5|)*3,t*5L"},
+      {"parallel.cp=2", "parallel.pp=2"},
+      {"parallel.tp=1", "parallel.pp=2", "parallel.overlap_grad_reduce=true", "parallel.overlap_param_gather=true"},
+      {"parallel.tp=1", "parallel.pp=2", "parallel.schedule=interleaved", "parallel.vpp=2", "parallel.overlap_grad_reduce=true",
+       "parallel.overlap_param_gather=true"},
+      {"parallel.schedule=gpipe"},
+      {"parallel.tp_comm_overlap=true"},
+  };
+  for (const bool per_layer : {false, true}) {
+    for (const auto& sets : cases) {
+      CAPTURE(per_layer);
+      CAPTURE(sets.size());
+      CAPTURE(sets.empty() ? std::string("default") : sets.back());
+      const auto s = scenario(sets);
+      const topology::Cluster cluster(s.cluster);
+      const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+      sim::BuildOptions o;
+      o.per_layer = per_layer;
+      o.comm = s.comm;
+      const auto reused = sim::build_step(s, cluster, cm, o);
+      o.reuse_group_work = false;
+      const auto made = sim::build_step(s, cluster, cm, o);
+      check_same_graph(reused.graph, made.graph);
+      CHECK(reused.work.hardware_flops_per_gpu == made.work.hardware_flops_per_gpu);
+      const auto ta = sim::run_analytic(reused.graph);
+      const auto tb = sim::run_analytic(made.graph);
+      CHECK(ta.makespan_s == tb.makespan_s);
+      REQUIRE(ta.ops.size() == tb.ops.size());
+      for (std::size_t i = 0; i < ta.ops.size(); ++i) {
+        CHECK(ta.ops[i].start_s == tb.ops[i].start_s);
+        CHECK(ta.ops[i].end_s == tb.ops[i].end_s);
+      }
+    }
+  }
+}
