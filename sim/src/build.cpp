@@ -517,7 +517,8 @@ class Builder {
     std::int32_t prev = -1;
     const auto groups = layer_groups(stage, chunk, wait_params);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      const auto [first, count] = groups[gi];
+      // Named copies, not a structured binding: the work lambdas below capture them.
+      const std::int64_t first = groups[gi].first, count = groups[gi].second;
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
       // the first micro-batch (those of later buckets and chunks) share the SMs.
@@ -698,7 +699,8 @@ class Builder {
     std::reverse(groups.begin(), groups.end());
     std::int32_t prev = dep;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      const auto [first, count] = groups[gi];
+      // Named copies, not a structured binding: the work lambdas below capture them.
+      const std::int64_t first = groups[gi].first, count = groups[gi].second;
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
       // backward has already completed (last micro-batch) share the SMs.
