@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <string>
 
 namespace stepsim::driver {
@@ -45,7 +46,12 @@ int init(int* rank, int* size) {
 
 int send(int dest, const char* data, std::size_t size) {
   if (size > static_cast<std::size_t>(INT_MAX)) return MPI_ERR_COUNT;
-  pending.push_back(Pending{MPI_REQUEST_NULL, std::string(data, size)});
+  // No exception leaves the plugin (the stepsim executable carries its own C++ runtime).
+  try {
+    pending.push_back(Pending{MPI_REQUEST_NULL, std::string(data, size)});
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  }
   auto& p = pending.back();
   if (const int rc = MPI_Isend(p.data.data(), static_cast<int>(size), MPI_CHAR, dest, kTag, MPI_COMM_WORLD, &p.request);
       rc != MPI_SUCCESS) {

@@ -77,7 +77,12 @@ int child_main(int fd, const StepGraph& graph, const Platform& platform) {
   int code = 0;
   try {
     Trace trace;
-    load_replay()(&graph, &platform, &trace);
+    std::string error;
+    switch (load_replay()(&graph, &platform, &trace, &error)) {
+      case kReplayOk: break;
+      case kReplayOutOfMemory: return support::kOutOfMemoryExitCode;
+      default: write_error(fd, error); return 2;
+    }
     const double makespan_s = trace.makespan_s;
 
     const std::uint8_t status = kStatusOk;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -260,8 +262,18 @@ Trace replay_on_simgrid(const StepGraph& graph, const Platform& platform) {
 
 }  // namespace stepsim::sim
 
-extern "C" __attribute__((visibility("default"))) void stepsim_simgrid_replay(const stepsim::sim::StepGraph* graph,
-                                                                              const stepsim::sim::Platform* platform,
-                                                                              stepsim::sim::Trace* trace) {
-  *trace = stepsim::sim::replay_on_simgrid(*graph, *platform);
+extern "C" __attribute__((visibility("default"))) int stepsim_simgrid_replay(const stepsim::sim::StepGraph* graph,
+                                                                             const stepsim::sim::Platform* platform,
+                                                                             stepsim::sim::Trace* trace, std::string* error) {
+  try {
+    *trace = stepsim::sim::replay_on_simgrid(*graph, *platform);
+    return stepsim::sim::kReplayOk;
+  } catch (const std::bad_alloc&) {
+    return stepsim::sim::kReplayOutOfMemory;
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown exception in the SimGrid replay";
+  }
+  return stepsim::sim::kReplayError;
 }

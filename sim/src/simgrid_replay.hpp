@@ -9,16 +9,24 @@
 // round starts all its flows at once (each after its route latency) and ends when the last one
 // ends. Zero-duration ops and empty plans use no SimGrid activity.
 
+#include <string>
+
 #include "simgrid_platform.hpp"
 #include "stepsim/sim/engine.hpp"
 
 namespace stepsim::sim {
 
 // The plugin that holds the replay (the only code linked with SimGrid): its file name, and the
-// C symbol of its entry, which calls replay_on_simgrid(*graph, *platform) into *trace.
+// C symbol of its entry, which calls replay_on_simgrid(*graph, *platform) into *trace. No
+// exception leaves the plugin (the stepsim executable carries its own C++ runtime, the plugin
+// uses the shared one): the entry returns kReplayOk, kReplayError with the message in *error, or
+// kReplayOutOfMemory.
 inline constexpr const char* kSimGridPluginFile = "libstepsim-simgrid.so";
 inline constexpr const char* kSimGridReplaySymbol = "stepsim_simgrid_replay";
-using SimGridReplayFn = void (*)(const StepGraph* graph, const Platform* platform, Trace* trace);
+inline constexpr int kReplayOk = 0;
+inline constexpr int kReplayError = 1;
+inline constexpr int kReplayOutOfMemory = 2;
+using SimGridReplayFn = int (*)(const StepGraph* graph, const Platform* platform, Trace* trace, std::string* error);
 
 // Creates the SimGrid engine (CM02 with the alpha-beta settings: no cross-traffic, no TCP window
 // bound; logging off), builds the platform, replays the graph and returns its trace. Once per
