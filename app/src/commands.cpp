@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -172,7 +173,9 @@ void register_run(CLI::App& app) {
 // process (sweep workers inherit it).
 void add_memory_budget_option(CLI::App& app) {
   for (const char* name : {"run", "report", "compare", "sweep"}) {
-    auto* cmd = app.get_subcommand(name);
+    const auto found = app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == name; });
+    if (found.empty()) continue;  // not registered (register_commands' `only`)
+    auto* cmd = found.front();
     cmd->add_option_function<double>(
            "--memory-budget-gib",
            [](double gib) {
@@ -188,14 +191,45 @@ void add_memory_budget_option(CLI::App& app) {
 
 }  // namespace
 
-void register_commands(CLI::App& app) {
-  register_memory(app);
-  register_run(app);
-  register_report(app);
-  register_sweep(app);
-  register_validate(app);
-  register_params(app);
-  register_import(app);
+namespace {
+
+struct CommandFamily {
+  std::vector<std::string_view> names;  // the subcommands that `add` declares
+  void (*add)(CLI::App&);
+};
+
+const std::vector<CommandFamily>& command_families() {
+  static const std::vector<CommandFamily> families = {
+      {{"memory"}, register_memory},
+      {{"run"}, register_run},
+      {{"report"}, register_report},
+      {{"sweep", "merge", "compare"}, register_sweep},
+      {{"validate", "calibrate"}, register_validate},
+      {{"params"}, register_params},
+      {{"import"}, register_import},
+  };
+  return families;
+}
+
+}  // namespace
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const auto& family : command_families())
+    for (const auto name : family.names) names.emplace_back(name);
+  return names;
+}
+
+void register_commands(CLI::App& app, std::string_view only) {
+  const auto& families = command_families();
+  const auto named = std::find_if(families.begin(), families.end(), [&](const CommandFamily& f) {
+    return std::find(f.names.begin(), f.names.end(), only) != f.names.end();
+  });
+  if (named != families.end()) {
+    named->add(app);
+  } else {
+    for (const auto& family : families) family.add(app);
+  }
   add_memory_budget_option(app);
 }
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,7 +18,12 @@ namespace stepsim::app {
 
 inline constexpr const char* kVersion = STEPSIM_VERSION;  // project(VERSION) of CMakeLists.txt
 
-void register_commands(CLI::App& app);
+// Declares the subcommands on `app`: only the family that declares `only` when `only` names one
+// of command_names() (the command line's first word: start-up then builds one command's options,
+// not all), else every family.
+void register_commands(CLI::App& app, std::string_view only = {});
+// Every subcommand's name, in the order of `stepsim --help`.
+[[nodiscard]] std::vector<std::string> command_names();
 
 // Command families defined in their own files (app/src/<family>_cmd.cpp).
 void register_validate(CLI::App& app);

@@ -6,6 +6,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -64,20 +65,20 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();
   app.set_version_flag("--version", std::string(stepsim::app::kVersion));
-  stepsim::app::register_commands(app);
   // An unknown first word is named, not answered with CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
     bool found = false;
-    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      found = found || sub->get_name() == argv[1];
-      known += (known.empty() ? "" : ", ") + sub->get_name();
+    for (const auto& name : stepsim::app::command_names()) {
+      found = found || name == argv[1];
+      known += (known.empty() ? "" : ", ") + name;
     }
     if (!found) {
       std::cerr << "stepsim: error: unknown command '" << argv[1] << "' (expected one of " << known << ")\n";
       return 2;
     }
   }
+  stepsim::app::register_commands(app, argc > 1 ? std::string_view(argv[1]) : std::string_view());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
