@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +15,7 @@ namespace stepsim::driver {
 
 namespace detail {
 // Generated from driver/data/ by cmake/embed_files.cmake: relative path -> text.
-const std::map<std::string, std::string>& embedded_files();
+const std::map<std::string, std::string_view>& embedded_files();
 }  // namespace detail
 
 namespace {
@@ -123,7 +124,7 @@ std::string validation_set_text(const std::string& name) {
   const auto& files = detail::embedded_files();
   const auto it = files.find(kPrefix + name + kSuffix);
   if (it == files.end()) throw ScenarioError("validate", "unknown validation set '" + name + "'");
-  return it->second;
+  return std::string(it->second);
 }
 
 std::vector<ValidationRecord> parse_validation_set(const std::string& text, const std::string& set_name) {

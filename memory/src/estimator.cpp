@@ -82,7 +82,7 @@ std::int64_t logits_copy_bytes(const workload::StepProgram& program) { return to
 
 std::int64_t backward_transient_bytes(const workload::StepProgram& program) {
   double bytes = 0;
-  for (const auto& l : program.layers) bytes = std::max(bytes, l.backward_transient_bytes);
+  for (const auto& l : program.layers) bytes = std::max(bytes, l->backward_transient_bytes);
   return to_bytes(bytes);
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,7 @@
 namespace stepsim::scenarios {
 
 namespace detail {
-const std::map<std::string, std::string>& embedded_files();
+const std::map<std::string, std::string_view>& embedded_files();
 }
 
 namespace {
@@ -1175,7 +1176,7 @@ std::optional<double> parse_token_count(const std::string& text) {
   return value * scale;
 }
 
-std::string default_scenario_text() { return detail::embedded_files().at("examples/default.json"); }
+std::string default_scenario_text() { return std::string(detail::embedded_files().at("examples/default.json")); }
 
 ModelSpec model_preset(const std::string& name, const std::string& path) { return read_model(Json(name), path); }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@
 namespace stepsim::scenarios {
 
 namespace detail {
-const std::map<std::string, std::string>& embedded_files();
+const std::map<std::string, std::string_view>& embedded_files();
 }
 
 namespace {

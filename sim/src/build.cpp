@@ -213,7 +213,7 @@ class Builder {
         layer_rec_.push_back(layer_rec_[from]);
         continue;
       }
-      const auto& l = prog_.layers[i];
+      const auto& l = *prog_.layers[i];
       layer_fwd_.push_back(add_list(l.forward.kernels));
       layer_bwd_.push_back(add_list(l.backward.kernels));
       layer_rec_.push_back(add_list(l.recompute));
@@ -229,8 +229,8 @@ class Builder {
     const bool sp = s_.parallel.sequence_parallel;
     tp_unit_ = sp ? Collective::AllGather : Collective::AllReduce;
     tp_bytes_ = 2.0 * prog_.shape.tokens_per_rank * d(s_.model.hidden);
-    for (const auto& pass : {prog_.layers.front().forward, prog_.layers.front().backward})
-      for (const auto& c : pass.collectives)
+    for (const auto* pass : {&prog_.layers.front()->forward, &prog_.layers.front()->backward})
+      for (const auto& c : pass->collectives)
         if (c.group == GroupKind::Tensor && c.overlap == workload::Overlap::WithCompute) tp_with_compute_ = true;
     for (std::int64_t i = 0; i < p_; ++i)
       for (std::int64_t j = 0; j < v_; ++j) {
@@ -467,7 +467,7 @@ class Builder {
     GroupComm g;
     const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
     for (std::int64_t l = base + first; l < base + first + count; ++l) {
-      const auto& lp = prog_.layers[static_cast<std::size_t>(l)];
+      const auto& lp = *prog_.layers[static_cast<std::size_t>(l)];
       const auto& cs = forward ? lp.forward.collectives : lp.backward.collectives;
       g.tp_units += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_);
       for (const auto& c : cs)

@@ -171,7 +171,7 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   const double layer_flops = workload::total_flops(workload::layer_forward(llama8b({})));
   const auto sum = [](const workload::StepProgram& p, auto field) {
     double x = 0;
-    for (const auto& l : p.layers) x += field(l);
+    for (const auto& l : p.layers) x += field(*l);
     return x;
   };
   const auto stored = [](const workload::LayerProgram& l) { return l.stored_activation_bytes; };
@@ -186,7 +186,7 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   // Groups of 5: six of 5 and a last one of 2.
   const auto u5 = workload::step_program(llama8b({"training.recompute=full", "training.recompute_num_layers=5"}));
   CHECK(sum(u5, stored) == 7 * input);
-  CHECK(u5.layers[30].backward_transient_bytes == 2 * ws);
+  CHECK(u5.layers[30]->backward_transient_bytes == 2 * ws);
 
   // Block, 4 layers: those 4 store their input, the other 28 everything; 4 layers re-run.
   const auto k = llama8b({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=4"});

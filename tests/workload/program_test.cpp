@@ -56,7 +56,7 @@ TEST_CASE("without SP a layer all-reduces twice each way, the embedding once, th
   auto s = base();
   s.parallel.sequence_parallel = false;
   const auto p = workload::step_program(s);
-  const auto& l = p.layers.front();
+  const auto& l = *p.layers.front();
   CHECK(count_of(l.forward.collectives, GroupKind::Tensor, Collective::AllReduce) == 2);
   CHECK(count_of(l.backward.collectives, GroupKind::Tensor, Collective::AllReduce) == 2);
   CHECK(count_of(l.forward.collectives, GroupKind::Tensor, Collective::AllGather) == 0);
@@ -95,7 +95,7 @@ TEST_CASE("activations: stored per layer, and the chunk of the first virtual sta
   const auto p = workload::step_program(s);
   // SP, t = 4, n = 4096: sbh (8/t + (4 + 4 k/a + 8 f/h)/t) = 4096 * 1024 * (2 + (4 + 1 + 32)/4).
   const double layer = 4096.0 * 1024 * (2.0 + 37.0 / 4.0);
-  CHECK(p.layers.front().stored_activation_bytes == layer);
+  CHECK(p.layers.front()->stored_activation_bytes == layer);
   CHECK(workload::chunk_activation_bytes(p, 0, 0) == 4 * layer + 8.0 * 4096);
   CHECK(workload::chunk_activation_bytes(p, 1, 0) == 4 * layer);
   CHECK(p.layout.first_layer(1, 0) == 4);
@@ -106,7 +106,7 @@ TEST_CASE("activations follow the layout: a chunk holding only the embedding kee
   s.parallel.pp = 3;
   s.parallel.pipeline_layout = "E|t*" + std::to_string(s.model.layers) + "|L";
   const auto p = workload::step_program(s);
-  const double layer = p.layers.front().stored_activation_bytes;
+  const double layer = p.layers.front()->stored_activation_bytes;
   CHECK(workload::chunk_activation_bytes(p, 0, 0) == 8.0 * 4096);
   CHECK(workload::chunk_activation_bytes(p, 1, 0) == static_cast<double>(s.model.layers) * layer);
   CHECK(workload::chunk_activation_bytes(p, 2, 0) == 0.0);
@@ -120,14 +120,14 @@ TEST_CASE("activations of a GPT layer keep the two 1-byte hidden-dropout masks, 
   s.parallel.sequence_parallel = false;
   // No SP, t = 4, n = 4096, k/a = 1/4, f/h = 4: sbh (8 + (4 + 1 + 16)/4) and the masks 2 sbh.
   const double sbh = 4096.0 * 1024;
-  CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * (8.0 + 21.0 / 4.0 + 2.0));
+  CHECK(workload::step_program(s).layers.front()->stored_activation_bytes == sbh * (8.0 + 21.0 / 4.0 + 2.0));
   // SP: every replicated part, the masks too, split by t: sbh (8 + 21 + 2) / 4.
   s.parallel.sequence_parallel = true;
-  CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * 31.0 / 4.0);
+  CHECK(workload::step_program(s).layers.front()->stored_activation_bytes == sbh * 31.0 / 4.0);
   // A Llama-like layer (SwiGLU, RMSNorm) has no dropout.
   s.model.mlp = scenarios::MlpKind::SwiGlu;
   s.model.norm = scenarios::NormKind::RmsNorm;
-  CHECK(workload::step_program(s).layers.front().stored_activation_bytes == sbh * (8.0 + 37.0) / 4.0);
+  CHECK(workload::step_program(s).layers.front()->stored_activation_bytes == sbh * (8.0 + 37.0) / 4.0);
 }
 
 namespace {
@@ -143,7 +143,7 @@ double bytes_of(const std::vector<workload::Kernel>& ks, const std::string& name
 TEST_CASE("qk_norm: per-head query and key norms add their weights, saved inputs and statistics, and four memory kernels") {
   auto s = base();  // h = 1024, a = 8, k = 2, d_h = 128, t = 4, n = 4096 tokens per rank
   const double params = workload::layer_params(s);
-  const double stored = workload::step_program(s).layers.front().stored_activation_bytes;
+  const double stored = workload::step_program(s).layers.front()->stored_activation_bytes;
   const auto fwd = workload::layer_forward(s), bwd = workload::layer_backward(s);
   s.model.qk_norm = true;
   // Weights: one RMSNorm over d_h for the queries, one for the keys, replicated over TP.
@@ -151,7 +151,7 @@ TEST_CASE("qk_norm: per-head query and key norms add their weights, saved inputs
   CHECK(workload::layer_norm_params(s) == 2.0 * 1024 + 2.0 * 128);
   // Saved: the bf16 inputs, n (a + k) / t rows of d_h = 10,240 rows of 256 bytes, and an fp32 rstd
   // per row: 10,240 x 260.
-  CHECK(workload::step_program(s).layers.front().stored_activation_bytes - stored == 10240.0 * 260.0);
+  CHECK(workload::step_program(s).layers.front()->stored_activation_bytes - stored == 10240.0 * 260.0);
   // Forward: read and write the rows, write rstd, read the weights; q: 8,192 rows, k: 2,048.
   const auto qk_fwd = workload::layer_forward(s), qk_bwd = workload::layer_backward(s);
   CHECK(bytes_of(qk_fwd, "q_norm.fwd") == 4.0 * 8192 * 128 + 4.0 * 8192 + 2.0 * 128);
@@ -173,15 +173,15 @@ TEST_CASE("qk_norm: per-head query and key norms add their weights, saved inputs
   // SP does not change them (the heads are split by t either way).
   s.model.norm = scenarios::NormKind::LayerNorm;
   s.parallel.cp = 2;
-  const double ln_stored = workload::step_program(s).layers.front().stored_activation_bytes;
+  const double ln_stored = workload::step_program(s).layers.front()->stored_activation_bytes;
   CHECK(workload::layer_norm_params(s) == 2.0 * 2048 + 2.0 * 256);
   s.model.qk_norm = false;
-  CHECK(ln_stored - workload::step_program(s).layers.front().stored_activation_bytes == 5120.0 * 264.0);
+  CHECK(ln_stored - workload::step_program(s).layers.front()->stored_activation_bytes == 5120.0 * 264.0);
   s.model.qk_norm = true;
   s.parallel.sequence_parallel = !s.parallel.sequence_parallel;
-  const double flipped = workload::step_program(s).layers.front().stored_activation_bytes;
+  const double flipped = workload::step_program(s).layers.front()->stored_activation_bytes;
   s.model.qk_norm = false;
-  CHECK(flipped - workload::step_program(s).layers.front().stored_activation_bytes == 5120.0 * 264.0);
+  CHECK(flipped - workload::step_program(s).layers.front()->stored_activation_bytes == 5120.0 * 264.0);
 }
 
 TEST_CASE("step_program: each layer's program is the one layer_program makes for its checkpoint, made once per checkpoint") {
@@ -216,7 +216,7 @@ TEST_CASE("step_program: each layer's program is the one layer_program makes for
             const auto c = workload::layer_checkpoint(s, i, n);
             checkpoints.push_back(c);
             const auto fresh = workload::layer_program(s, c);
-            const auto& got = p.layers[l];
+            const auto& got = *p.layers[l];
             CHECK(got.forward.kernels == fresh.forward.kernels);
             CHECK(got.backward.kernels == fresh.backward.kernels);
             CHECK(got.recompute == fresh.recompute);

@@ -210,7 +210,7 @@ StepProgram step_program(const Scenario& s) {
   const bool sp = x.sequence_parallel;
   p.layout = scenarios::pipeline_layout(s);
   // Layers differ only by where full recomputation checkpoints them in their model chunk: each
-  // distinct checkpoint's program is made once and copied to the layers that share it.
+  // distinct checkpoint's program is made once and shared by the layers that have it.
   p.layers.reserve(static_cast<std::size_t>(s.model.layers));
   p.layer_copied_from.reserve(static_cast<std::size_t>(s.model.layers));
   std::vector<std::pair<LayerCheckpoint, std::size_t>> made;  // checkpoint, index of its first layer
@@ -226,7 +226,7 @@ StepProgram step_program(const Scenario& s) {
       } else {
         made.emplace_back(c, p.layers.size());
         p.layer_copied_from.push_back(p.layers.size());
-        p.layers.push_back(layer_program(s, c));
+        p.layers.push_back(std::make_shared<const LayerProgram>(layer_program(s, c)));
       }
     }
   }
@@ -274,7 +274,7 @@ double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int
   const std::int64_t first = p.layout.first_layer(stage, chunk);
   const std::int64_t n = p.layout.layers(stage, chunk);
   double bytes = 0;
-  for (std::int64_t l = first; l < first + n; ++l) bytes += p.layers[static_cast<std::size_t>(l)].stored_activation_bytes;
+  for (std::int64_t l = first; l < first + n; ++l) bytes += p.layers[static_cast<std::size_t>(l)]->stored_activation_bytes;
   if (p.layout.is_first(stage, chunk)) bytes += p.token_ids_bytes;
   return bytes;
 }

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "stepsim/scenarios/scenario.hpp"
@@ -63,9 +64,10 @@ struct LayerCheckpoint {
 
 struct StepProgram {
   Shape shape;
-  std::vector<LayerProgram> layers;  // one per model layer, in model order
-  // Per model layer, the first layer with the same checkpoint, whose program it is a copy of (its
-  // own index when it is the first): equal programs without comparing them.
+  // One per model layer, in model order; layers with the same checkpoint share one program.
+  std::vector<std::shared_ptr<const LayerProgram>> layers;
+  // Per model layer, the first layer with the same checkpoint, whose program it shares (its own
+  // index when it is the first): equal programs without comparing them.
   std::vector<std::size_t> layer_copied_from;
   PassProgram embedding_forward, embedding_backward;  // on the first virtual stage
   PassProgram output_forward, output_backward;        // on the last virtual stage, loss included
