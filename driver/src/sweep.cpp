@@ -74,8 +74,8 @@ std::string sweep_fingerprint(const scenarios::SweepSpec& spec, PruneRule rule, 
                                    {"powers_of_two", c.powers_of_two}}},
                                  {"prune", to_string(rule)}};
   std::uint64_t h = 14695981039346656037ULL;  // FNV-1a, 64 bits
-  for (const unsigned char ch : canonical.dump()) {
-    h ^= ch;
+  for (const char ch : canonical.dump()) {
+    h ^= static_cast<unsigned char>(ch);
     h *= 1099511628211ULL;
   }
   char hex[17];
