@@ -173,16 +173,28 @@ std::vector<std::int64_t> accounted_layers(const Scenario& s) {
   return layers;
 }
 
-std::vector<std::int64_t> even_layers(const Scenario& s) {
+bool even_split(const Scenario& s) {
+  const auto& p = s.parallel;
+  return p.pipeline_layout.empty() && !p.first_stage_layers && !p.last_stage_layers &&
+         !p.account_for_embedding_in_pipeline_split && !p.account_for_loss_in_pipeline_split;
+}
+
+std::optional<ScenarioError> even_layers_error(const Scenario& s) {
   const auto& p = s.parallel;
   const std::int64_t layers = s.model.layers;
   if (layers % p.pp != 0)
-    throw ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(layers) +
-                                           "; parallel.first_stage_layers / last_stage_layers, account_for_*_in_pipeline_split "
-                                           "or pipeline_layout make stages uneven)");
+    return ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(layers) +
+                                            "; parallel.first_stage_layers / last_stage_layers, account_for_*_in_pipeline_split "
+                                            "or pipeline_layout make stages uneven)");
   if (layers % (p.pp * p.vpp) != 0)
-    throw ScenarioError("parallel.vpp", "layers (" + str(layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp));
-  return std::vector<std::int64_t>(static_cast<std::size_t>(p.pp * p.vpp), layers / (p.pp * p.vpp));
+    return ScenarioError("parallel.vpp", "layers (" + str(layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp));
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> even_layers(const Scenario& s) {
+  if (auto e = even_layers_error(s)) throw *e;
+  const auto& p = s.parallel;
+  return std::vector<std::int64_t>(static_cast<std::size_t>(p.pp * p.vpp), s.model.layers / (p.pp * p.vpp));
 }
 
 }  // namespace
@@ -256,6 +268,16 @@ PipelineLayout pipeline_layout(const Scenario& s) {
   if (p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split)
     return PipelineLayout(pp, vpp, accounted_layers(s));
   return PipelineLayout(pp, vpp, even_layers(s));
+}
+
+std::optional<ScenarioError> pipeline_layout_error(const Scenario& s) {
+  if (even_split(s)) return even_layers_error(s);
+  try {
+    (void)pipeline_layout(s);
+  } catch (const ScenarioError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 std::int64_t stage_layers(const Scenario& s, std::int64_t stage) { return pipeline_layout(s).stage_layers(stage); }

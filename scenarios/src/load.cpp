@@ -700,11 +700,7 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   if (p.schedule == Schedule::Interleaved && p.pp < 2)
     return ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
   // Layers per stage and chunk: the layout's rules name the field at fault.
-  try {
-    (void)pipeline_layout(s);
-  } catch (const ScenarioError& e) {
-    return e;
-  }
+  if (auto e = pipeline_layout_error(s)) return e;
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
     return ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
   const std::int64_t world = s.world_size();

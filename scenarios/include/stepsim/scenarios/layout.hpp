@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/scenarios/error.hpp"
+
 namespace stepsim::scenarios {
 
 struct Scenario;
@@ -68,6 +70,9 @@ class PipelineLayout {
 // The layout of `s` (one of the four ways above). Throws ScenarioError naming the field when the
 // layers cannot be placed that way (Megatron's rules: divisibility, conflicting options).
 [[nodiscard]] PipelineLayout pipeline_layout(const Scenario& s);
+// The error pipeline_layout(s) would throw, nullopt when it would succeed. The even split (no
+// layout option set, a sweep's usual case) is checked with integer tests, without an exception.
+[[nodiscard]] std::optional<ScenarioError> pipeline_layout_error(const Scenario& s);
 // Transformer layers on pipeline stage `stage`: pipeline_layout(s).stage_layers(stage).
 [[nodiscard]] std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
