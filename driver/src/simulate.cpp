@@ -87,15 +87,19 @@ const costmodel::ComputeModel& SimulationCache::compute(const scenarios::GpuSpec
 }
 
 // Ops per pass: per layer group its compute, with CP a ring op and a join, with TP a collective
-// (and a join when overlapped); per pass a pipeline send. About 300 bytes each once built.
+// (and a join when overlapped; in the backward with software.tp_backward_overlap one beside the
+// compute and one in line); per pass a pipeline send. About 300 bytes each once built.
 double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
   const auto& p = s.parallel;
   const auto d = [](std::int64_t v) { return static_cast<double>(v); };
   std::int64_t per_chunk = 1;
   if (per_layer)
     per_chunk = std::max(per_chunk, scenarios::pipeline_layout(s).max_chunk_layers());
-  const double per_group = 1.0 + (p.cp > 1 ? 2.0 : 0.0) + (p.tp > 1 ? (p.tp_comm_overlap ? 2.0 : 1.0) : 0.0);
-  return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * 2.0 * (d(per_chunk) * per_group + 1.0);
+  const double cp = p.cp > 1 ? 2.0 : 0.0;
+  const double tp_fwd = p.tp > 1 ? (p.tp_comm_overlap ? 2.0 : 1.0) : 0.0;
+  const double tp_bwd = p.tp > 1 ? (p.tp_comm_overlap || s.software.tp_backward_overlap ? 2.0 : 1.0) : 0.0;
+  const double per_group_pair = 2.0 * (1.0 + cp) + tp_fwd + tp_bwd;  // a forward and a backward
+  return d(p.pp) * d(p.vpp) * d(s.micro_batches()) * (d(per_chunk) * per_group_pair + 2.0);
 }
 
 void check_graph_size(const scenarios::Scenario& s, bool per_layer) {

@@ -819,6 +819,7 @@ SoftwareSpec read_software(const Json* raw, const std::string& path, const GpuSp
   sw.fused_norm_gemm = flag("fused_norm_gemm");
   sw.cuda_graphs = flag("cuda_graphs");
   sw.tp_comm_overlap = flag("tp_comm_overlap");
+  sw.tp_backward_overlap = flag("tp_backward_overlap");
   const auto micros = [&](const std::string& key) {
     const Param& p = required(key);
     return r.number(key, std::nullopt, p.min, p.max, p.min_exclusive) * 1e-6;

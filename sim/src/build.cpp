@@ -229,9 +229,9 @@ class Builder {
     const bool sp = s_.parallel.sequence_parallel;
     tp_unit_ = sp ? Collective::AllGather : Collective::AllReduce;
     tp_bytes_ = 2.0 * prog_.shape.tokens_per_rank * d(s_.model.hidden);
-    for (const auto* pass : {&prog_.layers.front()->forward, &prog_.layers.front()->backward})
-      for (const auto& c : pass->collectives)
-        if (c.group == GroupKind::Tensor && c.overlap == workload::Overlap::WithCompute) tp_with_compute_ = true;
+    // The forward's TP collectives run beside the compute only with tp_comm_overlap.
+    for (const auto& c : prog_.layers.front()->forward.collectives)
+      if (c.group == GroupKind::Tensor && c.overlap == workload::Overlap::WithCompute) tp_with_compute_ = true;
     for (std::int64_t i = 0; i < p_; ++i)
       for (std::int64_t j = 0; j < v_; ++j) {
         chunk_bytes_.push_back(memory::chunk_activation_bytes(prog_, s_, i, j));
@@ -372,6 +372,10 @@ class Builder {
   // distributed-optimizer instance of it (parallel.distributed_optimizer_instances > 1).
   bool several_instances() const { return s_.parallel.distributed_optimizer_instances > 1; }
   GroupKind shard_group() const { return several_instances() ? GroupKind::DataContextInstance : GroupKind::DataContext; }
+  // Whether every TP collective of a layer group runs beside its compute (tp_comm_overlap): the
+  // compute is then slowed by comm_slowdown. The column-parallel layers' backward collectives of
+  // software.tp_backward_overlap do not slow it: each runs beside one GEMM of its layer, a short
+  // part of the group's compute, and comm_slowdown would charge the whole group.
   bool tp_overlap() const { return t_ > 1 && tp_with_compute_; }
   bool gathers_overlap() const {
     return dp_active() && s_.parallel.shards_optimizer() && !s_.parallel.shards_params() && s_.parallel.overlap_param_gather;
@@ -459,7 +463,9 @@ class Builder {
 
   // TP units and CP ring steps of layers [first, first + count) of (stage, chunk) in one direction.
   struct GroupComm {
-    double tp_units = 0;
+    double tp_units = 0;       // in line: after the group's compute
+    double tp_units_with = 0;  // beside the group's compute
+
     double cp_steps = 0;
     double cp_bytes = 0;
   };
@@ -469,7 +475,8 @@ class Builder {
     for (std::int64_t l = base + first; l < base + first + count; ++l) {
       const auto& lp = *prog_.layers[static_cast<std::size_t>(l)];
       const auto& cs = forward ? lp.forward.collectives : lp.backward.collectives;
-      g.tp_units += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_);
+      g.tp_units += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::AfterCompute);
+      g.tp_units_with += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::WithCompute);
       for (const auto& c : cs)
         if (c.group == GroupKind::ContextRing) g.cp_steps += c.count, g.cp_bytes = c.bytes;
     }
@@ -479,7 +486,9 @@ class Builder {
   // The embedding's or the output layer's work joins a layer group: its kernels and its TP units.
   void add_extra(Terms& terms, GroupComm& comm, std::int32_t list, const workload::PassProgram& pass) const {
     terms.emplace_back(list, 1.0);
-    comm.tp_units += workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_);
+    comm.tp_units += workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::AfterCompute);
+    comm.tp_units_with +=
+        workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::WithCompute);
   }
 
   // A layer group's compute work and its communication, the same for every micro-batch: made by
@@ -553,7 +562,7 @@ class Builder {
       if (head) end = unshard_params(stage, chunk, mb, Phase::Forward, op, end);
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Forward, comm, op);
       if (t_ > 1) {
-        end = add_tp(stage, chunk, mb, Phase::Forward, comm.tp_units, op, end);
+        end = add_tp(stage, chunk, mb, Phase::Forward, comm, op, end);
         if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
       }
       prev = end;
@@ -600,19 +609,28 @@ class Builder {
   }
 
   // The TP/SP collectives of a layer group (all-gathers and reduce-scatters of one size, planned
-  // as one ring). Megatron runs them in line with the GEMMs: the group ends after them. With
-  // tp_comm_overlap (TransformerEngine userbuffers) they run alongside the group's compute, which
-  // they slow by comm_slowdown, and the group ends when both have.
-  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, double units, std::int32_t compute,
-                      std::int32_t end) {
-    const auto tp = comm_op(OpKind::Collective, tp_unit_, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage), tp_bytes_,
-                            units, s_.parallel.sequence_parallel ? "tp.ag_rs" : "tp.ar", mb, chunk);
-    if (!tp_with_compute_) {
-      out_.graph.add_edge(end, tp);
-      return tp;
+  // as one ring). Those Megatron runs in line with the GEMMs follow the group's compute: the group
+  // ends after them. Those that run beside the GEMMs (all of them with tp_comm_overlap,
+  // TransformerEngine userbuffers; the column-parallel layers' backward ones with
+  // software.tp_backward_overlap) start with the group's compute, which they slow by
+  // comm_slowdown, and the group ends when both have. Both kinds share the TP stream: those in
+  // line follow those beside (and end the group).
+  std::int32_t add_tp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
+                      std::int32_t compute, std::int32_t end) {
+    const char* label = s_.parallel.sequence_parallel ? "tp.ag_rs" : "tp.ar";
+    const bool beside = comm.tp_units_with > 0;
+    std::int32_t with = -1;
+    if (beside) {
+      with = comm_op(OpKind::Collective, tp_unit_, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage), tp_bytes_,
+                     comm.tp_units_with, label, mb, chunk);
+      starts_with(compute, with);
+      if (comm.tp_units <= 0) return join(end, with, stage);
     }
-    starts_with(compute, tp);
-    return join(end, tp, stage);
+    const auto in_line = comm_op(OpKind::Collective, tp_unit_, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage),
+                                 tp_bytes_, comm.tp_units, label, mb, chunk);
+    out_.graph.add_edge(end, in_line);
+    if (beside) out_.graph.add_edge(with, in_line);
+    return in_line;
   }
 
   // The CP ring of a layer group (c - 1 point-to-point steps per ring, each a send of one rank's
@@ -729,7 +747,7 @@ class Builder {
       }
       std::int32_t end = op;
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op);
-      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm.tp_units, op, end);
+      if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm, op, end);
       prev = end;
       if (head) end = unshard_params(stage, chunk, mb, Phase::Backward, op, end);
       if (reduces) finish_buckets(stage, chunk, first, count, end);

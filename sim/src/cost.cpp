@@ -222,14 +222,22 @@ class Coster {
   void run() {
     g_.plans.clear();
     std::vector<double> list_s;
+    std::vector<bool> list_host;  // host time only (the GPU waits): not slowed by communication beside it
     list_s.reserve(g_.kernel_lists.size());
-    for (const auto& ks : g_.kernel_lists) list_s.push_back(cm_.time_s(ks));
+    list_host.reserve(g_.kernel_lists.size());
+    for (const auto& ks : g_.kernel_lists) {
+      list_s.push_back(cm_.time_s(ks));
+      list_host.push_back(!ks.empty() && std::all_of(ks.begin(), ks.end(), [](const workload::Kernel& k) {
+                            return k.kind == workload::KernelKind::Host;
+                          }));
+    }
     std::vector<double> work_s;
     work_s.reserve(g_.works.size());
     for (const auto& w : g_.works) {
-      double t = 0;
-      for (const auto& [list, count] : w.terms) t += count * list_s[static_cast<std::size_t>(list)];
-      work_s.push_back(w.shares_sms ? cm_.comm_slowed_time_s(t) : t);
+      double t = 0, host = 0;
+      for (const auto& [list, count] : w.terms)
+        (list_host[static_cast<std::size_t>(list)] ? host : t) += count * list_s[static_cast<std::size_t>(list)];
+      work_s.push_back((w.shares_sms ? cm_.comm_slowed_time_s(t) : t) + host);
     }
     const bool network = !cl_.spec().ideal_network;
     for (auto& op : g_.ops) {

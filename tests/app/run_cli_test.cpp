@@ -113,18 +113,18 @@ TEST_CASE("stepsim run and memory: bad input exits 2 with one line naming the fi
        "stepsim: error: training.micro_batch: absurdly large: the activations of one layer and one micro-batch would take "},
       {"run --engine analytic --granularity layer --set model.layers=2000 --set training.global_batch=4096 --set parallel.pp=1"
        " --set cluster.nodes=1",
-       "stepsim: error: training.global_batch: the step graph of 4,096 micro-batches would need 32,776,192 ops (limit 20,000,000); "
+       "stepsim: error: training.global_batch: the step graph of 4,096 micro-batches would need 40,968,192 ops (limit 20,000,000); "
        "use fewer micro-batches or --granularity chunk"},
       {"run --engine analytic --set training.global_batch=16777216",
-       "stepsim: error: training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops"},
+       "stepsim: error: training.global_batch: the step graph of 4,194,304 micro-batches would need 117,440,512 ops"},
       // DP 8,192 rings on 2 stages of 512 chunks: over 20 M SimGrid flows even one per class of flows that move alike.
       {"run --engine simgrid --set model=llama-3.1-8b --set model.layers=1024 --set cluster.nodes=2048 --set parallel.tp=1"
        " --set parallel.pp=2 --set parallel.schedule=interleaved --set parallel.vpp=512 --set training.global_batch=16384"
        " --set training.seq_len=4096",
        "stepsim: error: --engine: the simgrid engine would replay "},
-      // 500,000 micro-batches: 12,000,000 ops, within the graph limit; its trace would not be.
+      // 500,000 micro-batches: 14,000,000 ops, within the graph limit; its trace would not be.
       {"run --engine analytic --set training.global_batch=2000000",
-       "stepsim: error: --trace: the Chrome trace of this step would hold about 32,000,028 events (limit 5,000,000); use fewer "
+       "stepsim: error: --trace: the Chrome trace of this step would hold about 36,000,028 events (limit 5,000,000); use fewer "
        "micro-batches (a larger training.micro_batch) or run without --trace"},
   };
   for (const auto& c : cases) {
@@ -193,21 +193,22 @@ TEST_CASE("over the memory budget: refused before the run, exit 2, one line with
                            " --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=524288";
   struct Case { std::string args; std::string expect; };
   const Case cases[] = {
-      // 820,833 micro-batches of the default scenario: 19,699,992 ops, within the graph limit.
-      {"run --engine analytic --set training.global_batch=3283332",
-       "stepsim: error: --memory-budget-gib: this run would take about 6.5 GiB of memory (128 GPUs, 19,699,992 ops), over the "
+      // 714,285 micro-batches of the default scenario: 19,999,980 ops, within the graph limit.
+      {"run --engine analytic --set training.global_batch=2857140",
+       "stepsim: error: --memory-budget-gib: this run would take about 6.6 GiB of memory (128 GPUs, 19,999,980 ops), over the "
        "budget of 4.0 GiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib\n"},
-      // 4,194,304 GPUs and 19,702,016 ops at once (38,480 layers, one op each per micro-batch and pass).
-      {"run" + wide.substr(0, wide.find(" --set training.global_batch")) + " --granularity layer --set model.layers=38480"
+      // 4,194,304 GPUs and 19,702,016 ops at once (30,784 layers; per micro-batch and layer a forward and
+      // its TP op, a backward and its two TP ops).
+      {"run" + wide.substr(0, wide.find(" --set training.global_batch")) + " --granularity layer --set model.layers=30784"
        " --set training.global_batch=67108864",
        "stepsim: error: --memory-budget-gib: this run would take about 8.7 GiB of memory (4,194,304 GPUs, 19,702,016 ops), over "
        "the budget of 4.0 GiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or "
        "raise --memory-budget-gib\n"},
       {"run" + wide + " --memory-budget-gib 1",
-       "stepsim: error: --memory-budget-gib: this run would take about 2.3 GiB of memory (4,194,304 GPUs, 6 ops), over the "
+       "stepsim: error: --memory-budget-gib: this run would take about 2.3 GiB of memory (4,194,304 GPUs, 7 ops), over the "
        "budget of 1.0 GiB; "},
       {"run --granularity layer --engine analytic --memory-budget-gib 0.01",
-       "stepsim: error: --memory-budget-gib: this run would take about 0.1 GiB of memory (128 GPUs, 83,968 ops), over the budget "
+       "stepsim: error: --memory-budget-gib: this run would take about 0.1 GiB of memory (128 GPUs, 104,448 ops), over the budget "
        "of 0.0 GiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or raise "
        "--memory-budget-gib\n"},
       {"report --memory-budget-gib 0.01", "stepsim: error: --memory-budget-gib: this run would take about "},
@@ -255,13 +256,13 @@ constexpr bool kSanitized = false;
 #endif
 
 TEST_CASE("running out of memory: exit status 3 and one line saying what was being done" * doctest::skip(kSanitized)) {
-  // 942,219 ops need about 320 MB; under a 200 MB address-space limit the allocation fails.
+  // 1.1 M ops need about 250 MB; under a 200 MB address-space limit the allocation fails.
   const auto dir = empty_dir("oom");
   const auto r = run("run --engine analytic --set training.global_batch=163840 --out " + dir + "/out.txt --trace " + dir + "/t.json",
                      "ulimit -v 200000; ");
   CHECK(r.status == 3);
   CHECK(r.out.empty());
-  CHECK(r.err.rfind("stepsim: error: out of memory while simulating the step of llama31-70b-dgx-h100-128 (128 GPUs, about 983,040 "
+  CHECK(r.err.rfind("stepsim: error: out of memory while simulating the step of llama31-70b-dgx-h100-128 (128 GPUs, about 1,146,880 "
                     "ops); make the run smaller (",
                     0) == 0);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);

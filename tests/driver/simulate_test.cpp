@@ -34,14 +34,17 @@ std::string error_of(const scenarios::Scenario& s, const SimulateOptions& o) {
 
 }  // namespace
 
-TEST_CASE("estimated ops: pp * vpp * micro-batches * 2 passes * (groups per pass * ops per group + a send)") {
-  const auto def = scenario({});  // pp 4, 256 micro-batches, 80 layers, TP8: compute + TP op per group
-  CHECK(estimated_ops(def, false) == 4.0 * 256 * 2 * (1 * 2 + 1));
-  CHECK(estimated_ops(def, true) == 4.0 * 256 * 2 * (20 * 2 + 1));
+TEST_CASE("estimated ops: pp * vpp * micro-batches * (groups per pass * ops per forward and backward group + two sends)") {
+  // pp 4, 256 micro-batches, 80 layers, TP8: per group a forward and its TP op, a backward and its
+  // two TP ops (beside the compute and in line: software.tp_backward_overlap).
+  const auto def = scenario({});
+  CHECK(estimated_ops(def, false) == 4.0 * 256 * (1 * 5 + 2));
+  CHECK(estimated_ops(def, true) == 4.0 * 256 * (20 * 5 + 2));
+  CHECK(estimated_ops(scenario({"software.tp_backward_overlap=false"}), true) == 4.0 * 256 * 2 * (20 * 2 + 1));
   const auto inter = scenario({"parallel.schedule=interleaved", "parallel.vpp=2"});
-  CHECK(estimated_ops(inter, true) == 4.0 * 2 * 256 * 2 * (10 * 2 + 1));
+  CHECK(estimated_ops(inter, true) == 4.0 * 2 * 256 * (10 * 5 + 2));
   const auto uneven = scenario({"parallel.first_stage_layers=18", "parallel.last_stage_layers=18"});  // 22 on the others
-  CHECK(estimated_ops(uneven, true) == 4.0 * 256 * 2 * (22 * 2 + 1));
+  CHECK(estimated_ops(uneven, true) == 4.0 * 256 * (22 * 5 + 2));
   // CP adds a ring op and a join per group, an overlapped TP collective a join
   const auto cp = scenario({"parallel.cp=2", "parallel.tp_comm_overlap=true", "parallel.pp=2"});
   CHECK(estimated_ops(cp, false) == 2.0 * static_cast<double>(cp.micro_batches()) * 2 * (1 * 5 + 1));
@@ -52,15 +55,16 @@ TEST_CASE("a step graph beyond the op limit is refused before it is built") {
   SimulateOptions o;
   o.engine = sim::EngineKind::Analytic;
   o.per_layer = true;
-  // 2,000 layers and 4,096 micro-batches: 4,096 x 2 x (2,000 x 2 + 1) = 32,776,192 ops.
+  // 2,000 layers and 4,096 micro-batches: 4,096 x (2,000 x 5 + 2) = 40,968,192 ops (per layer a
+  // forward and its TP op, a backward and its two TP ops; per micro-batch two sends).
   const auto layers = scenario({"model.layers=2000", "training.global_batch=4096", "parallel.pp=1", "parallel.tp=8",
                                 "cluster.nodes=1"});
   CHECK(error_of(layers, o) ==
-        "training.global_batch: the step graph of 4,096 micro-batches would need 32,776,192 ops (limit 20,000,000); use fewer "
+        "training.global_batch: the step graph of 4,096 micro-batches would need 40,968,192 ops (limit 20,000,000); use fewer "
         "micro-batches or --granularity chunk");
   o.per_layer = false;
   const auto batch = scenario({"training.global_batch=16777216"});
-  CHECK(error_of(batch, o).rfind("training.global_batch: the step graph of 4,194,304 micro-batches would need 100,663,296 ops", 0) == 0);
+  CHECK(error_of(batch, o).rfind("training.global_batch: the step graph of 4,194,304 micro-batches would need 117,440,512 ops", 0) == 0);
 }
 
 TEST_CASE("the simgrid engine's flow limit counts the flows it starts, one per class of flows that move alike") {
@@ -119,7 +123,7 @@ TEST_CASE("a user-described GPU with the H100 preset's numbers gives the preset'
   // The default scenario's cluster (16 x DGX H100) written out, with the GPU as numbers only.
   const std::string gpu = R"({"memory_gib": 80, "peak_bf16_tflops": 989, "hbm_TBps": 3.35, "nvlink_GBps": 450,
       "matmul_bf16_tflops": 794.5, "sms": 132, "gemm_tile_m": 128, "gemm_tile_n": 256, "architecture": "hopper",
-      "efficiency": {"gemm_max": 0.890844888, "attn_max": 1, "hbm_eff": 0.85, "comm_slowdown": 0.05}})";
+      "efficiency": {"gemm_max": 0.849248118, "attn_max": 1, "hbm_eff": 0.85, "comm_slowdown": 0.05}})";
   const auto user = scenario({"cluster={\"gpus_per_node\": 8, \"nodes\": 16, \"gpu\": " + gpu +
                               ", \"inter_node\": {\"nics_per_node\": 8, \"nic_Gbps\": 400, \"topology\": \"rail-fat-tree\"}}"});
   const auto preset = scenario({});
@@ -130,7 +134,7 @@ TEST_CASE("a user-described GPU with the H100 preset's numbers gives the preset'
     SimulateOptions o;
     o.engine = engine;
     const double preset_s = simulate(preset, o).report.step_time_s;
-    CHECK(preset_s == doctest::Approx(69.01).epsilon(1e-3));
+    CHECK(preset_s == doctest::Approx(63.67).epsilon(1e-3));
     CHECK(simulate(user, o).report.step_time_s == preset_s);
   }
 }
@@ -141,14 +145,14 @@ TEST_CASE("the automatic engine: simgrid up to engine.auto_simgrid_max_gpus GPUs
 }
 
 TEST_CASE("estimated trace events: 2 per estimated op, 4 per micro-batch, chunk and stage, 7 per stage, beyond the limit --trace is refused") {
-  const auto def = scenario({});  // pp 4, 256 micro-batches, TP8: 6,144 estimated ops
-  CHECK(estimated_trace_events(def, false) == 2.0 * 6144 + 4.0 * 256 * 4 + 7 * 4);
+  const auto def = scenario({});  // pp 4, 256 micro-batches, TP8: 7,168 estimated ops
+  CHECK(estimated_trace_events(def, false) == 2.0 * 7168 + 4.0 * 256 * 4 + 7 * 4);
   CHECK_NOTHROW(check_trace_size(def, false));
-  // 262,144 micro-batches: 4 x 262,144 x 2 x 3 = 6,291,456 ops (within the graph limit), 16,777,244 events.
+  // 262,144 micro-batches: 4 x 262,144 x 7 = 7,340,032 ops (within the graph limit), 18,874,396 events.
   const auto big = scenario({"training.global_batch=1048576"});
-  CHECK(estimated_trace_events(big, false) == 2.0 * 6291456 + 4.0 * 262144 * 4 + 7 * 4);
+  CHECK(estimated_trace_events(big, false) == 2.0 * 7340032 + 4.0 * 262144 * 4 + 7 * 4);
   CHECK_THROWS_WITH_AS(check_trace_size(big, false),
-                       "--trace: the Chrome trace of this step would hold about 16,777,244 events (limit 5,000,000); use fewer "
+                       "--trace: the Chrome trace of this step would hold about 18,874,396 events (limit 5,000,000); use fewer "
                        "micro-batches (a larger training.micro_batch) or run without --trace",
                        ScenarioError);
 }
@@ -161,17 +165,17 @@ TEST_CASE("estimated memory: base + per GPU + per op, and with simgrid per flow"
         c.base_bytes + 1000 * c.per_gpu_bytes + 2e6 * c.per_op_bytes + 5e6 * c.per_flow_bytes);
   // The default budget holds the default scenario many times over, and is the process's budget.
   CHECK(memory_budget_bytes() == kDefaultMemoryBudgetBytes);
-  CHECK(estimated_memory_bytes(128, 6144, 0, false) < 0.05 * static_cast<double>(kDefaultMemoryBudgetBytes));
+  CHECK(estimated_memory_bytes(128, 7168, 0, false) < 0.05 * static_cast<double>(kDefaultMemoryBudgetBytes));
 }
 
 TEST_CASE("a run over the memory budget is refused before it is built, naming the estimate and the budget") {
   SimulateOptions o;
   o.engine = sim::EngineKind::Analytic;
-  const auto def = scenario({});  // 128 GPUs, 6,144 estimated ops
-  const double bytes = estimated_memory_bytes(128, 6144, 0, false);
+  const auto def = scenario({});  // 128 GPUs, 7,168 estimated ops
+  const double bytes = estimated_memory_bytes(128, 7168, 0, false);
   o.memory_budget_bytes = static_cast<std::int64_t>(bytes) - 1;
   const auto refused = error_of(def, o);
-  CHECK(refused.rfind("--memory-budget-gib: this run would take about 0.0 GiB of memory (128 GPUs, 6,144 ops), over the budget of "
+  CHECK(refused.rfind("--memory-budget-gib: this run would take about 0.0 GiB of memory (128 GPUs, 7,168 ops), over the budget of "
                       "0.0 GiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib",
                       0) == 0);
   o.memory_budget_bytes = static_cast<std::int64_t>(bytes) + 1;
@@ -188,7 +192,7 @@ TEST_CASE("with simgrid the flows count, left to choose, simulate() takes the an
   const double flows = simgrid_flow_count(step.graph);
   const auto ops = static_cast<double>(step.graph.ops.size());
   const double simgrid_bytes = estimated_memory_bytes(128, ops, flows, true);
-  REQUIRE(simgrid_bytes > estimated_memory_bytes(128, 6144, 0, false));
+  REQUIRE(simgrid_bytes > estimated_memory_bytes(128, 7168, 0, false));
   SimulateOptions o;
   o.memory_budget_bytes = static_cast<std::int64_t>(simgrid_bytes) - 1;
   CHECK(simulate(def, o).report.engine == "analytic");

@@ -181,8 +181,10 @@ TEST_CASE("the graph validates, and its op counts follow the layout") {
   CHECK(fwd == m * p);   // dp = 1: no bucket splits
   CHECK(bwd == m * p);
   CHECK(send == 2 * m * (p - 1));
-  // one per pass, the cross-entropy all-reduces on the last stage, each stage's norm-gradient all-reduce
-  CHECK(tp == 2 * m * p + m + p);
+  // one per forward pass, two per backward pass (in line, and beside the compute:
+  // software.tp_backward_overlap), the cross-entropy all-reduces on the last stage, each stage's
+  // norm-gradient all-reduce
+  CHECK(tp == 3 * m * p + m + p);
   CHECK(opt == p);
 }
 
@@ -205,9 +207,10 @@ TEST_CASE("CP: the K/V ring of a pass starts with its compute and overlaps it") 
   CHECK(checked >= 2 * 4);  // passes whose layers wait for or finish buckets are split per layer
 }
 
-TEST_CASE("TP collectives are synchronous: no compute runs on a stage while its TP collectives run") {
+TEST_CASE("without software.tp_backward_overlap, TP collectives are synchronous: no compute runs on a stage while its TP collectives run") {
   for (const auto& sched : {"1f1b", "interleaved"}) {
-    auto s = scenario({std::string("parallel.schedule=") + sched, std::string("parallel.vpp=") + (std::string(sched) == "1f1b" ? "1" : "2")});
+    auto s = scenario({std::string("parallel.schedule=") + sched, std::string("parallel.vpp=") + (std::string(sched) == "1f1b" ? "1" : "2"),
+                       "software.tp_backward_overlap=false"});
     auto b = build(s);
     const auto tr = sim::run_analytic(b.graph);
     for (std::size_t dev = 0; dev < b.graph.devices.size(); ++dev) {
@@ -228,8 +231,45 @@ TEST_CASE("TP collectives are synchronous: no compute runs on a stage while its 
   }
 }
 
-TEST_CASE("tp_comm_overlap: TP collectives start with their layers' compute and the step gets shorter") {
-  auto base = scenario({});
+TEST_CASE("tp_backward_overlap: the column-parallel layers' backward collectives start with the backward compute, the rest stay in line") {
+  for (const auto& sp : {"true", "false"}) {
+    auto on = scenario({std::string("parallel.sequence_parallel=") + sp});
+    auto off = scenario({std::string("parallel.sequence_parallel=") + sp, "software.tp_backward_overlap=false"});
+    auto a = build(on), b = build(off);
+    const auto ta = sim::run_analytic(a.graph), tb = sim::run_analytic(b.graph);
+    CHECK(ta.makespan_s < tb.makespan_s);
+    // Per backward pass: units beside the compute op that precedes them, then units in line.
+    // SP: 2 all-gathers (saved inputs) + 2 reduce-scatters (dgrads) beside, 2 all-gathers (output
+    // gradients) in line; without SP: 2 all-reduces (4 units) beside, none in line but the
+    // logits' input on the last stage.
+    const double tp_bytes = 2.0 * 4096 * 4096;
+    const double layers = static_cast<double>(on.model.layers / on.parallel.pp);
+    int beside = 0;
+    for (std::size_t i = 1; i < a.graph.ops.size(); ++i) {
+      const auto& op = a.graph.ops[i];
+      if (op.stream != sim::Stream::TpComm || op.phase != sim::Phase::Backward || op.kind != sim::OpKind::Collective) continue;
+      if (a.graph.ops[i - 1].kind != sim::OpKind::Compute) continue;  // the in-line one follows the beside one
+      CHECK(ta.ops[i].start_s == ta.ops[i - 1].start_s);
+      CHECK(op.message_bytes * op.count == tp_bytes * layers * 4.0 * (std::string(sp) == "true" ? 1.0 : 0.5));
+      ++beside;
+    }
+    CHECK(beside == on.micro_batches() * on.parallel.pp);
+    // The forward's collectives follow their compute.
+    int in_line = 0;
+    for (std::size_t i = 1; i < a.graph.ops.size(); ++i) {
+      const auto& op = a.graph.ops[i];
+      if (op.stream != sim::Stream::TpComm || op.phase != sim::Phase::Forward || op.kind != sim::OpKind::Collective ||
+          a.graph.ops[i - 1].kind != sim::OpKind::Compute)
+        continue;
+      CHECK(ta.ops[i].start_s >= ta.ops[i - 1].end_s);
+      ++in_line;
+    }
+    CHECK(in_line == on.micro_batches() * on.parallel.pp);
+  }
+}
+
+TEST_CASE("tp_comm_overlap: TP collectives start with their layers' compute and the step gets shorter than in line") {
+  auto base = scenario({"software.tp_backward_overlap=false"});
   auto over = scenario({"parallel.tp_comm_overlap=true"});
   auto a = build(base), b = build(over);
   const auto ta = sim::run_analytic(a.graph), tb = sim::run_analytic(b.graph);
@@ -286,17 +326,22 @@ TEST_CASE("without SP, TP runs two all-reduces per layer each way (and one for t
   const double S = 2.0 * 4096 * 4096;  // 2 s b h / c
   const auto layers = static_cast<double>(s.model.layers / s.parallel.pp);
   bool seen_fwd0 = false, seen_bwd_last = false;
+  // Per pass (micro-batch), the bytes of its TP ops: the backward has the layers' all-reduces
+  // beside the compute (software.tp_backward_overlap) and the logits' input in line.
+  std::map<std::int32_t, double> fwd0, bwd_last;
   for (const auto& op : b.graph.ops) {
     if (op.stream != sim::Stream::TpComm || op.label != "tp.ar") continue;
     CHECK(op.collective == costmodel::Collective::AllReduce);
-    if (op.phase == sim::Phase::Forward && op.stage == 0) {
-      CHECK(op.bytes == S * (2 * layers + 1));
-      seen_fwd0 = true;
-    }
-    if (op.phase == sim::Phase::Backward && op.stage == 3) {
-      CHECK(op.bytes == S * (2 * layers + 1));
-      seen_bwd_last = true;
-    }
+    if (op.phase == sim::Phase::Forward && op.stage == 0) fwd0[op.micro_batch] += op.bytes;
+    if (op.phase == sim::Phase::Backward && op.stage == 3) bwd_last[op.micro_batch] += op.bytes;
+  }
+  for (const auto& [mb, bytes] : fwd0) {
+    CHECK(bytes == S * (2 * layers + 1));
+    seen_fwd0 = true;
+  }
+  for (const auto& [mb, bytes] : bwd_last) {
+    CHECK(bytes == S * (2 * layers + 1));
+    seen_bwd_last = true;
   }
   CHECK(seen_fwd0);
   CHECK(seen_bwd_last);

@@ -143,6 +143,10 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
   const bool selective = s.training.recompute == Recompute::Selective;
   const auto& mods = s.training.recompute_modules;
   const Overlap tp_overlap = s.parallel.tp_comm_overlap ? Overlap::WithCompute : Overlap::AfterCompute;
+  // The backward TP communication of the column-parallel linears (QKV, FC1) that the stack runs
+  // beside their own GEMMs (software.tp_backward_overlap): the re-gather of the saved SP input
+  // beside the dgrad GEMM, the dgrad reduce-scatter (all-reduce without SP) beside the wgrad GEMM.
+  const Overlap bwd_overlap = s.software.tp_backward_overlap ? Overlap::WithCompute : tp_overlap;
   const double tp_bytes = 2.0 * x.tokens_per_rank * h;
 
   LayerProgram l;
@@ -150,8 +154,8 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
   l.backward.kernels = layer_backward(s);
   l.recompute = layer_recompute(s, full);
   if (x.tp > 1) {
-    auto add = [&](PassProgram& pass, Collective c, double count) {
-      pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, c, tp_bytes, count, tp_overlap});
+    auto add = [&](PassProgram& pass, Collective c, double count, Overlap o) {
+      if (count > 0) pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, c, tp_bytes, count, o});
     };
     // Recomputed forward collectives: the whole layer's (full), or the MLP's all-gather and
     // reduce-scatter (all-reduce without SP) when the MLP is recomputed.
@@ -159,22 +163,30 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
     if (sp && s.training.fp8()) {
       // TE gathers the FP8 norm outputs (the inputs of QKV and FC1), 1 byte per element, in the
       // forward, again for wgrad and in a recomputed forward; the output gradients stay bf16.
-      const auto add_fp8 = [&](PassProgram& pass, double count) {
-        pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, Collective::AllGather, tp_bytes / 2.0, count, tp_overlap});
+      const auto add_fp8 = [&](PassProgram& pass, double count, Overlap o) {
+        if (count > 0)
+          pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, Collective::AllGather, tp_bytes / 2.0, count, o});
       };
-      add_fp8(l.forward, 2.0);
-      add(l.forward, Collective::ReduceScatter, 2.0);
-      add_fp8(l.backward, 2.0 + rerun);
-      add(l.backward, Collective::AllGather, 2.0);
-      add(l.backward, Collective::ReduceScatter, 2.0 + rerun);
+      add_fp8(l.forward, 2.0, tp_overlap);
+      add(l.forward, Collective::ReduceScatter, 2.0, tp_overlap);
+      add_fp8(l.backward, 2.0, bwd_overlap);  // the inputs of QKV and FC1 again, for their wgrad
+      add_fp8(l.backward, rerun, tp_overlap);
+      add(l.backward, Collective::AllGather, 2.0, tp_overlap);  // the output gradients of proj and FC2
+      add(l.backward, Collective::ReduceScatter, 2.0, bwd_overlap);
+      add(l.backward, Collective::ReduceScatter, rerun, tp_overlap);
     } else if (sp) {
-      add(l.forward, Collective::AllGather, 2.0);
-      add(l.forward, Collective::ReduceScatter, 2.0);
-      add(l.backward, Collective::AllGather, 4.0 + rerun);
-      add(l.backward, Collective::ReduceScatter, 2.0 + rerun);
+      add(l.forward, Collective::AllGather, 2.0, tp_overlap);
+      add(l.forward, Collective::ReduceScatter, 2.0, tp_overlap);
+      // Backward: the output gradients of proj and FC2 gathered in line, the saved inputs of QKV
+      // and FC1 gathered again for their wgrad and the dgrads of QKV and FC1 reduce-scattered.
+      add(l.backward, Collective::AllGather, 2.0 + rerun, tp_overlap);
+      add(l.backward, Collective::AllGather, 2.0, bwd_overlap);
+      add(l.backward, Collective::ReduceScatter, 2.0, bwd_overlap);
+      add(l.backward, Collective::ReduceScatter, rerun, tp_overlap);
     } else {
-      add(l.forward, Collective::AllReduce, 2.0);
-      add(l.backward, Collective::AllReduce, 2.0 + rerun);
+      add(l.forward, Collective::AllReduce, 2.0, tp_overlap);
+      add(l.backward, Collective::AllReduce, 2.0, bwd_overlap);  // the dgrads of QKV and FC1
+      add(l.backward, Collective::AllReduce, rerun, tp_overlap);
     }
   }
   if (x.cp > 1) {
@@ -279,10 +291,11 @@ double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int
   return bytes;
 }
 
-double collective_units(const std::vector<CollectiveWork>& cs, GroupKind group, double bytes, Collective unit) {
+double collective_units(const std::vector<CollectiveWork>& cs, GroupKind group, double bytes, Collective unit,
+                        std::optional<Overlap> overlap) {
   double units = 0;
   for (const auto& c : cs)
-    if (c.group == group && c.bytes == bytes)
+    if (c.group == group && c.bytes == bytes && (!overlap || c.overlap == *overlap))
       units += c.count * (c.collective == Collective::AllReduce && unit != Collective::AllReduce ? 2.0 : 1.0);
   return units;
 }

@@ -286,6 +286,7 @@ struct SoftwareSpec {
   bool fused_norm_gemm = true;           // TransformerEngine LayerNormLinear (carried; no BF16 time effect)
   bool cuda_graphs = false;              // carried
   bool tp_comm_overlap = false;          // TE userbuffers TP overlap (carried; the next issue prices it)
+  bool tp_backward_overlap = true;       // backward TP comm of column-parallel linears beside their dgrad/wgrad GEMMs
   double kernel_launch_s = 0;            // GPU idle between two kernels of a stream
   double microbatch_host_s = 0;          // host time per micro-batch and pass not hidden behind the GPU
   AttentionCurves attention_curves;      // resolved for the scenario's GPU architecture at load time

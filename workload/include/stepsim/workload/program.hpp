@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "stepsim/scenarios/scenario.hpp"
@@ -91,7 +92,8 @@ struct StepProgram {
 [[nodiscard]] double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk);
 
 // Collectives of `group` among `cs`, counted in units of `unit` (an all-reduce is two
-// reduce-scatter/all-gather units: NCCL runs it as both).
-[[nodiscard]] double collective_units(const std::vector<CollectiveWork>& cs, GroupKind group, double bytes, Collective unit);
+// reduce-scatter/all-gather units: NCCL runs it as both); with `overlap`, only those that run so.
+[[nodiscard]] double collective_units(const std::vector<CollectiveWork>& cs, GroupKind group, double bytes, Collective unit,
+                                      std::optional<Overlap> overlap = std::nullopt);
 
 }  // namespace stepsim::workload
