@@ -162,10 +162,12 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
     const double rerun = full ? 2.0 : (selective && mods.mlp ? 1.0 : 0.0);
     if (sp && s.training.fp8()) {
       // TE gathers the FP8 norm outputs (the inputs of QKV and FC1), 1 byte per element, in the
-      // forward, again for wgrad and in a recomputed forward; the output gradients stay bf16.
+      // forward, again for wgrad and in a recomputed forward; the output gradients stay bf16. A
+      // pass's TP collectives are planned as one ring of S-byte units: an all-gather of S/2 bytes
+      // is half a unit.
       const auto add_fp8 = [&](PassProgram& pass, double count, Overlap o) {
         if (count > 0)
-          pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, Collective::AllGather, tp_bytes / 2.0, count, o});
+          pass.collectives.push_back(CollectiveWork{GroupKind::Tensor, Collective::AllGather, tp_bytes, 0.5 * count, o});
       };
       add_fp8(l.forward, 2.0, tp_overlap);
       add(l.forward, Collective::ReduceScatter, 2.0, tp_overlap);
