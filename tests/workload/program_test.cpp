@@ -50,6 +50,19 @@ TEST_CASE("with SP a layer all-gathers and reduce-scatters S = 2 s b h / c bytes
   s.training.recompute = scenarios::Recompute::Full;
   const auto r = workload::layer_program(s);
   CHECK(workload::collective_units(r.backward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 10);
+  // Beside the backward compute (software.tp_backward_overlap): the re-gathers and the dgrad
+  // reduce-scatters of QKV and FC1, 4 units; in line the other 2 all-gathers and the rerun 4.
+  CHECK(workload::collective_units(r.backward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather,
+                                   workload::Overlap::WithCompute) == 4);
+  CHECK(workload::collective_units(r.backward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather,
+                                   workload::Overlap::AfterCompute) == 6);
+  // FP8: the 1-byte all-gathers of the QKV and FC1 inputs are half units: 2 x 1/2 + 2 forward,
+  // 2 x 1/2 + 2 + 2 backward.
+  s.training.recompute = scenarios::Recompute::None;
+  s.training.precision = scenarios::TrainingPrecision::Fp8Delayed;
+  const auto q = workload::layer_program(s);
+  CHECK(workload::collective_units(q.forward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 3);
+  CHECK(workload::collective_units(q.backward.collectives, GroupKind::Tensor, 2.0 * 4096 * 1024, Collective::AllGather) == 5);
 }
 
 TEST_CASE("without SP a layer all-reduces twice each way, the embedding once, the logits' input gradient once") {
