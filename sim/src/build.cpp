@@ -465,7 +465,6 @@ class Builder {
   struct GroupComm {
     double tp_units = 0;       // in line: after the group's compute
     double tp_units_with = 0;  // beside the group's compute
-
     double cp_steps = 0;
     double cp_bytes = 0;
   };
@@ -475,8 +474,7 @@ class Builder {
     for (std::int64_t l = base + first; l < base + first + count; ++l) {
       const auto& lp = *prog_.layers[static_cast<std::size_t>(l)];
       const auto& cs = forward ? lp.forward.collectives : lp.backward.collectives;
-      g.tp_units += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::AfterCompute);
-      g.tp_units_with += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::WithCompute);
+      add_tp_units(g, cs);
       for (const auto& c : cs)
         if (c.group == GroupKind::ContextRing) g.cp_steps += c.count, g.cp_bytes = c.bytes;
     }
@@ -486,9 +484,13 @@ class Builder {
   // The embedding's or the output layer's work joins a layer group: its kernels and its TP units.
   void add_extra(Terms& terms, GroupComm& comm, std::int32_t list, const workload::PassProgram& pass) const {
     terms.emplace_back(list, 1.0);
-    comm.tp_units += workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::AfterCompute);
-    comm.tp_units_with +=
-        workload::collective_units(pass.collectives, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::WithCompute);
+    add_tp_units(comm, pass.collectives);
+  }
+
+  // The TP units of `cs`, in line and beside the compute.
+  void add_tp_units(GroupComm& comm, const std::vector<workload::CollectiveWork>& cs) const {
+    comm.tp_units += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::AfterCompute);
+    comm.tp_units_with += workload::collective_units(cs, GroupKind::Tensor, tp_bytes_, tp_unit_, workload::Overlap::WithCompute);
   }
 
   // A layer group's compute work and its communication, the same for every micro-batch: made by
