@@ -48,10 +48,11 @@ void register_validate_command(CLI::App& app) {
   auto* gpus_flag = cmd->add_flag("--gpus", *gpus, "list which GPUs have measured records and which efficiencies are derived");
   auto* cross_flag = cmd->add_flag(
       "--cross-validate", *cross,
-      "leave one table out per GPU: fit --params on the GPU's other records (as calibrate), predict the table; "
+      "leave one table out per GPU: refit the GPU's parameters on its other records (as calibrate), predict the table; "
       "analytic engine");
   cmd->add_option("--params", *params,
-                  "parameters fitted by --cross-validate, comma-separated (calibrate's names; default gemm_max)")
+                  "parameters fitted by --cross-validate on every GPU, comma-separated (calibrate's names; default: each GPU's own, "
+                  "those its efficiency file lists as \"fitted\")")
       ->needs(cross_flag);
   gpus_flag->excludes(cross_flag);
   cmd->callback([=]() {

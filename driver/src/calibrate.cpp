@@ -28,9 +28,7 @@ std::string percent(double fraction) { return report::fixed(100.0 * fraction, 2)
 
 }  // namespace
 
-std::vector<std::string> efficiency_parameter_names() {
-  return {"gemm_max", "gemm_fp8_max", "attn_max", "hbm_eff", "comm_slowdown"};
-}
+std::vector<std::string> efficiency_parameter_names() { return scenarios::efficiency_parameter_names(); }
 
 std::pair<double, double> efficiency_parameter_bounds(const std::string& name) {
   if (name == "gemm_max" || name == "gemm_fp8_max" || name == "attn_max") return {0.2, 1.0};
@@ -107,6 +105,7 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
   };
   r.mape_before = report::mean_absolute_error(errors(r.start));
   r.efficiency = r.start;
+  r.efficiency.fitted.clear();  // a file written without a fit (derived) lists none
   if (!options.params.empty()) {
     const auto n = static_cast<Eigen::Index>(options.params.size());
     Eigen::VectorXd x0(n), lo(n), hi(n);
@@ -128,8 +127,15 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
       for (std::size_t i = 0; i < cases.size(); ++i) res[static_cast<Eigen::Index>(i)] = cases[i].error;
       return res;
     };
-    r.fit = fit_least_squares(residuals, x0, lo, hi, options.fit);
+    r.fit = fit_least_absolute(residuals, x0, lo, hi, options.fit);
     r.efficiency = to_efficiency(r.fit.x);
+    // The fitted parameters: the start point's (a fit on top of a fit) and these.
+    std::vector<std::string> fitted;
+    for (const auto& name : efficiency_parameter_names())
+      if (std::find(r.start.fitted.begin(), r.start.fitted.end(), name) != r.start.fitted.end() ||
+          std::find(options.params.begin(), options.params.end(), name) != options.params.end())
+        fitted.push_back(name);
+    r.efficiency.fitted = fitted;
   }
   r.mape_after = report::mean_absolute_error(errors(r.efficiency));
 
@@ -146,7 +152,7 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
                                      : "the fitted fractions of " + options.base_gpu +
                                            " applied to this GPU's own published ceilings (matmul throughput, SMs, attention figures, HBM bandwidth)");
   } else {
-    src << ": least squares on the relative step-time (or TFLOP/s) error of " << used.size() << " records";
+    src << ": least absolute relative step-time (or TFLOP/s) error (the MAPE) of " << used.size() << " records";
     src << " (" << join(r.records, ", ") << "); MAPE " << percent(r.mape_before) << " at the start point, "
         << percent(r.mape_after) << " fitted; other parameters from "
         << (options.base_gpu.empty() ? std::string("the default efficiency") : options.base_gpu);

@@ -140,4 +140,59 @@ FitResult fit_least_squares(std::function<Eigen::VectorXd(const Eigen::VectorXd&
   return res;
 }
 
+FitResult fit_least_absolute(std::function<Eigen::VectorXd(const Eigen::VectorXd&)> residuals,
+                             Eigen::VectorXd x0, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
+                             FitOptions options, AbsoluteFitOptions absolute) {
+  if (lower.size() != x0.size() || upper.size() != x0.size())
+    throw InternalError("fit_least_squares: bounds and x0 differ in size");
+  if (!(absolute.floor > 0) || absolute.max_rounds < 1) throw InternalError("fit_least_absolute: floor must be > 0, rounds >= 1");
+  FitResult best;
+  best.x = clamp(x0, lower, upper);
+  best.residuals = residuals(best.x);
+  best.evaluations = 1;
+  if (best.residuals.size() == 0 || !all_finite(best.residuals))
+    throw InternalError("fit_least_squares: residuals at the start are empty or not finite");
+  best.cost = best.residuals.cwiseAbs().sum();
+  best.message = "round limit";
+  int iterations = 0, evaluations = 1;
+  Eigen::VectorXd x = best.x, r = best.residuals;
+  for (int round = 0; round < absolute.max_rounds; ++round) {
+    const Eigen::VectorXd w = r.cwiseAbs().cwiseMax(absolute.floor).cwiseSqrt().cwiseInverse();
+    auto weighted = [&](const Eigen::VectorXd& p) -> Eigen::VectorXd {
+      const Eigen::VectorXd rr = residuals(p);
+      if (rr.size() != w.size()) throw InternalError("fit_least_squares: residual vector changed size");
+      return rr.cwiseProduct(w);
+    };
+    const FitResult step = fit_least_squares(weighted, x, lower, upper, options);
+    iterations += step.iterations;
+    evaluations += step.evaluations;
+    const Eigen::VectorXd r_new = step.residuals.cwiseQuotient(w);
+    const double cost = r_new.cwiseAbs().sum();
+    bool moved = false;
+    for (Eigen::Index i = 0; i < x.size(); ++i)
+      if (std::abs(step.x[i] - x[i]) > options.x_tolerance * (std::abs(x[i]) + options.x_tolerance)) moved = true;
+    const bool better = cost < best.cost;
+    if (better) {
+      best.x = step.x;
+      best.residuals = r_new;
+      best.cost = cost;
+    }
+    x = step.x;
+    r = r_new;
+    if (!moved) {
+      best.converged = true;
+      best.message = "rounds converged";
+      break;
+    }
+    if (!better && round > 0) {
+      best.converged = true;
+      best.message = "cost stalled";
+      break;
+    }
+  }
+  best.iterations = iterations;
+  best.evaluations = evaluations;
+  return best;
+}
+
 }  // namespace stepsim::driver

@@ -1,6 +1,7 @@
 #include "stepsim/driver/validate.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -101,7 +102,6 @@ ValidationReport validate(const ValidateOptions& options) {
 
 CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>& records,
                                              const CrossValidateOptions& options) {
-  if (options.params.empty()) throw ScenarioError("--params", "cross-validation needs at least one parameter to fit");
   for (const auto& p : options.params) (void)efficiency_parameter_bounds(p);  // names checked first
   ValidateOptions vo = options.validate;
   vo.engine = sim::EngineKind::Analytic;
@@ -110,7 +110,6 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
 
   CrossValidationReport r;
   r.engine = sim::to_string(vo.engine);
-  r.params = options.params;
   for (const auto& o : vo.overrides) r.overrides.push_back(o.path + "=" + o.value);
 
   // Every simulated record with its GPU and its table's key ("set/table"); the sets in order of
@@ -119,13 +118,14 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
     ValidationRecord record;
     std::string gpu;
     std::string key;
+    std::vector<std::string> fitted;  // the parameters the record's efficiency lists as fitted
   };
   std::vector<Item> items;
   std::vector<std::string> names;
   for (const auto& rec : records) {
     if (rec.skipped() || rec.measures_memory()) continue;
     const auto s = scenarios::load_scenario_text(rec.scenario_json, vo.overrides, record_context(rec));
-    items.push_back({rec, s.cluster.gpu.name, rec.set + "/" + rec.table});
+    items.push_back({rec, s.cluster.gpu.name, rec.set + "/" + rec.table, s.cluster.gpu.efficiency.fitted});
     if (std::find(names.begin(), names.end(), rec.set) == names.end()) names.push_back(rec.set);
   }
 
@@ -133,10 +133,27 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
   for (std::size_t i = 0; i < items.size(); ++i) committed[i] = validate_record(items[i].record, vo);
   std::set<std::string> gpus;
   for (const auto& it : items) gpus.insert(it.gpu);
+  // Per GPU, the parameters to fit; the report's columns are their union, in calibrate's order.
+  std::map<std::string, std::vector<std::string>> gpu_params;
+  for (const auto& it : items)
+    if (!gpu_params.count(it.gpu)) gpu_params[it.gpu] = options.params.empty() ? it.fitted : options.params;
+  for (const auto& name : efficiency_parameter_names())
+    for (const auto& [gpu, ps] : gpu_params)
+      if (std::find(ps.begin(), ps.end(), name) != ps.end()) {
+        r.params.push_back(name);
+        break;
+      }
   for (const auto& gpu : gpus) {
     CalibrateOptions co;
     co.gpu = gpu;
-    co.params = options.params;
+    co.params = gpu_params[gpu];
+    if (co.params.empty()) {
+      std::vector<std::string> keys;
+      for (const auto& it : items)
+        if (it.gpu == gpu && std::find(keys.begin(), keys.end(), it.key) == keys.end()) keys.push_back(it.key);
+      for (const auto& key : keys) r.not_cross_validated.push_back(key + ": the efficiency of " + gpu + " lists no fitted parameter");
+      continue;
+    }
     co.overrides = vo.overrides;
     auto fit_on = [&](const std::string& left_out) {
       std::vector<ValidationRecord> training;
@@ -144,7 +161,10 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
         if (it.gpu == gpu && it.key != left_out) training.push_back(it.record);
       const auto result = calibrate_records(training, co);
       report::CrossValidationFit f{gpu, left_out, training.size(), {}};
-      for (const auto& p : options.params) f.values.push_back(get_efficiency_parameter(result.efficiency, p));
+      for (const auto& p : r.params)
+        f.values.push_back(std::find(co.params.begin(), co.params.end(), p) != co.params.end()
+                               ? get_efficiency_parameter(result.efficiency, p)
+                               : std::numeric_limits<double>::quiet_NaN());
       r.fits.push_back(std::move(f));
       ValidateOptions po = vo;
       po.efficiency = result.efficiency;

@@ -413,16 +413,16 @@ Table fits_table(const CrossValidationReport& r) {
   for (const auto& f : r.fits) {
     std::vector<std::string> row{f.gpu, f.left_out.empty() ? "all records" : "all but " + f.left_out,
                                  std::to_string(f.training_records)};
-    for (const double v : f.values) row.push_back(significant(v, 4));
+    for (const double v : f.values) row.push_back(std::isnan(v) ? "-" : significant(v, 4));
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
 std::string cross_notes(const CrossValidationReport& r) {
-  std::string s = "MAPE/max/Spearman: with the embedded efficiency files (as validate); fit: parameters (" ;
+  std::string s = "MAPE/max/Spearman: with the embedded efficiency files (as validate); fit: each GPU's parameters (";
   for (std::size_t i = 0; i < r.params.size(); ++i) s += (i ? ", " : "") + r.params[i];
-  s += ") fitted on every record of the GPU (in-sample);\nCV: fitted on the GPU's records outside the table, "
+  s += "; - where a GPU's fit does not set one) fitted on every record of the GPU (in-sample);\nCV: fitted on the GPU's records outside the table, "
        "predicting the table (leave one table out); a set's CV row pools its tables' predictions.\n";
   for (const auto& n : r.not_cross_validated) s += "not cross-validated: " + n + "\n";
   return s;
@@ -477,7 +477,8 @@ std::string cross_validation_json(const CrossValidationReport& r) {
     jf["left_out"] = f.left_out;
     jf["training_records"] = f.training_records;
     ordered_json values;
-    for (std::size_t i = 0; i < r.params.size() && i < f.values.size(); ++i) values[r.params[i]] = f.values[i];
+    for (std::size_t i = 0; i < r.params.size() && i < f.values.size(); ++i)
+      if (!std::isnan(f.values[i])) values[r.params[i]] = f.values[i];
     jf["values"] = std::move(values);
     j["fits"].push_back(std::move(jf));
   }

@@ -319,6 +319,27 @@ Efficiency read_efficiency(const Json& j, const std::string& path, const Efficie
   if (r.has("gemm_fp8_max")) e.gemm_fp8_max = r.num_param("gemm_fp8_max");
   e.kind = r.choice_param("kind", kEfficiencyKindNames);
   e.fit = r.has("source") ? r.string("source", std::nullopt) : std::string();
+  // As "source": an object that does not list its fitted parameters is not the fit of its base.
+  e.fitted.clear();
+  if (r.has("fitted")) {
+    const std::string list = r.string("fitted", std::nullopt);
+    std::size_t begin = 0;
+    while (begin <= list.size()) {
+      const auto comma = std::min(list.find(',', begin), list.size());
+      const std::string name = list.substr(begin, comma - begin);
+      const auto& known = efficiency_parameter_names();
+      if (std::find(known.begin(), known.end(), name) == known.end())
+      {
+        std::string expected;
+        for (const auto& k : known) expected += (expected.empty() ? "" : ", ") + k;
+        throw ScenarioError(path + ".fitted", "unknown parameter '" + name + "' (expected a comma-separated list of " + expected + ")");
+      }
+      if (std::find(e.fitted.begin(), e.fitted.end(), name) != e.fitted.end())
+        throw ScenarioError(path + ".fitted", "names '" + name + "' twice");
+      e.fitted.push_back(name);
+      begin = comma + 1;
+    }
+  }
   e.source = complete ? source : source + " over " + base.source;
   r.finish({"description"});
   return e;

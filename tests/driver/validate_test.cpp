@@ -163,6 +163,9 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
   CHECK(back.gemm_max == doctest::Approx(r.efficiency.gemm_max).epsilon(1e-8));
   CHECK(back.attn_max == doctest::Approx(r.efficiency.attn_max));
   CHECK(back.source == file);
+  CHECK(r.efficiency.fitted == std::vector<std::string>{"gemm_max"});
+  CHECK(back.fitted == std::vector<std::string>{"gemm_max"});
+  CHECK(text.find("\"fitted\": \"gemm_max\",") != std::string::npos);
   const auto again = stepsim::driver::calibrate_records({rec}, co);
   CHECK(stepsim::driver::efficiency_to_json(again.efficiency, again.source) == text);
   CHECK(r.source.find("stepsim calibrate --gpu a100-sxm-80gb") == 0);
@@ -251,6 +254,7 @@ TEST_CASE("cross-validation: leave one table out recovers a parameter that gener
   }
   REQUIRE(records.size() == 2);
   stepsim::driver::CrossValidateOptions co;
+  co.params = {"gemm_max"};
   const auto r = stepsim::driver::cross_validate_records(records, co);
   CHECK(r.params == std::vector<std::string>{"gemm_max"});
   REQUIRE(r.fits.size() == 3);  // all records, then one fold per table
@@ -277,9 +281,35 @@ TEST_CASE("cross-validation: leave one table out recovers a parameter that gener
   CHECK(one.cross_validated.sets.at(0).stats.records == 0);
   CHECK(stepsim::report::cross_validation_table(one).find("not cross-validated: korthikanti-2022-table5/full") !=
         std::string::npos);
-  co.params.clear();
+  co.params = {"gemm_mx"};
   CHECK_THROWS_WITH_AS(stepsim::driver::cross_validate_records(records, co), doctest::Contains("--params"),
                        stepsim::ScenarioError);
+
+  // Without --params each GPU refits what its efficiency lists as fitted: an inline efficiency
+  // that lists none leaves its tables out, and says why.
+  auto unfitted = records;
+  for (auto& rec : unfitted) {
+    const std::string from = "\"preset\":\"dgx-a100\"";
+    const auto at = rec.scenario_json.find(from);
+    REQUIRE(at != std::string::npos);
+    rec.scenario_json.replace(at, from.size(), from + ",\"gpu\":{\"preset\":\"a100-sxm-80gb\",\"efficiency\":{\"gemm_max\":0.7}}");
+  }
+  co.params.clear();
+  const auto none = stepsim::driver::cross_validate_records(unfitted, co);
+  CHECK(none.params.empty());
+  CHECK(none.fits.empty());
+  CHECK(none.not_cross_validated.size() == 2);
+  CHECK(none.not_cross_validated.at(0) == "korthikanti-2022-table5/full: the efficiency of a100-sxm-80gb lists no fitted parameter");
+}
+
+TEST_CASE("cross-validation without --params refits each GPU's listed parameters") {
+  // The committed A100 80 GB file lists gemm_max and hbm_eff (stepsim calibrate wrote them).
+  const auto s = stepsim::scenarios::load_scenario_text(stepsim::driver::validation_records("korthikanti-2022-table5").at(0).scenario_json);
+  CHECK(s.cluster.gpu.efficiency.fitted == std::vector<std::string>{"gemm_max", "hbm_eff"});
+  stepsim::driver::CrossValidateOptions co;
+  co.validate.set_names = {"fujii-2024-tsubame-h100"};
+  const auto r = stepsim::driver::cross_validate(co);
+  CHECK(r.params == std::vector<std::string>{"gemm_max"});  // the H100 94 GB file fits gemm_max alone
 }
 
 TEST_CASE("cross-validation of the TSUBAME H100 set: every GPU-count table predicted from the others") {

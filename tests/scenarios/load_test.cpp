@@ -527,7 +527,7 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(e.kind == EfficiencyKind::Fitted);
   CHECK(e.source == "scenarios/presets/efficiency/h100-sxm-94gb.json");
   CHECK(e.fit.find("stepsim calibrate --gpu h100-sxm-94gb") == 0);
-  CHECK(e.gemm_max == doctest::Approx(0.614290118));
+  CHECK(e.gemm_max == doctest::Approx(0.614453092));
 
   // A parameter set over the preset keeps the others; the source says what it lies over.
   const auto over = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency.gemm_max=0.6")});
@@ -549,14 +549,23 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(custom.software.attention_curves.series.empty());
 
   // An efficiency file, as stepsim calibrate writes it, read when the scenario loads.
-  const auto file = test_support::scratch_file("load", "efficiency.json", R"({"source": "a fit", "gemm_max": 0.5, "attn_max": 0.4,
+  const auto file = test_support::scratch_file("load", "efficiency.json", R"({"source": "a fit", "fitted": "gemm_max,hbm_eff",
+                                                                          "gemm_max": 0.5, "attn_max": 0.4,
                                                                           "hbm_eff": 0.8, "comm_slowdown": 0.02})");
   const auto from_file = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency=" + file)});
   CHECK(from_file.cluster.gpu.efficiency.kind == EfficiencyKind::Fitted);
   CHECK(from_file.cluster.gpu.efficiency.source == file);
   CHECK(from_file.cluster.gpu.efficiency.fit == "a fit");
   CHECK(from_file.cluster.gpu.efficiency.hbm_eff == 0.8);
+  CHECK(from_file.cluster.gpu.efficiency.fitted == std::vector<std::string>{"gemm_max", "hbm_eff"});
   std::filesystem::remove(file);
+  // An inline object is not the fit of the file under it: it lists no fitted parameter.
+  CHECK(scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency.gemm_max=0.7")})
+            .cluster.gpu.efficiency.fitted.empty());
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency.fitted=gemm_max,gemm_min"}) ==
+        "cluster.gpu.efficiency.fitted: unknown parameter 'gemm_min' (expected a comma-separated list of gemm_max, gemm_fp8_max, "
+        "attn_max, hbm_eff, comm_slowdown)");
+  CHECK(error_of(kBase, {"cluster.gpu.efficiency.fitted=hbm_eff,hbm_eff"}) == "cluster.gpu.efficiency.fitted: names 'hbm_eff' twice");
 
   CHECK(error_of(kBase, {"cluster.gpu.efficiency.gemm_max=1.5"}) == "cluster.gpu.efficiency.gemm_max: is absurdly large (1.5 > 1)");
   CHECK(error_of(kBase, {"cluster.gpu.efficiency.kind=guessed"}) ==

@@ -1,9 +1,9 @@
 #pragma once
 // `stepsim calibrate`: fits a few efficiency parameters of one GPU type to the published
 // measurements of the validation sets, running the simulator (analytic engine) in the loop. The
-// residual of a record is its relative error (validate_record's `error`); the fitter is the bounded
-// Levenberg-Marquardt of driver/fit.hpp with fixed iteration limits and tolerances, so the same
-// command writes the same file.
+// residual of a record is its relative error (validate_record's `error`); the fit minimizes their
+// mean absolute value (fit_least_absolute of driver/fit.hpp: reweighted bounded Levenberg-Marquardt)
+// with fixed iteration limits and tolerances, so the same command writes the same file.
 
 #include <string>
 #include <vector>

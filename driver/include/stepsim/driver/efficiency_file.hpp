@@ -1,5 +1,5 @@
 #pragma once
-// Efficiency files as `stepsim calibrate` writes them: {"source": ..., "gemm_max": ...,
+// Efficiency files as `stepsim calibrate` writes them: {"source": ..., "fitted": "gemm_max,...", "gemm_max": ...,
 // "attn_max": ..., "hbm_eff": ..., "comm_slowdown": ...}. The scenario loader reads them (cluster.gpu.efficiency = FILE, and the GPU
 // presets' scenarios/presets/efficiency/<gpu>.json).
 

@@ -40,4 +40,22 @@ struct FitResult {
                             Eigen::VectorXd x0, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
                             FitOptions options = {});
 
+// Least absolute residuals: minimize sum_i |r_i(x)| over the same box, by iteratively reweighted
+// least squares (Schlossmacher 1973): each round is a fit_least_squares of w_i r_i(x) with
+// w_i = 1 / sqrt(max(|r_i|, floor)) taken at the previous round's point, so that the round's
+// squared cost equals the absolute one there. With relative errors as residuals this minimizes their
+// mean (the MAPE), and a few records far off move the fit less than least squares lets them.
+// Stops when a round moves no parameter by more than options.x_tolerance (relative), when the
+// absolute cost stops falling, or after max_rounds. FitResult: the best point by sum |r_i|, cost =
+// sum |r_i|, iterations and evaluations summed over the rounds, message "rounds converged", "cost
+// stalled" or "round limit". Throws as fit_least_squares.
+struct AbsoluteFitOptions {
+  int max_rounds = 30;
+  double floor = 1e-4;  // smallest |r_i| a weight is taken from (keeps weights finite at r_i = 0)
+};
+[[nodiscard]] FitResult fit_least_absolute(std::function<Eigen::VectorXd(const Eigen::VectorXd&)> residuals,
+                                           Eigen::VectorXd x0, const Eigen::VectorXd& lower,
+                                           const Eigen::VectorXd& upper, FitOptions options = {},
+                                           AbsoluteFitOptions absolute = {});
+
 }  // namespace stepsim::driver

@@ -46,7 +46,9 @@ using report::ValidationSetResult;
 
 struct CrossValidateOptions {
   ValidateOptions validate;                        // sets and overrides; the engine is analytic (as calibrate)
-  std::vector<std::string> params{"gemm_max"};     // parameters fitted per GPU (calibrate's names)
+  // Parameters fitted per GPU (calibrate's names); empty: each GPU's own, those its efficiency
+  // (the embedded file, or the records' cluster.gpu.efficiency) lists as "fitted".
+  std::vector<std::string> params;
 };
 
 // Leave one table out, per GPU: for every table (set/table) of the requested sets, the parameters

@@ -105,7 +105,7 @@ struct CrossValidationFit {
   std::string gpu;
   std::string left_out;                             // "set/table" predicted by this fit; "" for the fit on all records
   std::size_t training_records = 0;
-  std::vector<double> values;                       // in CrossValidationReport::params order
+  std::vector<double> values;                       // in CrossValidationReport::params order; NaN: not fitted on this GPU
 };
 
 // The same records predicted three ways: with the embedded efficiency files (`committed`, as
@@ -114,7 +114,7 @@ struct CrossValidationFit {
 // table whose GPU has no other record is left out there and listed in `not_cross_validated`).
 struct CrossValidationReport {
   std::string engine;
-  std::vector<std::string> params;
+  std::vector<std::string> params;                  // fitted on some GPU, in calibrate's order
   std::vector<std::string> overrides;
   ValidationReport committed;
   ValidationReport fitted;
@@ -127,7 +127,7 @@ struct CrossValidationReport {
 // side, then the fits. JSON keys: engine, params, overrides, sets[{name, committed, fitted,
 // cross_validated, tables[{name, committed, fitted, cross_validated}]}] where each figure is
 // {records_count, mape, max_abs_error, spearman} or null, fits[{gpu, left_out, training_records,
-// values{param: value}}], not_cross_validated.
+// values{param: value} (the parameters fitted on that GPU)}], not_cross_validated.
 [[nodiscard]] std::string cross_validation_table(const CrossValidationReport& r);
 [[nodiscard]] std::string cross_validation_markdown(const CrossValidationReport& r);
 [[nodiscard]] std::string cross_validation_json(const CrossValidationReport& r);

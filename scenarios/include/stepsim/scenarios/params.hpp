@@ -68,6 +68,7 @@ inline constexpr Param kParams[] = {
   {"cluster.gpu.efficiency.hbm_eff", Number, "fraction", std::nullopt, "built-in: 0.85", 0, 1, true, "fraction of the HBM bandwidth reached by memory-bound kernels", "stepsim calibrate"},
   {"cluster.gpu.efficiency.comm_slowdown", Number, "fraction", std::nullopt, "built-in: 0.05", 0, 10, false, "compute slowdown while communication kernels share the SMs", "stepsim calibrate"},
   {"cluster.gpu.efficiency.kind", Choice, "fitted|derived|default", std::nullopt, "fitted", 0, 0, false, "where the numbers come from, shown in every output", ""},
+  {"cluster.gpu.efficiency.fitted", String, "", std::nullopt, "none", 0, 0, false, "the parameters its fits set, comma-separated (stepsim calibrate writes it; validate --cross-validate refits them)", ""},
   {"cluster.gpu.efficiency.source", String, "", std::nullopt, "none", 0, 0, false, "the fit record (stepsim calibrate writes it)", ""},
   {"cluster.gpus_per_node", Integer, "GPUs", std::nullopt, "from the preset, else required", 1, 1024, false, "GPUs per node", ""},
   {"cluster.nodes", Integer, "nodes", std::nullopt, "from the preset, else required", 1, 1048576, false, "nodes", ""},

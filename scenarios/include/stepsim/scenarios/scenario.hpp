@@ -55,9 +55,16 @@ struct Efficiency {
   EfficiencyKind kind = EfficiencyKind::Default;
   std::string source;          // the file it came from, the scenario field, or "built-in ..."
   std::string fit;             // the fit record of its file ("source" key), empty when none
+  std::vector<std::string> fitted;  // the parameters its fits set ("fitted" key, comma-separated), in efficiency_parameter_names() order
 
   [[nodiscard]] double fp8_gemm_fraction() const { return gemm_fp8_max > 0 ? gemm_fp8_max : gemm_max; }
 };
+
+// The parameters of Efficiency that stepsim calibrate fits, in the order of the struct.
+inline const std::vector<std::string>& efficiency_parameter_names() {
+  static const std::vector<std::string> names{"gemm_max", "gemm_fp8_max", "attn_max", "hbm_eff", "comm_slowdown"};
+  return names;
+}
 
 // GPU architecture: which published attention-kernel figures apply (scenarios/presets/kernels/).
 enum class GpuArchitecture { Unknown, Ampere, Hopper, Blackwell };
