@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "stepsim/driver/calibrate.hpp"
 #include "stepsim/driver/simulate.hpp"
@@ -131,8 +130,6 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
 
   std::vector<std::optional<ValidationCase>> committed(items.size()), fitted(items.size()), cross(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) committed[i] = validate_record(items[i].record, vo);
-  std::set<std::string> gpus;
-  for (const auto& it : items) gpus.insert(it.gpu);
   // Per GPU, the parameters to fit; the report's columns are their union, in calibrate's order.
   std::map<std::string, std::vector<std::string>> gpu_params;
   for (const auto& it : items)
@@ -143,17 +140,20 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
         r.params.push_back(name);
         break;
       }
-  for (const auto& gpu : gpus) {
-    CalibrateOptions co;
-    co.gpu = gpu;
-    co.params = gpu_params[gpu];
-    if (co.params.empty()) {
-      std::vector<std::string> keys;
-      for (const auto& it : items)
-        if (it.gpu == gpu && std::find(keys.begin(), keys.end(), it.key) == keys.end()) keys.push_back(it.key);
+  for (const auto& entry : gpu_params) {
+    // Named references, not a structured binding: the fit_on lambda captures them.
+    const std::string& gpu = entry.first;
+    const std::vector<std::string>& params = entry.second;
+    std::vector<std::string> keys;  // the GPU's tables, in order of first appearance
+    for (const auto& it : items)
+      if (it.gpu == gpu && std::find(keys.begin(), keys.end(), it.key) == keys.end()) keys.push_back(it.key);
+    if (params.empty()) {
       for (const auto& key : keys) r.not_cross_validated.push_back(key + ": the efficiency of " + gpu + " lists no fitted parameter");
       continue;
     }
+    CalibrateOptions co;
+    co.gpu = gpu;
+    co.params = params;
     co.overrides = vo.overrides;
     auto fit_on = [&](const std::string& left_out) {
       std::vector<ValidationRecord> training;
@@ -172,12 +172,8 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
       return po;
     };
     const auto all = fit_on("");
-    std::vector<std::string> keys;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (items[i].gpu != gpu) continue;
-      fitted[i] = validate_record(items[i].record, all);
-      if (std::find(keys.begin(), keys.end(), items[i].key) == keys.end()) keys.push_back(items[i].key);
-    }
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (items[i].gpu == gpu) fitted[i] = validate_record(items[i].record, all);
     for (const auto& key : keys) {
       std::size_t others = 0;
       for (const auto& it : items) others += it.gpu == gpu && it.key != key ? 1 : 0;
