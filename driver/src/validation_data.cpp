@@ -117,6 +117,8 @@ std::vector<std::string> validation_set_names() {
         path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0)
       names.push_back(path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
   }
+  // By set name: the files are ordered by path, where "x-sweep.json" comes before "x.json".
+  std::sort(names.begin(), names.end());
   return names;
 }
 

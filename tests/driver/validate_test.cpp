@@ -337,7 +337,8 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
   CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10);
   CHECK(find("h100-sxm-80gb").records == 33 + 33 + 9);  // dgxc BF16 and FP8, Megatron-LM README
-  CHECK(find("h100-sxm-94gb").records == 12);
+  CHECK(find("h100-sxm-94gb").records == 12 + 92);  // the calibration slice and the rest of the sweep
+  CHECK(find("h100-sxm-94gb").sets == std::vector<std::string>{"fujii-2024-tsubame-h100", "fujii-2024-tsubame-h100-sweep"});
   CHECK(find("h200-sxm-141gb").records == 0);
   CHECK(find("b200-180gb").records == 0);
   CHECK(find("h200-sxm-141gb").efficiency_kind == "derived");

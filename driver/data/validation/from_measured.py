@@ -5,7 +5,8 @@ row per published metric) into this folder:
     driver/data/validation/from_measured.py MEASURED_DIR
 
 MEASURED_DIR holds dgxc-h100-llama3-8b-70b.csv, megatron-lm-readme-h100-weak-scaling.csv,
-fujii2024-abci-a100-llama31-8b.csv, mtnlg530b.csv and megatron-lm-ci-golden-values-small-gpt.csv. Every choice that a table does not state
+fujii2024-abci-a100-llama31-8b.csv, mtnlg530b.csv and megatron-lm-ci-golden-values-small-gpt.csv;
+fujii2024-tsubame-h100-llama31-8b.csv (the H100 half of the same sweep log) lies in this folder. Every choice that a table does not state
 (micro-batch, recompute, model details) is written into the record's notes as "assumed"."""
 
 import csv
@@ -210,6 +211,67 @@ def fujii(measured, out):
                "Measured: Megatron --log-throughput TFLOP/s per GPU (num_floating_point_operations of core 0.8: GQA, "
                "SwiGLU, s/h attention term, logits term). Rows without a number are listed and skipped. One table "
                "per GPU count: the layouts that compete at that size."),
+        records=records))
+
+
+def fujii_tsubame_sweep(out):
+    # The H100 rows of the same sweep log that the set fujii-2024-tsubame-h100 (the calibration slice) does
+    # not hold: every other layout and micro-batch at sequence 8192, and the whole sequence-16384 table.
+    here = Path(__file__).resolve().parent
+    table = rows(here / "fujii2024-tsubame-h100-llama31-8b.csv")
+    numbers = {}
+    for r in table:
+        if r["tflops_per_gpu"]:
+            numbers.setdefault((r["seq"], r["tflops_per_gpu"]), []).append(r)
+    records = []
+    for r in table:
+        seq, tp, cp, pp, mbs, gpus, dp = (int(r[k]) for k in ("seq", "tp", "cp", "pp", "mbs", "gpus", "dp"))
+        if seq == 8192 and mbs == 1 and (tp, cp, pp) in ((2, 1, 1), (4, 1, 1)):
+            continue  # in fujii-2024-tsubame-h100
+        rec = OrderedDict()
+        rec["name"] = f"s{seq}-tp{tp}-cp{cp}-pp{pp}-mbs{mbs}-gpus{gpus}"
+        rec["table"] = f"s{seq}-gpus{gpus}"
+        rec["software"] = "megatron-core-0.8"
+        if tp * cp * pp * dp == gpus:
+            rec["scenario"] = OrderedDict(
+                name=f"fujii-h100-tsubame4-{rec['name']}", model="llama-3.1-8b",
+                cluster={"preset": "tsubame4", "nodes": gpus // 4},
+                training={"seq_len": seq, "global_batch": 1024, "micro_batch": mbs, "recompute": "none"},
+                parallel=OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="1f1b", sequence_parallel=True,
+                                     distributed_optimizer=True, overlap_grad_reduce=True, overlap_param_gather=True))
+        twins = numbers.get((r["seq"], r["tflops_per_gpu"]), [])
+        if "scenario" not in rec:
+            rec["skip"] = f"layout needs {tp * cp * pp} GPUs, the log lists it on {gpus}; no throughput in the log"
+        elif len(twins) > 1:
+            others = ", ".join(f"(TP {o['tp']}, CP {o['cp']}, PP {o['pp']}, micro-batch {o['mbs']}) on {o['gpus']} GPUs"
+                               for o in twins if o is not r)
+            rec["skip"] = (f"the log gives the same {r['tflops_per_gpu']} TFLOP/s to {others} at this sequence length: "
+                           "a copied cell is likely and the log does not say which is measured, so neither is used")
+        elif r["tflops_per_gpu"]:
+            rec["measured"] = {"tflops_per_gpu": float(r["tflops_per_gpu"])}
+            rec["flops_formula"] = "megatron-pre-0.11"
+        elif r["cell"] == "-":
+            rec["skip"] = "no throughput in the sweep log ('-'): out of memory or not run (the log does not say which)"
+        else:
+            rec["skip"] = "empty cell in the sweep log: not run"
+        rec["notes"] = f"DP = {dp}" if dp else f"TP x CP x PP = {tp * cp * pp} > {gpus} GPUs"
+        records.append(rec)
+    write_set(out / "fujii-2024-tsubame-h100-sweep.json", OrderedDict(
+        source=("Fujii et al. 2024, Accelerating Large Language Model Training with 4D Parallelism and Memory "
+                "Consumption Estimator (arXiv 2411.06465): the authors' sweep log, okoge-kaz/Megatron-LM "
+                "scripts/abci/Llama-3.1-8B/4d_parallelism.md at f06b3a112dd4003422e2b65d6c9fb472bdbfcb05 "
+                "(2024-10-22), section 'H100 (94GB)', every cell but the calibration slice of fujii-2024-tsubame-h100 "
+                "(transcribed in driver/data/validation/fujii2024-tsubame-h100-llama31-8b.csv)"),
+        software="Megatron-LM core 0.8, TransformerEngine 1.9, FlashAttention 2.5.8, bf16, CUDA_DEVICE_MAX_CONNECTIONS=1",
+        cluster=("TSUBAME 4.0 node_f: 4 x H100 SXM5 94 GB per node on NVLink, 4 x InfiniBand NDR200 per node "
+                 "(preset tsubame4)"),
+        notes=("Held out: no efficiency file is fitted on these records. Llama-3.1-8B, sequence 8192 and 16384, "
+               "global batch 1024 (the recipe's; assumed for 16384, where the log does not restate it), sequence "
+               "parallelism, distributed optimizer, overlapped gradient reduce-scatter and parameter all-gather, no "
+               "recomputation, 1F1B with one chunk; TP x CP above 4 spans two nodes. Measured: Megatron "
+               "--log-throughput TFLOP/s per GPU (megatron-pre-0.11 count). Cells without a number, and numbers that "
+               "the log repeats in another cell of the same table, are listed and skipped. One table per sequence "
+               "length and GPU count: the layouts that compete there."),
         records=records))
 
 
@@ -455,6 +517,7 @@ def main():
     dgxc(measured, out)
     megatron_readme(measured, out)
     fujii(measured, out)
+    fujii_tsubame_sweep(out)
     mtnlg(measured, out)
     megatron_ci(measured, out)
 
