@@ -635,14 +635,26 @@ class Builder {
     return in_line;
   }
 
-  // The CP ring of a layer group (c - 1 point-to-point steps per ring, each a send of one rank's
-  // K and V to the next) runs alongside the group's attention; the group ends when both have.
+  // The CP ring of a layer group (c - 1 point-to-point steps per layer, each a send of one rank's
+  // K and V to the next; dK and dV too in the backward) runs beside the group's attention and
+  // nothing else: TransformerEngine's ring (AttnFuncWithCPAndKVP2P) exchanges step i + 1's block
+  // while step i's attention kernel runs, so it hides behind (c - 1)/c of the attention kernels'
+  // time (the last step exchanges nothing), and the layer waits for the rest. The ring therefore
+  // starts after a delay of the group's compute less that window (a Delay op with the group's
+  // work), and the group ends when both have: its time is the compute's plus whatever of the ring
+  // the window did not hide.
   std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
                       std::int32_t compute) {
+    const std::int32_t work = out_.graph.ops[static_cast<std::size_t>(compute)].work;
+    const auto before = join_op(stage, Stream::CpComm, phase, "cp.wait", {});
+    starts_with(compute, before);
+    auto& w = out_.graph.ops[static_cast<std::size_t>(before)];
+    w.work = work;
+    w.count = (d(c_) - 1.0) / d(c_);
     const auto cp = comm_op(OpKind::Collective, Collective::SendRecv, Stream::CpComm, stage, phase,
                             group(GroupKind::ContextRing, stage), comm.cp_bytes, comm.cp_steps,
                             phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
-    starts_with(compute, cp);
+    out_.graph.add_edge(before, cp);
     return join(compute, cp, stage);
   }
 

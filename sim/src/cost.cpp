@@ -222,22 +222,33 @@ class Coster {
   void run() {
     g_.plans.clear();
     std::vector<double> list_s;
+    std::vector<double> list_attention_s;  // the attention kernels of the list
     std::vector<bool> list_host;  // host time only (the GPU waits): not slowed by communication beside it
     list_s.reserve(g_.kernel_lists.size());
+    list_attention_s.reserve(g_.kernel_lists.size());
     list_host.reserve(g_.kernel_lists.size());
     for (const auto& ks : g_.kernel_lists) {
       list_s.push_back(cm_.time_s(ks));
+      double attention = 0;
+      for (const auto& k : ks)
+        if (k.kind == workload::KernelKind::Attention) attention += cm_.time_s(k);
+      list_attention_s.push_back(attention);
       list_host.push_back(!ks.empty() && std::all_of(ks.begin(), ks.end(), [](const workload::Kernel& k) {
                             return k.kind == workload::KernelKind::Host;
                           }));
     }
-    std::vector<double> work_s;
+    std::vector<double> work_s, work_attention_s;
     work_s.reserve(g_.works.size());
+    work_attention_s.reserve(g_.works.size());
     for (const auto& w : g_.works) {
-      double t = 0, host = 0;
-      for (const auto& [list, count] : w.terms)
-        (list_host[static_cast<std::size_t>(list)] ? host : t) += count * list_s[static_cast<std::size_t>(list)];
+      double t = 0, host = 0, attention = 0;
+      for (const auto& [list, count] : w.terms) {
+        const auto li = static_cast<std::size_t>(list);
+        (list_host[li] ? host : t) += count * list_s[li];
+        attention += count * list_attention_s[li];
+      }
       work_s.push_back((w.shares_sms ? cm_.comm_slowed_time_s(t) : t) + host);
+      work_attention_s.push_back(w.shares_sms ? cm_.comm_slowed_time_s(attention) : attention);
     }
     const bool network = !cl_.spec().ideal_network;
     for (auto& op : g_.ops) {
@@ -253,8 +264,14 @@ class Coster {
           break;
         }
         case OpKind::Delay:
+          // The part of a layer group's compute before its CP ring can run: all of it but the
+          // window of its attention kernels that hides the ring's steps.
+          if (op.work >= 0) {
+            const auto wi = static_cast<std::size_t>(op.work);
+            op.duration_s = std::max(0.0, work_s[wi] - op.count * work_attention_s[wi]);
+          }
           // A latency-bound collective of a few bytes over every rank (the gradient norm).
-          if (op.group >= 0 && g_.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::World)
+          else if (op.group >= 0 && g_.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::World)
             op.duration_s = network && cl_.spec().world_size() > 1 ? costmodel::small_allreduce_time_s(cl_.spec(), comm_) : 0.0;
           break;
       }

@@ -188,23 +188,53 @@ TEST_CASE("the graph validates, and its op counts follow the layout") {
   CHECK(opt == p);
 }
 
-TEST_CASE("CP: the K/V ring of a pass starts with its compute and overlaps it") {
-  auto s = scenario({"parallel.tp=1", "parallel.cp=2", "parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=2",
-                     "training.global_batch=4"});
-  auto b = build(s);
-  const auto tr = sim::run_analytic(b.graph);
-  int checked = 0;
-  for (std::size_t i = 0; i < b.graph.ops.size(); ++i) {
-    const auto& op = b.graph.ops[i];
-    if (op.stream != sim::Stream::CpComm || op.kind != sim::OpKind::Collective) continue;
-    // the compute op of the same pass is the one created just before
-    const auto& comp = b.graph.ops[i - 1];
-    REQUIRE(comp.kind == sim::OpKind::Compute);
-    CHECK(comp.micro_batch == op.micro_batch);
-    CHECK(tr.ops[i].start_s == tr.ops[i - 1].start_s);
-    ++checked;
+TEST_CASE("CP: the K/V ring hides behind (c - 1)/c of its group's attention kernels, and the group takes its compute plus the rest of the ring") {
+  // c ranks on one node (NVLink: the ring hides) or one per node (the NIC: it does not).
+  for (const int c : {2, 4}) {
+    for (const bool across_nodes : {false, true}) {
+      CAPTURE(c);
+      CAPTURE(across_nodes);
+      auto s = scenario({"parallel.tp=1", "parallel.cp=" + std::to_string(c), "parallel.pp=1",
+                         "cluster.nodes=" + std::to_string(across_nodes ? c : 1),
+                         "cluster.gpus_per_node=" + std::to_string(across_nodes ? 1 : c), "training.global_batch=4"});
+      auto b = build(s);
+      const auto& g = b.graph;
+      const auto tr = sim::run_analytic(g);
+      const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+      int checked = 0, exposed = 0;
+      for (std::size_t i = 2; i + 1 < g.ops.size(); ++i) {
+        const auto& ring = g.ops[i];
+        if (ring.stream != sim::Stream::CpComm || ring.kind != sim::OpKind::Collective) continue;
+        // The group's compute, the delay before the ring, the ring, and the join, in that order.
+        const auto& wait = g.ops[i - 1];
+        const auto& comp = g.ops[i - 2];
+        REQUIRE(wait.kind == sim::OpKind::Delay);
+        CHECK(wait.label == "cp.wait");
+        REQUIRE(comp.kind == sim::OpKind::Compute);
+        CHECK(wait.work == comp.work);
+        // By hand: the attention kernels of the group's work, slowed like the work.
+        const auto& work = g.works[static_cast<std::size_t>(comp.work)];
+        double attention = 0;
+        for (const auto& [list, count] : work.terms)
+          for (const auto& k : g.kernel_lists[static_cast<std::size_t>(list)])
+            if (k.kind == workload::KernelKind::Attention) attention += count * cm.time_s(k);
+        if (work.shares_sms) attention = cm.comm_slowed_time_s(attention);
+        REQUIRE(attention > 0);
+        const double window = (c - 1.0) / c * attention;
+        CHECK(wait.duration_s == doctest::Approx(comp.duration_s - window).epsilon(1e-12));
+        CHECK(tr.ops[i - 1].start_s == tr.ops[i - 2].start_s);
+        CHECK(tr.ops[i].start_s == doctest::Approx(tr.ops[i - 1].end_s).epsilon(1e-12));
+        // The group ends at its start + compute + max(0, ring - window).
+        const double group_s = tr.ops[i + 1].end_s - tr.ops[i - 2].start_s;
+        CHECK(group_s == doctest::Approx(comp.duration_s + std::max(0.0, ring.duration_s - window)).epsilon(1e-9));
+        exposed += ring.duration_s > window ? 1 : 0;
+        ++checked;
+      }
+      CHECK(checked >= 2 * 4);  // passes whose layers wait for or finish buckets are split per layer
+      if (across_nodes) CHECK(exposed > 0);
+      else CHECK(exposed == 0);
+    }
   }
-  CHECK(checked >= 2 * 4);  // passes whose layers wait for or finish buckets are split per layer
 }
 
 TEST_CASE("without software.tp_backward_overlap, TP collectives are synchronous: no compute runs on a stage while its TP collectives run") {

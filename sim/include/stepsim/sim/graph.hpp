@@ -119,10 +119,13 @@ struct Op {
   double flops = 0;                 // compute work executed (hardware FLOPs)
   double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
   double bytes = 0;                 // communication: message_bytes x count
-  std::int32_t work = -1;           // compute: index into StepGraph::works
+  std::int32_t work = -1;           // compute: index into StepGraph::works; delay: see `count`
   std::int32_t group = -1;          // communication (and latency-only delays): index into StepGraph::groups
   double message_bytes = 0;         // communication: size S of one collective (nccl-tests)
-  double count = 1;                 // communication: identical collectives back to back
+  double count = 1;                 // communication: identical collectives back to back; a delay
+                                    // with a `work`: lasts that work's time less `count` x the time
+                                    // of its attention kernels (what precedes the window a CP ring
+                                    // can hide in)
   double duration_s = 0;            // filled by the costing pass
   std::int64_t alloc_bytes = 0;     // device memory allocated when the op starts
   std::int64_t free_bytes = 0;      // device memory released when the op ends
