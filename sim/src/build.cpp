@@ -562,7 +562,7 @@ class Builder {
       }
       std::int32_t end = op;
       if (head) end = unshard_params(stage, chunk, mb, Phase::Forward, op, end);
-      if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Forward, comm, op);
+      if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Forward, comm, op, end);
       if (t_ > 1) {
         end = add_tp(stage, chunk, mb, Phase::Forward, comm, op, end);
         if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
@@ -641,10 +641,10 @@ class Builder {
   // while step i's attention kernel runs, so it hides behind (c - 1)/c of the attention kernels'
   // time (the last step exchanges nothing), and the layer waits for the rest. The ring therefore
   // starts after a delay of the group's compute less that window (a Delay op with the group's
-  // work), and the group ends when both have: its time is the compute's plus whatever of the ring
-  // the window did not hide.
+  // work), and the group ends when both have (and `end`, what else the group waits for): its
+  // time is the compute's plus whatever of the ring the window did not hide.
   std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
-                      std::int32_t compute) {
+                      std::int32_t compute, std::int32_t end) {
     const std::int32_t work = out_.graph.ops[static_cast<std::size_t>(compute)].work;
     const auto before = join_op(stage, Stream::CpComm, phase, "cp.wait", {});
     starts_with(compute, before);
@@ -655,7 +655,7 @@ class Builder {
                             group(GroupKind::ContextRing, stage), comm.cp_bytes, comm.cp_steps,
                             phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
     out_.graph.add_edge(before, cp);
-    return join(compute, cp, stage);
+    return join(end, cp, stage);
   }
 
   // Sharded parameters (ZeRO-3): before each forward and backward pass of a chunk its parameters are
@@ -760,10 +760,10 @@ class Builder {
         o.free_bytes += logits_copy_bytes_;
       }
       std::int32_t end = op;
-      if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op);
+      if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op, end);
       if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm, op, end);
-      prev = end;
       if (head) end = unshard_params(stage, chunk, mb, Phase::Backward, op, end);
+      prev = end;
       if (reduces) finish_buckets(stage, chunk, first, count, end);
     }
     const auto previous = layout_.previous(stage, chunk);
