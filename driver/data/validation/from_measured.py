@@ -173,6 +173,16 @@ def megatron_readme(measured, out):
         records=records))
 
 
+def fujii_scenario(name, preset, gpus_per_node, seq, tp, cp, pp, mbs, dp, gpus):
+    # One run of the seed authors' sweep: Llama-3.1-8B, global batch 1024, Megatron-core 0.8 flags.
+    return OrderedDict(
+        name=name, model="llama-3.1-8b",
+        cluster={"preset": preset, "nodes": gpus // gpus_per_node},
+        training={"seq_len": seq, "global_batch": 1024, "micro_batch": mbs, "recompute": "none"},
+        parallel=OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="1f1b", sequence_parallel=True,
+                             distributed_optimizer=True, overlap_grad_reduce=True, overlap_param_gather=True))
+
+
 def fujii(measured, out):
     records = []
     for r in rows(measured / "fujii2024-abci-a100-llama31-8b.csv"):
@@ -182,12 +192,8 @@ def fujii(measured, out):
         rec["table"] = f"gpus{gpus}"
         rec["software"] = "megatron-core-0.8"
         if tp * cp * pp * dp == gpus:
-            rec["scenario"] = OrderedDict(
-                name=f"fujii-a100-abci-{rec['name']}", model="llama-3.1-8b",
-                cluster={"preset": "abci-a", "nodes": gpus // 8},
-                training={"seq_len": int(r["seq"]), "global_batch": 1024, "micro_batch": mbs, "recompute": "none"},
-                parallel=OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="1f1b", sequence_parallel=True,
-                                     distributed_optimizer=True, overlap_grad_reduce=True, overlap_param_gather=True))
+            rec["scenario"] = fujii_scenario(f"fujii-a100-abci-{rec['name']}", "abci-a", 8, int(r["seq"]),
+                                             tp, cp, pp, mbs, dp, gpus)
         if r["tflops_per_gpu"]:
             rec["measured"] = {"tflops_per_gpu": float(r["tflops_per_gpu"])}
             rec["flops_formula"] = "megatron-pre-0.11"
@@ -233,12 +239,8 @@ def fujii_tsubame_sweep(out):
         rec["table"] = f"s{seq}-gpus{gpus}"
         rec["software"] = "megatron-core-0.8"
         if tp * cp * pp * dp == gpus:
-            rec["scenario"] = OrderedDict(
-                name=f"fujii-h100-tsubame4-{rec['name']}", model="llama-3.1-8b",
-                cluster={"preset": "tsubame4", "nodes": gpus // 4},
-                training={"seq_len": seq, "global_batch": 1024, "micro_batch": mbs, "recompute": "none"},
-                parallel=OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="1f1b", sequence_parallel=True,
-                                     distributed_optimizer=True, overlap_grad_reduce=True, overlap_param_gather=True))
+            rec["scenario"] = fujii_scenario(f"fujii-h100-tsubame4-{rec['name']}", "tsubame4", 4, seq,
+                                             tp, cp, pp, mbs, dp, gpus)
         twins = numbers.get((r["seq"], r["tflops_per_gpu"]), [])
         if "scenario" not in rec:
             rec["skip"] = f"layout needs {tp * cp * pp} GPUs, the log lists it on {gpus}; no throughput in the log"
