@@ -93,16 +93,9 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
     throw ScenarioError("--gpu", "no selected validation record runs on " + gpu.name);
 
   r.start = calibration_start(gpu, options.base_gpu);
-  ValidateOptions vo;
-  vo.engine = sim::EngineKind::Analytic;
-  vo.overrides = options.overrides;
-  vo.efficiency_gpu = gpu.name;
-  auto errors = [&](const costmodel::Efficiency& e) {
-    vo.efficiency = e;
-    std::vector<ValidationCase> cases;
-    for (const auto& rec : used) cases.push_back(validate_record(rec, vo));
-    return cases;
-  };
+  // The records' graphs are built once and re-costed for every efficiency the fit tries.
+  RecordPricer pricer(used, options.overrides);
+  auto errors = [&](const costmodel::Efficiency& e) { return pricer.price(e); };
   r.mape_before = report::mean_absolute_error(errors(r.start));
   r.efficiency = r.start;
   r.efficiency.fitted.clear();  // a file written without a fit (derived) lists none

@@ -8,6 +8,9 @@
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/sim/build.hpp"
+#include "stepsim/sim/cost.hpp"
+#include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::driver {
 
@@ -41,6 +44,25 @@ ValidationCase validate_memory_record(const ValidationRecord& record, const scen
   return c;
 }
 
+// A timed record's case, from the predicted step time of its scenario.
+ValidationCase timed_case(const ValidationRecord& record, const scenarios::Scenario& s, double step_time_s) {
+  ValidationCase c;
+  c.name = record.name;
+  c.table = record.table;
+  c.gpu = s.cluster.gpu.name;
+  c.measured_step_time_s = record.step_time_s;
+  c.measured_tflops_per_gpu = record.tflops_per_gpu;
+  c.flops_formula = costmodel::to_string(record.flops_formula);
+  c.predicted_step_time_s = step_time_s;
+  const double flops = costmodel::model_flops(s, record.flops_formula);
+  c.predicted_tflops_per_gpu = flops / (c.predicted_step_time_s * static_cast<double>(s.world_size())) / 1e12;
+  if (record.step_time_s)
+    c.error = c.predicted_step_time_s / *record.step_time_s - 1.0;
+  else if (record.tflops_per_gpu)
+    c.error = c.predicted_tflops_per_gpu / *record.tflops_per_gpu - 1.0;
+  return c;
+}
+
 }  // namespace
 
 ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options) {
@@ -51,21 +73,47 @@ ValidationCase validate_record(const ValidationRecord& record, const ValidateOpt
   so.engine = options.engine;
   if (options.efficiency && s.cluster.gpu.name == options.efficiency_gpu) so.efficiency = options.efficiency;
   const auto sim = simulate(s, so);
-  ValidationCase c;
-  c.name = record.name;
-  c.table = record.table;
-  c.gpu = s.cluster.gpu.name;
-  c.measured_step_time_s = record.step_time_s;
-  c.measured_tflops_per_gpu = record.tflops_per_gpu;
-  c.flops_formula = costmodel::to_string(record.flops_formula);
-  c.predicted_step_time_s = sim.report.step_time_s;
-  const double flops = costmodel::model_flops(s, record.flops_formula);
-  c.predicted_tflops_per_gpu = flops / (c.predicted_step_time_s * static_cast<double>(s.world_size())) / 1e12;
-  if (record.step_time_s)
-    c.error = c.predicted_step_time_s / *record.step_time_s - 1.0;
-  else if (record.tflops_per_gpu)
-    c.error = c.predicted_tflops_per_gpu / *record.tflops_per_gpu - 1.0;
-  return c;
+  return timed_case(record, s, sim.report.step_time_s);
+}
+
+// What simulate() builds before it prices (its build options for a validation record: one op per
+// pass and chunk, the scenario's communication settings).
+struct RecordPricer::Prepared {
+  ValidationRecord record;
+  scenarios::Scenario scenario;
+  std::unique_ptr<topology::Cluster> cluster;
+  sim::StepGraph graph;
+};
+
+RecordPricer::RecordPricer(const std::vector<ValidationRecord>& records, const std::vector<scenarios::Override>& overrides) {
+  for (const auto& rec : records) {
+    if (rec.skipped() || rec.measures_memory())
+      throw InternalError("RecordPricer: record " + rec.name + " is skipped or measures memory");
+    auto p = std::make_unique<Prepared>();
+    p->record = rec;
+    p->scenario = scenarios::load_scenario_text(rec.scenario_json, overrides, record_context(rec));
+    p->cluster = std::make_unique<topology::Cluster>(p->scenario.cluster);
+    sim::BuildOptions bo;
+    bo.comm = p->scenario.comm;
+    p->graph = sim::build_step_graph(p->scenario, *p->cluster, bo).graph;
+    records_.push_back(std::move(p));
+  }
+}
+
+RecordPricer::~RecordPricer() = default;
+
+std::vector<ValidationCase> RecordPricer::price(const costmodel::Efficiency& efficiency) {
+  std::vector<ValidationCase> cases;
+  cases.reserve(records_.size());
+  for (auto& p : records_) {
+    auto gpu = p->scenario.cluster.gpu;
+    gpu.efficiency = efficiency;
+    const costmodel::ComputeModel compute(gpu, p->scenario.software);
+    sim::cost_step(p->graph, *p->cluster, compute, p->scenario.comm);
+    const auto trace = sim::run(sim::EngineKind::Analytic, p->graph, *p->cluster);
+    cases.push_back(timed_case(p->record, p->scenario, trace.makespan_s));
+  }
+  return cases;
 }
 
 ValidationSetResult validate_set(const std::string& name, const std::vector<ValidationRecord>& records,

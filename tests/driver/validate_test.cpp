@@ -171,6 +171,52 @@ TEST_CASE("calibrate on one synthetic record moves gemm_max to the value that pr
   CHECK(r.source.find("stepsim calibrate --gpu a100-sxm-80gb") == 0);
 }
 
+TEST_CASE("RecordPricer: the cases of validate_record for each efficiency, the graphs built once") {
+  // Records of three stacks and layouts (TP/PP/CP, interleaved, FP8), with a --set override.
+  std::vector<stepsim::driver::ValidationRecord> records;
+  for (const auto& rec : stepsim::driver::validation_records("narayanan-sc21-table1"))
+    if (rec.name == "gpt-76.1b") records.push_back(rec);  // interleaved, TP 8 PP 4
+  for (const auto& rec : stepsim::driver::validation_records("fujii-2024-abci-a100"))
+    if (rec.name == "tp2-cp4-pp2-mbs1-gpus32") records.push_back(rec);
+  for (const auto& rec : stepsim::driver::validation_records("dgxc-h100-llama3"))
+    if (rec.name == "llama3-8b-nemo-24.09-fp8-gpus8") records.push_back(rec);
+  REQUIRE(records.size() == 3);
+  const std::vector<stepsim::scenarios::Override> overrides{{"software.kernel_launch_us", "2"}};
+  stepsim::driver::RecordPricer pricer(records, overrides);
+  auto e = stepsim::costmodel::Efficiency{};
+  for (const double gemm : {0.7, 0.55, 0.7}) {  // the first again: re-costing leaves nothing behind
+    for (const double hbm : {0.6, 0.85}) {
+      CAPTURE(gemm);
+      CAPTURE(hbm);
+      e.gemm_max = gemm;
+      e.gemm_fp8_max = gemm * 0.9;
+      e.attn_max = 0.9;
+      e.hbm_eff = hbm;
+      e.comm_slowdown = 0.1;
+      const auto cases = pricer.price(e);
+      REQUIRE(cases.size() == records.size());
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        ValidateOptions vo;
+        vo.overrides = overrides;
+        vo.efficiency = e;
+        vo.efficiency_gpu = stepsim::scenarios::load_scenario_text(records[i].scenario_json).cluster.gpu.name;
+        const auto want = stepsim::driver::validate_record(records[i], vo);
+        CHECK(cases[i].name == want.name);
+        CHECK(cases[i].gpu == want.gpu);
+        CHECK(cases[i].predicted_step_time_s == want.predicted_step_time_s);
+        CHECK(cases[i].predicted_tflops_per_gpu == want.predicted_tflops_per_gpu);
+        CHECK(cases[i].error == want.error);
+      }
+    }
+  }
+  // A skipped or memory record is not priced.
+  for (const auto& rec : stepsim::driver::validation_records("megatron-lm-ci-memory"))
+    if (!rec.skipped()) {
+      CHECK_THROWS_AS(stepsim::driver::RecordPricer({rec}, {}), stepsim::InternalError);
+      break;
+    }
+}
+
 TEST_CASE("calibrate: bounds are physical and bad names are named") {
   CHECK(stepsim::driver::efficiency_parameter_bounds("gemm_max") == std::pair<double, double>{0.2, 1.0});
   CHECK(stepsim::driver::efficiency_parameter_bounds("hbm_eff").first > 0);

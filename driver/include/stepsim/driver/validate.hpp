@@ -6,6 +6,7 @@
 // records are listed with their reason. Also the leave-one-table-out cross-validation of the
 // calibrated efficiency parameters and the list of GPUs with measured records.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,25 @@ using report::ValidationSetResult;
 // Simulates one record (loading its scenario with `options.overrides`) and compares it. The record
 // must not be skipped (InternalError).
 [[nodiscard]] ValidationCase validate_record(const ValidationRecord& record, const ValidateOptions& options);
+// Records priced again and again with other efficiencies of their GPU (calibrate): each record's
+// scenario, cluster and step graph are built once; price() re-costs the graphs with the given
+// efficiency (sim::cost_step) and replays them with the analytic engine. Its cases are those of
+// validate_record with that efficiency and the analytic engine. Skipped and memory records are
+// not taken (InternalError).
+class RecordPricer {
+ public:
+  RecordPricer(const std::vector<ValidationRecord>& records, const std::vector<scenarios::Override>& overrides);
+  ~RecordPricer();
+  RecordPricer(const RecordPricer&) = delete;
+  RecordPricer& operator=(const RecordPricer&) = delete;
+  // The cases with `efficiency` as the efficiency of every record's GPU, in the records' order.
+  [[nodiscard]] std::vector<ValidationCase> price(const costmodel::Efficiency& efficiency);
+
+ private:
+  struct Prepared;
+  std::vector<std::unique_ptr<Prepared>> records_;
+};
+
 // The records of one set: skipped ones listed with their reason, the others simulated; a record the
 // chosen engine cannot run (ScenarioError on "--engine": the simgrid engine's GPU or flow limits) is
 // listed as skipped with the engine's reason.
