@@ -10,7 +10,6 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/cost.hpp"
-#include "stepsim/topology/cluster.hpp"
 
 namespace stepsim::driver {
 
@@ -81,18 +80,19 @@ ValidationCase validate_record(const ValidationRecord& record, const ValidateOpt
 struct RecordPricer::Prepared {
   ValidationRecord record;
   scenarios::Scenario scenario;
-  std::unique_ptr<topology::Cluster> cluster;
+  const topology::Cluster* cluster = nullptr;  // in models_, shared by the records on one cluster
   sim::StepGraph graph;
 };
 
-RecordPricer::RecordPricer(const std::vector<ValidationRecord>& records, const std::vector<scenarios::Override>& overrides) {
+RecordPricer::RecordPricer(const std::vector<ValidationRecord>& records, const std::vector<scenarios::Override>& overrides)
+    : models_(std::make_unique<SimulationCache>()) {
   for (const auto& rec : records) {
     if (rec.skipped() || rec.measures_memory())
       throw InternalError("RecordPricer: record " + rec.name + " is skipped or measures memory");
     auto p = std::make_unique<Prepared>();
     p->record = rec;
     p->scenario = scenarios::load_scenario_text(rec.scenario_json, overrides, record_context(rec));
-    p->cluster = std::make_unique<topology::Cluster>(p->scenario.cluster);
+    p->cluster = &models_->cluster(p->scenario.cluster);
     sim::BuildOptions bo;
     bo.comm = p->scenario.comm;
     p->graph = sim::build_step_graph(p->scenario, *p->cluster, bo).graph;

@@ -42,6 +42,8 @@ using report::ValidationSetResult;
 // efficiency (sim::cost_step) and replays them with the analytic engine. Its cases are those of
 // validate_record with that efficiency and the analytic engine. Skipped and memory records are
 // not taken (InternalError).
+class SimulationCache;  // simulate.hpp
+
 class RecordPricer {
  public:
   RecordPricer(const std::vector<ValidationRecord>& records, const std::vector<scenarios::Override>& overrides);
@@ -53,6 +55,7 @@ class RecordPricer {
 
  private:
   struct Prepared;
+  std::unique_ptr<SimulationCache> models_;  // the records' cluster models, one per distinct cluster
   std::vector<std::unique_ptr<Prepared>> records_;
 };
 
