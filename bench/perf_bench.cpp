@@ -22,6 +22,7 @@
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
 #include "stepsim/sim/cost.hpp"
+#include "stepsim/support/heap.hpp"
 #include "stepsim/support/subprocess.hpp"
 
 namespace {
@@ -143,6 +144,8 @@ int exec_runs(int n, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The heap as the command line sets it up, which its sweep workers inherit.
+  stepsim::support::reserve_huge_page_heap(stepsim::support::kDefaultHeapPadBytes);
   const std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "sweep" && argc == 3) return sweep(argv[2]);
   if (cmd == "fork" && argc == 3) return fork_workers(std::atoi(argv[2]));

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/support/heap.hpp"
 #include "stepsim/support/out_of_memory.hpp"
 
 namespace {
@@ -61,6 +62,7 @@ std::string cli_error_line(const CLI::ParseError& e, const std::string& command)
 }  // namespace
 
 int main(int argc, char** argv) {
+  stepsim::support::reserve_huge_page_heap(stepsim::support::kDefaultHeapPadBytes);
   CLI::App app{"stepsim: simulate one step of 4D-parallel LLM training on a modeled GPU cluster"};
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +18,7 @@
 
 #include "../common/scratch.hpp"
 #include "stepsim/support/atomic_file.hpp"
+#include "stepsim/support/heap.hpp"
 #include "stepsim/support/out_of_memory.hpp"
 #include "stepsim/support/subprocess.hpp"
 
@@ -203,4 +206,59 @@ TEST_CASE("Activity: the innermost one an exception ended is named after it is g
   }
   const su::Activity c("writing the trace");
   CHECK(su::current_activity() == "writing the trace");
+}
+
+TEST_CASE("reserve_huge_page_heap: the heap grows by the pad, its 2 MiB pages are advised, blocks start there") {
+  // In a child: the reservation changes the process's malloc for good.
+  const auto child = su::run_in_child(
+      [](int fd) {
+        constexpr std::size_t pad = std::size_t{8} << 20;
+        const auto heap = su::reserve_huge_page_heap(pad);
+        void* block = std::malloc(std::size_t{3} << 20);  // below the 32 MiB threshold: from the heap
+        const auto at = reinterpret_cast<std::uintptr_t>(block);
+        // The advice as the kernel records it: "hg" in the VmFlags of the mapping that holds the block.
+        bool advised_mapping = false;
+        std::ifstream smaps("/proc/self/smaps");
+        std::uintptr_t lo = 0, hi = 0;
+        for (std::string line; std::getline(smaps, line);) {
+          const auto dash = line.find('-');
+          const auto space = line.find(' ');
+          if (dash != std::string::npos && space != std::string::npos && dash < space &&
+              line.find_first_not_of("0123456789abcdef") == dash) {
+            lo = std::stoull(line.substr(0, dash), nullptr, 16);
+            hi = std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
+          } else if (line.rfind("VmFlags:", 0) == 0 && lo <= at && at < hi) {
+            advised_mapping = line.find(" hg") != std::string::npos;
+          }
+        }
+        std::ostringstream out;
+        out << heap.heap_grown_bytes << ' ' << heap.advised_bytes << ' ' << (heap.advised_begin % (2u << 20)) << ' '
+            << (at >= heap.advised_begin && at < heap.advised_begin + heap.advised_bytes) << ' ' << advised_mapping;
+        std::free(block);
+        const std::string text = out.str();
+        return su::write_all(fd, text.data(), text.size()) ? 0 : 5;
+      },
+      "test");
+  REQUIRE(child.status.ok());
+  std::istringstream in(child.output);
+  std::size_t grown = 0, advised = 0, misalignment = 1;
+  bool block_inside = false, advised_mapping = false;
+  in >> grown >> advised >> misalignment >> block_inside >> advised_mapping;
+  REQUIRE_FALSE(in.fail());
+  if (grown == 0) {
+    // Not glibc's heap (a sanitizer's allocator): nothing was changed or advised.
+    CHECK(advised == 0);
+    return;
+  }
+  CHECK(grown >= (std::size_t{8} << 20));
+  // Transparent huge pages on request: "[madvise]" or "[always]" in the kernel's setting.
+  std::ifstream thp_setting("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string thp;
+  std::getline(thp_setting, thp);
+  if (thp.find("[madvise]") == std::string::npos && thp.find("[always]") == std::string::npos) return;
+  CHECK(advised % (2u << 20) == 0);
+  CHECK(advised >= (std::size_t{4} << 20));
+  CHECK(misalignment == 0);
+  CHECK(block_inside);
+  CHECK(advised_mapping);
 }
