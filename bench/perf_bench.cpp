@@ -4,6 +4,7 @@
 //                                 sweep worker does (memory verdict, analytic simulation of those
 //                                 that fit, one SimulationCache); CPU time of the enumeration, of the
 //                                 pruned candidates and of the simulated ones; a digest of the rows
+//   perf_bench phases SWEEP.json  CPU time of each stage of the simulated candidates' simulation
 //   perf_bench fork N             CPU time (parent and child) of forking a worker that exits at once
 //   perf_bench exec N CMD ARGS... CPU time (user + system) and peak RSS of N runs of a command
 
@@ -21,7 +22,13 @@
 #include "stepsim/driver/sweep.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
+#include "stepsim/memory/timeline.hpp"
+#include "stepsim/report/step_report.hpp"
+#include "stepsim/sim/build.hpp"
 #include "stepsim/sim/cost.hpp"
+#include "stepsim/sim/engine.hpp"
+#include "stepsim/sim/memory_events.hpp"
+#include "stepsim/driver/simulate.hpp"
 #include "stepsim/support/heap.hpp"
 #include "stepsim/support/subprocess.hpp"
 
@@ -102,6 +109,60 @@ int sweep(const char* file) {
   return 0;
 }
 
+// The CPU time of each stage of simulate() over the sweep's candidates that fit (the ones a
+// worker simulates), and their ops: where a simulated candidate's time goes.
+int phases(const char* file) {
+  namespace sc = stepsim::scenarios;
+  namespace dr = stepsim::driver;
+  namespace sim = stepsim::sim;
+  const auto spec = sc::load_sweep_file(file);
+  dr::SimulationCache cache;
+  const char* names[] = {"scenario JSON", "memory verdict", "graph build", "costing", "analytic replay", "memory timeline",
+                         "report"};
+  double spent[7] = {};
+  std::int64_t simulated = 0;
+  double ops = 0;
+  (void)sc::for_each_candidate(spec, [&](sc::Candidate&& c) {
+    double t = process_cpu_s();
+    const auto lap = [&](int phase) {
+      const double now = process_cpu_s();
+      spent[phase] += now - t;
+      t = now;
+    };
+    c.scenario = sc::load_scenario_text(c.scenario_json, {}, spec.origin);
+    lap(0);
+    const auto verdict = dr::memory_verdict(c.scenario, dr::PruneRule::Stepsim);
+    lap(1);
+    if (!verdict.fits) return true;
+    const auto& s = c.scenario;
+    const auto& cluster = cache.cluster(s.cluster);
+    const auto& compute = cache.compute(s.cluster.gpu, s.software);
+    sim::BuildOptions bo;
+    bo.comm = s.comm;
+    auto step = sim::build_step_graph(s, cluster, bo);
+    lap(2);
+    sim::cost_step(step.graph, cluster, compute, s.comm);
+    lap(3);
+    const auto trace = sim::run(sim::EngineKind::Analytic, step.graph, cluster);
+    lap(4);
+    const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction);
+    lap(5);
+    const auto report = stepsim::report::make_report(s, step, trace, timeline, false);
+    lap(6);
+    ++simulated;
+    ops += static_cast<double>(step.graph.ops.size());
+    return true;
+  });
+  double total = 0;
+  for (const double x : spent) total += x;
+  std::printf("phases of %lld simulated candidates, %.0f ops each on average (%.3f CPU-s in all):\n",
+              static_cast<long long>(simulated), simulated > 0 ? ops / static_cast<double>(simulated) : 0.0, total);
+  for (int i = 0; i < 7; ++i)
+    std::printf("  %-18s %8.3f CPU-s %6.1f %% %8.1f ns/op\n", names[i], spent[i], total > 0 ? 100 * spent[i] / total : 0.0,
+                ops > 0 ? 1e9 * spent[i] / ops : 0.0);
+  return 0;
+}
+
 int fork_workers(int n) {
   const double self0 = process_cpu_s();
   const double kids0 = children_usage().cpu_s;
@@ -148,8 +209,9 @@ int main(int argc, char** argv) {
   stepsim::support::reserve_huge_page_heap(stepsim::support::kDefaultHeapPadBytes);
   const std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "sweep" && argc == 3) return sweep(argv[2]);
+  if (cmd == "phases" && argc == 3) return phases(argv[2]);
   if (cmd == "fork" && argc == 3) return fork_workers(std::atoi(argv[2]));
   if (cmd == "exec" && argc > 3) return exec_runs(std::atoi(argv[2]), argv + 3);
-  std::fprintf(stderr, "usage: perf_bench sweep SWEEP.json | fork N | exec N CMD [ARGS...]\n");
+  std::fprintf(stderr, "usage: perf_bench sweep SWEEP.json | phases SWEEP.json | fork N | exec N CMD [ARGS...]\n");
   return 2;
 }

@@ -1,9 +1,13 @@
 // The analytic engine: every op lasts its duration_s; the stream scheduler (scheduler.hpp) replays
-// the graph with one event per op end.
+// the graph with one event per op end. Where every stream runs its ops in index order, one pass
+// over the ops in index order gives the same times, and a check proves it (replay_in_index_order).
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/scenarios/error.hpp"
@@ -12,11 +16,18 @@
 
 namespace stepsim::sim {
 
-Trace run_analytic(const StepGraph& graph) {
-  // The cycle search is not needed up front: ops on a cycle never become ready, which the replay
-  // detects at the end. The scheduler checks each op as it copies it (StepGraph::check_op).
-  graph.validate_edges_and_plans();
+namespace {
 
+// When an op is ready, starts or ends: a time and the pass of the scheduler's instant at that
+// time (scheduler.hpp: the events of an instant are handled in passes, and an op of zero duration
+// started in pass p ends in pass p + 1 of the same instant). Ordered by time, then pass.
+struct Moment {
+  double time_s = 0;
+  std::uint32_t pass = 0;  // begin() starts the ops without predecessor in pass 0
+  bool operator<(const Moment& o) const { return time_s < o.time_s || (time_s == o.time_s && pass < o.pass); }
+};
+
+Trace scheduled(const StepGraph& graph) {
   const std::size_t n = graph.ops.size();
   Trace trace;
   trace.engine = EngineKind::Analytic;
@@ -41,6 +52,66 @@ Trace run_analytic(const StepGraph& graph) {
                                       : graph.describe_cycle(cycle));
   }
   return trace;
+}
+
+}  // namespace
+
+std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
+  graph.check_nodes();
+  const std::size_t n = graph.ops.size();
+  const std::size_t num_streams = graph.devices.size() * static_cast<std::size_t>(kNumStreams);
+  std::vector<Moment> ready(n), start(n), end(n);
+  std::vector<std::uint8_t> waited(n, 0);  // its stream was idle until it was ready
+  std::vector<std::int32_t> last(num_streams, -1);
+  std::vector<std::uint32_t> stream_of(n);
+  double makespan_s = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    graph.check_op(i);
+    const Op& op = graph.ops[i];
+    const auto s = static_cast<std::size_t>(op.device) * kNumStreams + static_cast<std::size_t>(op.stream);
+    stream_of[i] = static_cast<std::uint32_t>(s);
+    Moment r;
+    for (const std::int32_t p : graph.predecessors(static_cast<std::int32_t>(i))) {
+      if (static_cast<std::size_t>(p) >= i) return std::nullopt;
+      if (r < end[static_cast<std::size_t>(p)]) r = end[static_cast<std::size_t>(p)];
+    }
+    const Moment free = last[s] < 0 ? Moment{} : end[static_cast<std::size_t>(last[s])];
+    ready[i] = r;
+    waited[i] = free < r ? 1 : 0;
+    const Moment st = free < r ? r : free;
+    start[i] = st;
+    const double end_s = st.time_s + op.duration_s;
+    end[i] = end_s == st.time_s ? Moment{end_s, st.pass + 1} : Moment{end_s, 1};
+    makespan_s = std::max(makespan_s, end_s);
+    last[s] = static_cast<std::int32_t>(i);
+  }
+  // Backwards: the earliest readiness of each stream's later ops.
+  std::vector<Moment> later_ready(num_streams, Moment{std::numeric_limits<double>::infinity(), 0});
+  for (std::size_t i = n; i-- > 0;) {
+    const std::uint32_t s = stream_of[i];
+    if (waited[i] && later_ready[s] < start[i]) return std::nullopt;
+    if (ready[i] < later_ready[s]) later_ready[s] = ready[i];
+  }
+  Trace trace;
+  trace.engine = EngineKind::Analytic;
+  trace.ops.resize(n);
+  for (std::size_t i = 0; i < n; ++i) trace.ops[i] = {start[i].time_s, end[i].time_s};
+  trace.makespan_s = makespan_s;
+  return trace;
+}
+
+Trace run_analytic(const StepGraph& graph) {
+  // The cycle search is not needed up front: ops on a cycle never become ready, which the replay
+  // detects at the end (a cycle has a predecessor of higher index: replay_in_index_order declines
+  // it). Both replays check each op as they read it (StepGraph::check_op).
+  graph.validate_edges_and_plans();
+  if (auto trace = replay_in_index_order(graph)) return std::move(*trace);
+  return scheduled(graph);
+}
+
+Trace run_analytic_scheduled(const StepGraph& graph) {
+  graph.validate_edges_and_plans();
+  return scheduled(graph);
 }
 
 }  // namespace stepsim::sim

@@ -703,3 +703,26 @@ TEST_CASE("simgrid flow classes: an oversubscribed rail fat-tree with DP rings a
   CHECK(flat_st.plan_flows == st.plan_flows);
   CHECK(st.replayed_flows > flat_st.replayed_flows);
 }
+
+TEST_CASE("built step graphs replay in index order, as the stream scheduler replays them") {
+  // The builder adds each stream's ops in the order the schedule runs them, so the analytic
+  // engine's one-pass replay is taken, and gives the scheduler's times to the bit.
+  const std::vector<std::vector<std::string>> layouts = {
+      {},
+      {"parallel.schedule=interleaved", "parallel.vpp=2"},
+      {"parallel.cp=2", "parallel.pp=2", "training.recompute=full"},
+      {"parallel.tp=1", "parallel.pp=1", "training.recompute=selective", "training.micro_batch=2"},
+      {"parallel.pp=2", "parallel.distributed_optimizer=false", "parallel.overlap_grad_reduce=false"},
+  };
+  for (const auto& sets : layouts) {
+    const auto built = build(scenario(sets));
+    const auto ordered = sim::replay_in_index_order(built.graph);
+    REQUIRE(ordered.has_value());
+    const auto reference = sim::run_analytic_scheduled(built.graph);
+    CHECK(ordered->makespan_s == reference.makespan_s);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < reference.ops.size(); ++i)
+      if (ordered->ops[i].start_s != reference.ops[i].start_s || ordered->ops[i].end_s != reference.ops[i].end_s) ++differ;
+    CHECK(differ == 0);
+  }
+}

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +41,20 @@ struct Trace {
 };
 
 // Validates the graph first (a cycle, a missing device or plan: InternalError in the caller).
+// Tries replay_in_index_order, else replays with the stream scheduler: the same times either way.
 [[nodiscard]] Trace run_analytic(const StepGraph& graph);
+// run_analytic with the stream scheduler only (the reference of replay_in_index_order).
+[[nodiscard]] Trace run_analytic_scheduled(const StepGraph& graph);
+
+// The analytic replay in one pass over the ops in index order: each op starts when it is ready
+// (its predecessors have ended) and its stream's previous op in index order has ended. That is
+// the stream scheduler's result, time for time, unless some stream was idle, waiting for its next
+// op in index order, while a later op of that stream was ready: the scheduler would have started
+// that one. The pass checks this afterwards, and returns nullopt where it happened, or where an
+// op has a predecessor of a higher index; Moment (engine_analytic.cpp) compares readiness within
+// an instant as the scheduler's passes order it. Step graphs, built in schedule order, take it.
+// Expects validate_edges_and_plans() to have passed; checks each op (StepGraph::check_op).
+[[nodiscard]] std::optional<Trace> replay_in_index_order(const StepGraph& graph);
 
 // How the SimGrid engine replays the flows of the plans. Classes (the default): one SimGrid flow
 // per class of flows that provably always move at the same rate (the symmetric replicas of a
