@@ -46,17 +46,21 @@ class Exits {
     struct Use {
       std::int32_t node;
       std::int64_t nic;
+      std::size_t order;  // position in `members`
       std::int64_t gpu;
     };
     std::vector<Use> uses;
-    for (const std::int64_t gpu : members) {
-      const std::int32_t node = cluster.comm_node_of(gpu);
-      const std::int64_t nic = cluster.global_nic_of(gpu);
-      const bool seen = std::any_of(uses.begin(), uses.end(), [&](const Use& u) { return u.node == node && u.nic == nic; });
-      if (!seen) uses.push_back({node, nic, gpu});
-    }
-    // By node, then NIC (a NIC appears once per node).
-    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.node != b.node ? a.node < b.node : a.nic < b.nic; });
+    uses.reserve(members.size());
+    for (std::size_t i = 0; i < members.size(); ++i)
+      uses.push_back({cluster.comm_node_of(members[i]), cluster.global_nic_of(members[i]), i, members[i]});
+    // By node, then NIC (a NIC appears once per node), then member order: the first of each
+    // (node, NIC) is the member that uses it first.
+    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
+      if (a.node != b.node) return a.node < b.node;
+      return a.nic != b.nic ? a.nic < b.nic : a.order < b.order;
+    });
+    uses.erase(std::unique(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.node == b.node && a.nic == b.nic; }),
+               uses.end());
     Exits out;
     for (const Use& u : uses) {
       if (out.nodes_.empty() || out.nodes_.back() != u.node) {
@@ -345,8 +349,23 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
   return total_s;
 }
 
-double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
-  double total_s = plan.setup_s;
+double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) { return contended_time_s(plan, plan_routes(cluster, plan)); }
+
+bool PlanRoutes::matches(const CommPlan& plan) const {
+  if (rounds.size() != plan.rounds.size()) return false;
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    const auto& routes = rounds[r];
+    const auto& flows = plan.rounds[r].flows;
+    if (routes.size() != flows.size()) return false;
+    for (std::size_t i = 0; i < flows.size(); ++i)
+      if (routes[i].src_gpu != flows[i].src_gpu || routes[i].dst_gpu != flows[i].dst_gpu) return false;
+  }
+  return true;
+}
+
+PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan) {
+  PlanRoutes out;
+  out.rounds.reserve(plan.rounds.size());
   // The links of every flow of the round, flow i's from hops[hop_begin[i]] to hops[hop_begin[i + 1]].
   std::vector<std::int32_t> hops;
   std::vector<std::size_t> hop_begin;
@@ -364,20 +383,39 @@ double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) 
       });
       hop_begin.push_back(hops.size());
     }
-    double slowest_s = 0.0;
+    auto& routes = out.rounds.emplace_back();
+    routes.reserve(flows.size());
     for (std::size_t i = 0; i < flows.size(); ++i) {
-      double share = std::numeric_limits<double>::infinity(), latency_s = 0.0;
+      FlowRoute fr;
+      fr.src_gpu = flows[i].src_gpu;
+      fr.dst_gpu = flows[i].dst_gpu;
+      fr.bottleneck_Bps = std::numeric_limits<double>::infinity();
+      fr.share_Bps = std::numeric_limits<double>::infinity();
       for (std::size_t h = hop_begin[i]; h < hop_begin[i + 1]; ++h) {
         const std::int32_t id = hops[h];
         const auto& link = cluster.link(id);
-        share = std::min(share, link.bw_Bps / static_cast<double>(load[static_cast<std::size_t>(id)]));
-        latency_s += link.latency_s;
+        fr.share_Bps = std::min(fr.share_Bps, link.bw_Bps / static_cast<double>(load[static_cast<std::size_t>(id)]));
+        fr.latency_s += link.latency_s;
+        fr.bottleneck_Bps = std::min(fr.bottleneck_Bps, link.bw_Bps);
       }
-      if (share == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
-      slowest_s = std::max(slowest_s, latency_s + flows[i].bytes / share);
+      routes.push_back(fr);
     }
     for (const auto id : hops) load[static_cast<std::size_t>(id)] = 0;
-    total_s += static_cast<double>(round.repeat) * slowest_s;
+  }
+  return out;
+}
+
+double contended_time_s(const CommPlan& plan, const PlanRoutes& routes) {
+  double total_s = plan.setup_s;
+  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
+    const auto& flows = plan.rounds[r].flows;
+    double slowest_s = 0.0;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      const FlowRoute& fr = routes.rounds[r][i];
+      if (fr.share_Bps == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
+      slowest_s = std::max(slowest_s, fr.latency_s + flows[i].bytes / fr.share_Bps);
+    }
+    total_s += static_cast<double>(plan.rounds[r].repeat) * slowest_s;
   }
   return total_s;
 }

@@ -56,19 +56,19 @@ struct OnePlan {
   }
 };
 
-OnePlan price_one(const topology::Cluster& cluster, const PlanInputs& in) {
+// `plan` priced with `routes` (plan_routes of the same flows: routes.matches(*plan)).
+OnePlan price_one(std::shared_ptr<const costmodel::CommPlan> plan, const costmodel::PlanRoutes& routes) {
   OnePlan one;
-  auto plan = std::make_shared<costmodel::CommPlan>();
-  if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
   // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
   // two GPUs, an oversubscribed uplink) for the whole collective.
-  one.contended_s = costmodel::contended_time_s(cluster, *plan);
-  for (const auto& round : plan->rounds) {
+  one.contended_s = costmodel::contended_time_s(*plan, routes);
+  for (std::size_t r = 0; r < plan->rounds.size(); ++r) {
     auto& terms = one.round_terms.emplace_back();
-    for (const auto& f : round.flows) {
-      if (f.src_gpu == f.dst_gpu) continue;  // as isolated_time_s
-      const topology::Route r = cluster.route_cost(f.src_gpu, f.dst_gpu);
-      const OnePlan::Term t{r.latency_s, f.bytes, r.bottleneck_Bps};
+    const auto& flows = plan->rounds[r].flows;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      if (flows[i].src_gpu == flows[i].dst_gpu) continue;  // as isolated_time_s
+      const costmodel::FlowRoute& route = routes.rounds[r][i];
+      const OnePlan::Term t{route.latency_s, flows[i].bytes, route.bottleneck_Bps};
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }
   }
@@ -111,7 +111,8 @@ std::int64_t flow_count(const costmodel::CommPlan& plan) {
 // same Cluster object, by its instance id), the settings, the kind, the instances rank by rank and
 // the bytes; it holds the collective priced once (OnePlan), from which every count folds exactly
 // what pricing anew would compute. The instances of a group are stored once for all the entries
-// of that group. Bounded: the cache is emptied when the flows and ranks it holds pass kMaxItems.
+// of that group, and so are the routes of its flows for each algorithm (what pricing reads from
+// the topology), which serve every size of the collective. Bounded: the cache is emptied when the flows and ranks it holds pass kMaxItems.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -125,7 +126,8 @@ class PlanCache {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!enabled_) {
       ++stats_.misses;
-      return std::make_shared<const OnePlan>(price_one(cluster, in));
+      const auto plan = make_plan(cluster, in);
+      return std::make_shared<const OnePlan>(price_one(plan, costmodel::plan_routes(cluster, *plan)));
     }
     auto [lo, hi] = entries_.equal_range(h);
     for (auto it = lo; it != hi; ++it)
@@ -134,10 +136,13 @@ class PlanCache {
         return it->second.one;
       }
     ++stats_.misses;
-    auto one = std::make_shared<const OnePlan>(price_one(cluster, in));
-    if (items_ + flow_count(*one->plan) > kMaxItems) clear();
-    items_ += flow_count(*one->plan);
-    entries_.emplace(h, Entry{cluster.instance_id(), in.kind, intern(group_hash, *in.instances), in.bytes, *in.settings, one});
+    const auto plan = make_plan(cluster, in);
+    const std::int64_t flows = flow_count(*plan);
+    if (items_ + 2 * flows > kMaxItems) clear();
+    const SharedRanks& instances = intern(group_hash, *in.instances);
+    auto one = std::make_shared<const OnePlan>(price_one(plan, routes(cluster, group_hash, in.kind, instances, *plan)));
+    items_ += flows;
+    entries_.emplace(h, Entry{cluster.instance_id(), in.kind, instances, in.bytes, *in.settings, one});
     stats_.entries = static_cast<std::int64_t>(entries_.size());
     return one;
   }
@@ -166,6 +171,34 @@ class PlanCache {
     std::shared_ptr<const OnePlan> one;
   };
 
+  static std::shared_ptr<const costmodel::CommPlan> make_plan(const topology::Cluster& cluster, const PlanInputs& in) {
+    auto plan = std::make_shared<costmodel::CommPlan>();
+    if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
+    return plan;
+  }
+
+  // The routes of `plan`'s flows: those of an earlier plan of the same cluster, collective, group
+  // and algorithm (another size) when its flows are the same, else found and stored. The flows of
+  // a collective depend on its size only through the algorithm NCCL's tuner picks, and the check
+  // of every flow's ends makes that an assertion, not an assumption.
+  const costmodel::PlanRoutes& routes(const topology::Cluster& cluster, std::uint64_t group_hash, workload::Collective kind,
+                                      const SharedRanks& instances, const costmodel::CommPlan& plan) {
+    const std::uint64_t h = mix(group_hash, static_cast<std::uint64_t>(plan.algorithm));
+    auto [lo, hi] = routes_.equal_range(h);
+    for (auto it = lo; it != hi; ++it) {
+      RouteEntry& e = it->second;
+      if (e.cluster_id != cluster.instance_id() || e.kind != kind || e.algorithm != plan.algorithm || !(e.instances == instances)) continue;
+      if (e.routes->matches(plan))
+        ++stats_.routes_reused;
+      else
+        e.routes = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
+      return *e.routes;
+    }
+    items_ += flow_count(plan);
+    auto stored = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
+    return *routes_.emplace(h, RouteEntry{cluster.instance_id(), kind, instances, plan.algorithm, std::move(stored)})->second.routes;
+  }
+
   static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     return h;
@@ -182,6 +215,7 @@ class PlanCache {
 
   void clear() {
     entries_.clear();
+    routes_.clear();
     instances_.clear();
     items_ = 0;
   }
@@ -204,6 +238,14 @@ class PlanCache {
   bool enabled_ = true;
   std::unordered_multimap<std::uint64_t, Entry> entries_;
   std::unordered_multimap<std::uint64_t, SharedRanks> instances_;
+  struct RouteEntry {
+    std::uint64_t cluster_id;
+    workload::Collective kind;
+    SharedRanks instances;
+    costmodel::NcclAlgorithm algorithm;
+    std::shared_ptr<const costmodel::PlanRoutes> routes;
+  };
+  std::unordered_multimap<std::uint64_t, RouteEntry> routes_;
   std::int64_t items_ = 0;
   PlanCacheStats stats_;
 };

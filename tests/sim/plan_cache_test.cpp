@@ -106,6 +106,48 @@ TEST_CASE("cached plans: the durations and plans of pricing every plan anew, on 
   check_same(a.graph, b.graph);
 }
 
+TEST_CASE("cached routes: collectives of one group in other sizes reuse its flows' routes, with the results of pricing anew") {
+  // One cluster object; micro-batch sizes change the bytes of the TP, CP and PP collectives but
+  // not their groups, so the misses of later steps find the routes of earlier ones. An
+  // oversubscribed fabric makes the shares of contended links differ from the bottlenecks.
+  const std::string base = scenarios::default_scenario_text();
+  const std::vector<std::string> layout{"parallel.tp=2", "parallel.cp=2", "parallel.pp=2", "cluster.inter_node.oversubscription=2"};
+  const auto first = scenario(base, layout);
+  const topology::Cluster cluster(first.cluster);
+  const costmodel::ComputeModel cm(first.cluster.gpu, first.software);
+  sim::BuildOptions o;
+  o.comm = first.comm;
+  std::vector<scenarios::Scenario> sizes;
+  for (const char* mb : {"training.micro_batch=1", "training.micro_batch=2", "training.micro_batch=4"}) {
+    auto sets = layout;
+    sets.emplace_back(mb);
+    sizes.push_back(scenario(base, sets));
+  }
+  sim::set_plan_cache_enabled(true);
+  std::vector<sim::BuiltStep> cached;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto before = sim::plan_cache_stats();
+    cached.push_back(sim::build_step(sizes[i], cluster, cm, o));
+    const auto after = sim::plan_cache_stats();
+    if (i > 0) {
+      CHECK(after.misses > before.misses);                // new sizes: priced
+      CHECK(after.routes_reused > before.routes_reused);  // on routes found before
+    }
+  }
+  sim::set_plan_cache_enabled(false);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    CAPTURE(i);
+    const auto fresh = sim::build_step(sizes[i], cluster, cm, o);
+    check_same(fresh.graph, cached[i].graph);
+    // Every single collective's duration is its plan's contended time, priced from the topology.
+    for (const auto& op : cached[i].graph.ops) {
+      if (op.plan < 0 || op.count != 1.0) continue;
+      CHECK(op.duration_s == costmodel::contended_time_s(cluster, cached[i].graph.plans[static_cast<std::size_t>(op.plan)]));
+    }
+  }
+  sim::set_plan_cache_enabled(true);
+}
+
 TEST_CASE("folded plans: count x the bytes per flow, and the setup that makes the isolated time count x one collective's") {
   const std::string base = scenarios::default_scenario_text();
   // Plans over NVLink and the network, with counts above 1 (the TP units of a layer group, the CP ring steps).

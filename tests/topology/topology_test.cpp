@@ -161,7 +161,11 @@ TEST_CASE("cluster: node_of and nic_of with 8 GPUs and 4 NICs (ABCI A)") {
   for (std::int64_t g = 0; g < 24; ++g) {
     CHECK(c.node_of(g) == static_cast<std::int32_t>(g / 8));
     CHECK(c.nic_of(g) == nic[static_cast<std::size_t>(g % 8)]);
+    CHECK(c.global_nic_of(g) == (g / 8) * 4 + nic[static_cast<std::size_t>(g % 8)]);
+    CHECK(c.comm_node_of(g) == static_cast<std::int32_t>(g / 8));
   }
+  CHECK_THROWS_AS((void)c.global_nic_of(24), stepsim::InternalError);
+  CHECK_THROWS_AS((void)c.comm_node_of(-1), stepsim::InternalError);
   // Both GPUs of a NIC share its NIC -> leaf link.
   const auto r0 = c.route(0, 8);
   const auto r1 = c.route(1, 8);

@@ -75,6 +75,14 @@ Cluster::Cluster(const scenarios::ClusterSpec& spec) : spec_(spec), instance_id_
     host[static_cast<std::size_t>(n)] = net_.add_vertex(
         Vertex{VertexKind::Host, static_cast<std::int32_t>(n), 0, "n" + std::to_string(n) + ".host"});
 
+  // Per GPU: its NIC and NCCL node, looked up on every flow of a plan.
+  gpu_global_nic_.resize(static_cast<std::size_t>(num_gpus_total));
+  gpu_comm_node_.resize(static_cast<std::size_t>(num_gpus_total));
+  for (std::int64_t gpu = 0; gpu < num_gpus_total; ++gpu) {
+    const std::int64_t local = gpu % gpus;
+    gpu_global_nic_[static_cast<std::size_t>(gpu)] = (gpu / gpus) * nics + local * nics / gpus;
+    gpu_comm_node_[static_cast<std::size_t>(gpu)] = static_cast<std::int32_t>(gpu / comm_node_gpus_);
+  }
   gpu_nvlink_up_.assign(static_cast<std::size_t>(num_gpus_total), -1);
   gpu_host_up_.assign(static_cast<std::size_t>(num_gpus_total), -1);
   gpu_pcie_up_.assign(static_cast<std::size_t>(num_gpus_total), -1);
@@ -108,7 +116,7 @@ std::int32_t Cluster::node_of(std::int64_t gpu) const {
 
 std::int32_t Cluster::comm_node_of(std::int64_t gpu) const {
   check_gpu(gpu);
-  return static_cast<std::int32_t>(gpu / comm_node_gpus_);
+  return gpu_comm_node_[static_cast<std::size_t>(gpu)];
 }
 
 std::int32_t Cluster::nvlink_domain_of(std::int64_t gpu) const {
@@ -125,7 +133,8 @@ std::int32_t Cluster::nic_of(std::int64_t gpu) const {
 }
 
 std::int64_t Cluster::global_nic_of(std::int64_t gpu) const {
-  return static_cast<std::int64_t>(node_of(gpu)) * spec_.inter_node.nics_per_node + nic_of(gpu);
+  check_gpu(gpu);
+  return gpu_global_nic_[static_cast<std::size_t>(gpu)];
 }
 
 Route Cluster::route(std::int64_t src_gpu, std::int64_t dst_gpu) const {

@@ -156,6 +156,27 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
 // Equals isolated_time_s when no two flows of a round share a link.
 [[nodiscard]] double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan);
 
+// What the times of a plan take from its routes, per flow, independent of the flows' bytes: the
+// route's latency and bottleneck (isolated_time_s) and, with the round's other flows on its
+// links, the contended latency and share (contended_time_s). Plans of the same flows (sources and
+// destinations, round by round) and any bytes share them: plans of one collective and group that
+// differ only in size.
+struct FlowRoute {
+  std::int64_t src_gpu = 0;
+  std::int64_t dst_gpu = 0;
+  double latency_s = 0;       // route latency (route_cost)
+  double bottleneck_Bps = 0;  // route bottleneck; +infinity from a GPU to itself
+  double share_Bps = 0;       // smallest bw / (flows of the round on the link); +infinity from a GPU to itself
+};
+struct PlanRoutes {
+  std::vector<std::vector<FlowRoute>> rounds;  // per round of the plan, per flow
+  // The plan's flows go between the same GPUs, round by round, in the same order.
+  [[nodiscard]] bool matches(const CommPlan& plan) const;
+};
+[[nodiscard]] PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan);
+// contended_time_s(cluster, plan) from the plan's routes (routes.matches(plan)).
+[[nodiscard]] double contended_time_s(const CommPlan& plan, const PlanRoutes& routes);
+
 // Ring steps of a collective over n members: 2(n-1) for AllReduce, n-1 for ReduceScatter,
 // AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; docs/training-step.md 8).
 [[nodiscard]] std::int64_t ring_steps(Collective kind, std::int64_t n);

@@ -23,11 +23,14 @@ void cost_step(StepGraph& graph, const topology::Cluster& cluster, const costmod
 // the count of back-to-back collectives is folded from it exactly (StepGraph::plans keeps the
 // entry's plan and the count), so the results are those of pricing anew. Bounded (emptied when
 // full); thread-safe. A hit or a miss is a lookup of one (cluster, settings, kind, group, bytes)
-// by a costing pass; a miss prices it.
+// by a costing pass; a miss prices it. A miss reads the routes of the collective's flows (their
+// links, latencies, bottlenecks and shares) from an earlier miss of the same cluster, collective,
+// group and algorithm when the flows are the same (another size): `routes_reused` counts those.
 struct PlanCacheStats {
   std::int64_t hits = 0;
   std::int64_t misses = 0;
   std::int64_t entries = 0;
+  std::int64_t routes_reused = 0;
 };
 // Turns the cache on (the default) or off; either way it is emptied and its counts reset.
 void set_plan_cache_enabled(bool enabled);

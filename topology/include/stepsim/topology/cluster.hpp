@@ -111,6 +111,8 @@ class Cluster {
   std::vector<std::int32_t> gpu_nvlink_up_;  // per GPU: GPU -> NvSwitch
   std::vector<std::int32_t> gpu_pcie_up_;    // per GPU: GPU -> NIC (-1 without NICs)
   std::vector<std::int32_t> gpu_host_up_;    // per GPU: GPU -> Host (-1 unless domains split nodes)
+  std::vector<std::int64_t> gpu_global_nic_;  // per GPU: global_nic_of (node * nics_per_node + nic_of)
+  std::vector<std::int32_t> gpu_comm_node_;   // per GPU: comm_node_of
 };
 
 template <typename Hop>
