@@ -23,15 +23,18 @@ using Interval = std::pair<double, double>;
 std::vector<Interval> merged(std::vector<Interval> v) {
   // One stream's ops come in the order they ran: often sorted already.
   if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
-  for (const auto& iv : v) {
+  // In place: the first n entries are the merged intervals so far (n <= i).
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Interval iv = v[i];
     if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second)
-      out.back().second = std::max(out.back().second, iv.second);
+    if (n > 0 && iv.first <= v[n - 1].second)
+      v[n - 1].second = std::max(v[n - 1].second, iv.second);
     else
-      out.push_back(iv);
+      v[n++] = iv;
   }
-  return out;
+  v.resize(n);
+  return v;
 }
 
 double length(const std::vector<Interval>& v) {
@@ -206,6 +209,18 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   // stream's intervals come sorted, and their union is the merge of the streams' unions.
   constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
   std::vector<std::vector<Interval>> compute(g.devices.size()), comm_by_stream(g.devices.size() * kStreams);
+  {
+    // Counted first, so that each list is allocated once.
+    std::vector<std::size_t> n_compute(compute.size()), n_comm(comm_by_stream.size());
+    for (const auto& op : g.ops) {
+      if (op.kind == sim::OpKind::Compute)
+        ++n_compute[static_cast<std::size_t>(op.device)];
+      else if (op.kind != sim::OpKind::Delay)
+        ++n_comm[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)];
+    }
+    for (std::size_t k = 0; k < compute.size(); ++k) compute[k].reserve(n_compute[k]);
+    for (std::size_t k = 0; k < comm_by_stream.size(); ++k) comm_by_stream[k].reserve(n_comm[k]);
+  }
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     const Interval iv{trace.ops[i].start_s, trace.ops[i].end_s};
@@ -231,7 +246,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     StageReport st;
     st.stage = g.devices[dv].stage;
-    compute_merged[dv] = merged(compute[dv]);
+    compute_merged[dv] = merged(std::move(compute[dv]));
     const auto& cm = compute_merged[dv];
     const auto co = comm_union(dv);
     st.compute_s = length(cm);

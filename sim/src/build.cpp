@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -418,15 +419,16 @@ class Builder {
 
   // Splits a pass of a chunk's layers into op groups: per layer where asked or where buckets need
   // it. A chunk without transformer layers (the embedding or the loss alone) is one empty group.
-  std::vector<std::pair<std::int64_t, std::int64_t>> layer_groups(std::int64_t stage, std::int64_t chunk, bool split) const {
-    std::vector<std::pair<std::int64_t, std::int64_t>> g;  // [first, count]
+  // The groups as [first, count] into `g` (cleared first; a scratch vector of the caller's, so
+  // that a pass allocates nothing).
+  void layer_groups(std::int64_t stage, std::int64_t chunk, bool split, std::vector<std::pair<std::int64_t, std::int64_t>>& g) const {
+    g.clear();
     const std::int64_t n = layout_.layers(stage, chunk);
     if ((split || opt_.per_layer) && n > 0) {
       for (std::int64_t l = 0; l < n; ++l) g.emplace_back(l, 1);
     } else {
       g.emplace_back(0, n);
     }
-    return g;
   }
 
   std::int32_t compute_op(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int64_t first_layer,
@@ -522,11 +524,13 @@ class Builder {
     const auto& bs = buckets_.of(stage, chunk);
     const auto& gathers = gather_ops_[chunk_slot(stage, chunk)];
     const bool wait_params = mb == 0 && s_.parallel.overlap_param_gather && bs.size() > 1 && gathers.front() >= 0;
-    std::vector<std::int32_t> deps;
-    if (const auto prev = layout_.previous(stage, chunk)) deps.push_back(fwd_send_[slot(prev->stage, prev->chunk, mb)]);
+    // The previous virtual stage's send of this micro-batch, which the first group waits for.
+    std::optional<std::int32_t> dep;
+    if (const auto prev = layout_.previous(stage, chunk)) dep = fwd_send_[slot(prev->stage, prev->chunk, mb)];
     const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
     std::int32_t prev = -1;
-    const auto groups = layer_groups(stage, chunk, wait_params);
+    auto& groups = fwd_groups_;
+    layer_groups(stage, chunk, wait_params, groups);
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       // Named copies, not a structured binding: the work lambdas below capture them.
       const std::int64_t first = groups[gi].first, count = groups[gi].second;
@@ -546,8 +550,8 @@ class Builder {
       });
       const GroupComm comm = gw.comm;
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, gw.work, "fwd");
-      for (auto dep : deps) out_.graph.add_edge(dep, op);
-      deps.clear();
+      if (dep) out_.graph.add_edge(*dep, op);
+      dep.reset();
       if (prev >= 0) out_.graph.add_edge(prev, op);
       if (mb == 0 && s_.parallel.overlap_param_gather)
         for (std::size_t k = 0; k < bs.size(); ++k)
@@ -727,7 +731,8 @@ class Builder {
     std::int32_t dep = fwd_end_[slot(stage, chunk, mb)];
     if (const auto next = layout_.next(stage, chunk)) dep = bwd_send_[slot(next->stage, next->chunk, mb)];
     const std::int64_t base = chunk_first_[chunk_slot(stage, chunk)];
-    auto groups = layer_groups(stage, chunk, split);
+    auto& groups = bwd_groups_;
+    layer_groups(stage, chunk, split, groups);
     std::reverse(groups.begin(), groups.end());
     std::int32_t prev = dep;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -878,6 +883,7 @@ class Builder {
   const topology::Cluster& cl_;
   BuildOptions opt_;
   topology::Placement pl_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> fwd_groups_, bwd_groups_;  // layer_groups of the pass being emitted
   workload::StepProgram prog_;
   workload::PipelineLayout layout_;
   workload::BucketPlan buckets_;
