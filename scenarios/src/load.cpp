@@ -12,6 +12,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -814,6 +815,18 @@ Json software_json(const Json* raw, const std::string& path) {
 // causal / non-causal ratio of the forward pass at the nearest head dimension that has both.
 AttentionCurves attention_curves(GpuArchitecture arch, AttentionKernel impl, const std::string& path);
 
+// attention_curves, made once per (architecture, implementation) in the process: the curves are
+// a function of the built-in figures only (a failure is not kept, so its message names each path).
+AttentionCurves cached_attention_curves(GpuArchitecture arch, AttentionKernel impl, const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::pair<GpuArchitecture, AttentionKernel>, AttentionCurves> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(arch, impl);
+  const auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  return made.emplace(key, attention_curves(arch, impl, path)).first->second;
+}
+
 SoftwareSpec read_software(const Json* raw, const std::string& path, const GpuSpec& gpu) {
   const Json j = software_json(raw, path);
   Reader r(j, path, "software");
@@ -850,7 +863,7 @@ SoftwareSpec read_software(const Json* raw, const std::string& path, const GpuSp
   (void)r.string_param("source");
   r.finish({"description", "preset", "sources"});
   if (gpu.architecture != GpuArchitecture::Unknown || sw.attention != AttentionKernel::Auto)
-    sw.attention_curves = attention_curves(gpu.architecture, sw.attention, path + ".attention");
+    sw.attention_curves = cached_attention_curves(gpu.architecture, sw.attention, path + ".attention");
   return sw;
 }
 
