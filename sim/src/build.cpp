@@ -349,7 +349,8 @@ class Builder {
   std::int32_t comm_op(OpKind kind, Collective coll, Stream stream, std::int64_t stage, Phase phase, std::int32_t grp,
                        double message_bytes, double count, const char* label, std::int64_t mb, std::int64_t chunk,
                        std::int64_t peer = -1) {
-    Op op;
+    const auto id = static_cast<std::int32_t>(out_.graph.ops.size());
+    Op& op = out_.graph.emplace_op();
     op.kind = kind;
     op.collective = coll;
     op.stream = stream;
@@ -364,7 +365,7 @@ class Builder {
     op.count = count;
     op.bytes = message_bytes * count;
     op.label = interned(label);
-    return out_.graph.add_op(std::move(op));
+    return id;
   }
 
   // ---- buckets
@@ -433,7 +434,8 @@ class Builder {
 
   std::int32_t compute_op(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int64_t first_layer,
                           std::int32_t w, const char* label) {
-    Op op;
+    const auto id = static_cast<std::int32_t>(out_.graph.ops.size());
+    Op& op = out_.graph.emplace_op();
     op.kind = OpKind::Compute;
     op.phase = phase;
     op.stream = Stream::Compute;
@@ -446,7 +448,6 @@ class Builder {
     op.flops = work_flops(w);
     op.label = interned(label);
     const double flops = op.flops;
-    const auto id = out_.graph.add_op(std::move(op));
     auto& last = last_compute_[static_cast<std::size_t>(stage)];
     if (last >= 0) out_.graph.add_edge(last, id);
     last = id;
@@ -595,14 +596,14 @@ class Builder {
   // A zero-time op that waits for `preds` (those >= 0): the op to depend on when several must end.
   std::int32_t join_op(std::int64_t stage, Stream stream, Phase phase, const char* label, std::initializer_list<std::int32_t> preds,
                        const std::vector<std::int32_t>& more = {}) {
-    Op op;
+    const auto id = static_cast<std::int32_t>(out_.graph.ops.size());
+    Op& op = out_.graph.emplace_op();
     op.kind = OpKind::Delay;
     op.phase = phase;
     op.stream = stream;
     op.device = static_cast<std::int32_t>(stage);
     op.stage = static_cast<std::int32_t>(stage);
     op.label = interned(label);
-    const auto id = out_.graph.add_op(std::move(op));
     for (auto p : preds)
       if (p >= 0) out_.graph.add_edge(p, id);
     for (auto p : more) out_.graph.add_edge(p, id);

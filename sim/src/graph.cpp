@@ -151,12 +151,17 @@ void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges) {
   edges_.reserve(num_edges);
 }
 
-std::int32_t StepGraph::add_op(Op op) {
+Op& StepGraph::emplace_op() {
   if (ops.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     throw InternalError("step graph: too many ops (the limit is 2^31 - 1)");
   }
-  ops.push_back(std::move(op));
+  Op& op = ops.emplace_back();
   ensure_nodes(ops.size());
+  return op;
+}
+
+std::int32_t StepGraph::add_op(Op op) {
+  emplace_op() = std::move(op);
   return static_cast<std::int32_t>(ops.size() - 1);
 }
 

@@ -255,6 +255,9 @@ class StepGraph {
   PlanList plans;  // filled by the costing pass
 
   std::int32_t add_op(Op op);
+  // Appends a default op and returns it to be filled in place (its index is ops.size() - 1 after
+  // the call); the reference is valid until the next op is added.
+  Op& emplace_op();
   // `before` must finish before `after` starts.
   void add_edge(std::int32_t before, std::int32_t after);
   // Room for `ops` ops and `edges` edges without reallocation.
