@@ -66,8 +66,8 @@ double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b)
 // -1 for point-to-point (send/recv, all-to-all).
 std::pair<int, int> nccl_choice(const sim::StepGraph& g, const sim::Op& op) {
   if (op.collective == sim::Collective::SendRecv || op.collective == sim::Collective::AllToAll || op.plan < 0) return {-1, -1};
-  const auto& plan = g.plans.unfolded(static_cast<std::size_t>(op.plan));
-  return {static_cast<int>(plan.algorithm), static_cast<int>(plan.protocol)};
+  const auto p = static_cast<std::size_t>(op.plan);
+  return {static_cast<int>(g.plans.algorithm(p)), static_cast<int>(g.plans.protocol(p))};
 }
 
 std::string algorithm_name(int code) { return code < 0 ? "p2p" : costmodel::to_string(static_cast<costmodel::NcclAlgorithm>(code)); }

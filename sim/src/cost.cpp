@@ -36,8 +36,10 @@ struct OnePlan {
     double bottleneck_Bps;
     bool operator==(const Term&) const = default;
   };
-  std::shared_ptr<const costmodel::CommPlan> plan;
-  FlowRange range{};  // flow_range(*plan), what validation checks of its flows
+  std::shared_ptr<const CompactPlan> plan;
+  std::vector<std::int64_t> repeats;  // per round of the plan
+  double setup_s = 0;                 // the plan's
+  FlowRange range{};  // flow_range of the plan, what validation checks of its flows
   std::vector<std::vector<Term>> round_terms;
   double time_s = 0;
   double contended_s = 0;
@@ -50,21 +52,24 @@ struct OnePlan {
     for (std::size_t r = 0; r < round_terms.size(); ++r) {
       double slowest_s = 0.0;
       for (const Term& t : round_terms[r]) slowest_s = std::max(slowest_s, t.latency_s + t.bytes * count / t.bottleneck_Bps);
-      total_s += static_cast<double>(plan->rounds[r].repeat) * slowest_s;
+      total_s += static_cast<double>(repeats[r]) * slowest_s;
     }
     return total_s;
   }
 };
 
-// `plan` priced with `routes` (plan_routes of the same flows: routes.matches(*plan)).
-OnePlan price_one(std::shared_ptr<const costmodel::CommPlan> plan, const costmodel::PlanRoutes& routes) {
+// `plan` priced with `routes` (plan_routes of the same flows: routes->matches(plan)), and kept
+// compact with the ends of `routes`.
+OnePlan price_one(const costmodel::CommPlan& plan, const std::shared_ptr<const costmodel::PlanRoutes>& shared_routes) {
+  const costmodel::PlanRoutes& routes = *shared_routes;
   OnePlan one;
   // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
   // two GPUs, an oversubscribed uplink) for the whole collective.
-  one.contended_s = costmodel::contended_time_s(*plan, routes);
-  for (std::size_t r = 0; r < plan->rounds.size(); ++r) {
+  one.contended_s = costmodel::contended_time_s(plan, routes);
+  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
+    one.repeats.push_back(plan.rounds[r].repeat);
     auto& terms = one.round_terms.emplace_back();
-    const auto& flows = plan->rounds[r].flows;
+    const auto& flows = plan.rounds[r].flows;
     for (std::size_t i = 0; i < flows.size(); ++i) {
       if (flows[i].src_gpu == flows[i].dst_gpu) continue;  // as isolated_time_s
       const costmodel::FlowRoute& route = routes.rounds[r][i];
@@ -72,10 +77,11 @@ OnePlan price_one(std::shared_ptr<const costmodel::CommPlan> plan, const costmod
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }
   }
-  one.range = flow_range(*plan);
-  one.plan = std::move(plan);
-  // isolated_time_s(cluster, *one.plan), from the distinct flows (x / bw == x * 1.0 / bw).
-  one.time_s = one.bandwidth_time_s(one.plan->setup_s, 1.0);
+  one.range = flow_range(plan);
+  one.setup_s = plan.setup_s;
+  one.plan = std::make_shared<const CompactPlan>(plan, shared_routes);
+  // isolated_time_s(cluster, plan), from the distinct flows (x / bw == x * 1.0 / bw).
+  one.time_s = one.bandwidth_time_s(one.setup_s, 1.0);
   return one;
 }
 
@@ -92,7 +98,7 @@ Folded with_count(const OnePlan& one, double count) {
   Folded out;
   // The plan replayed by SimGrid: count x the bytes per flow, the start-up and per-round latencies
   // of the other count - 1 collectives in the setup.
-  const double bw_time = count == 1.0 ? one.time_s - one.plan->setup_s : one.bandwidth_time_s(0.0, count);
+  const double bw_time = count == 1.0 ? one.time_s - one.setup_s : one.bandwidth_time_s(0.0, count);
   // count >= 1 makes count x one_time >= bw_time, so the setup is never negative.
   out.setup_s = std::max(0.0, count * one.time_s - bw_time);
   out.time_s = count * one.contended_s;
@@ -127,7 +133,7 @@ class PlanCache {
     if (!enabled_) {
       ++stats_.misses;
       const auto plan = make_plan(cluster, in);
-      return std::make_shared<const OnePlan>(price_one(plan, costmodel::plan_routes(cluster, *plan)));
+      return std::make_shared<const OnePlan>(price_one(plan, std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan))));
     }
     auto [lo, hi] = entries_.equal_range(h);
     for (auto it = lo; it != hi; ++it)
@@ -137,10 +143,10 @@ class PlanCache {
       }
     ++stats_.misses;
     const auto plan = make_plan(cluster, in);
-    const std::int64_t flows = flow_count(*plan);
+    const std::int64_t flows = flow_count(plan);
     if (items_ + 2 * flows > kMaxItems) clear();
     const SharedRanks& instances = intern(group_hash, *in.instances);
-    auto one = std::make_shared<const OnePlan>(price_one(plan, routes(cluster, group_hash, in.kind, instances, *plan)));
+    auto one = std::make_shared<const OnePlan>(price_one(plan, routes(cluster, group_hash, in.kind, instances, plan)));
     items_ += flows;
     entries_.emplace(h, Entry{cluster.instance_id(), in.kind, instances, in.bytes, *in.settings, one});
     stats_.entries = static_cast<std::int64_t>(entries_.size());
@@ -171,18 +177,18 @@ class PlanCache {
     std::shared_ptr<const OnePlan> one;
   };
 
-  static std::shared_ptr<const costmodel::CommPlan> make_plan(const topology::Cluster& cluster, const PlanInputs& in) {
-    auto plan = std::make_shared<costmodel::CommPlan>();
-    if (!cluster.spec().ideal_network) *plan = costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
-    return plan;
+  static costmodel::CommPlan make_plan(const topology::Cluster& cluster, const PlanInputs& in) {
+    if (cluster.spec().ideal_network) return {};
+    return costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
   }
 
   // The routes of `plan`'s flows: those of an earlier plan of the same cluster, collective, group
   // and algorithm (another size) when its flows are the same, else found and stored. The flows of
   // a collective depend on its size only through the algorithm NCCL's tuner picks, and the check
   // of every flow's ends makes that an assertion, not an assumption.
-  const costmodel::PlanRoutes& routes(const topology::Cluster& cluster, std::uint64_t group_hash, workload::Collective kind,
-                                      const SharedRanks& instances, const costmodel::CommPlan& plan) {
+  std::shared_ptr<const costmodel::PlanRoutes> routes(const topology::Cluster& cluster, std::uint64_t group_hash,
+                                                      workload::Collective kind, const SharedRanks& instances,
+                                                      const costmodel::CommPlan& plan) {
     const std::uint64_t h = mix(group_hash, static_cast<std::uint64_t>(plan.algorithm));
     auto [lo, hi] = routes_.equal_range(h);
     for (auto it = lo; it != hi; ++it) {
@@ -192,11 +198,11 @@ class PlanCache {
         ++stats_.routes_reused;
       else
         e.routes = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
-      return *e.routes;
+      return e.routes;
     }
     items_ += flow_count(plan);
     auto stored = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
-    return *routes_.emplace(h, RouteEntry{cluster.instance_id(), kind, instances, plan.algorithm, std::move(stored)})->second.routes;
+    return routes_.emplace(h, RouteEntry{cluster.instance_id(), kind, instances, plan.algorithm, std::move(stored)})->second.routes;
   }
 
   static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {

@@ -110,11 +110,55 @@ FlowRange flow_range(const CommPlan& plan) {
   return r;
 }
 
+void PlanList::push_folded(std::shared_ptr<const CompactPlan> one, double count, double setup_s,
+                           std::shared_ptr<const FlowRange> range) {
+  Entry e;
+  e.compact = std::move(one);
+  e.count = count;
+  e.setup_s = setup_s;
+  e.range = std::move(range);
+  entries_.push_back(std::move(e));
+}
+
+CompactPlan::CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::PlanRoutes> ends)
+    : ends_(std::move(ends)), setup_s_(plan.setup_s), algorithm_(plan.algorithm), protocol_(plan.protocol) {
+  if (!ends_ || !ends_->matches(plan)) throw InternalError("compact plan: the flows do not go between the given ends");
+  std::size_t flows = 0;
+  for (const auto& round : plan.rounds) flows += round.flows.size();
+  bytes_.reserve(flows);
+  repeats_.reserve(plan.rounds.size());
+  for (const auto& round : plan.rounds) {
+    repeats_.push_back(round.repeat);
+    for (const auto& f : round.flows) bytes_.push_back(f.bytes);
+  }
+}
+
+const CommPlan& CompactPlan::plan() const {
+  std::call_once(made_, [this] {
+    auto p = std::make_shared<CommPlan>();
+    p->setup_s = setup_s_;
+    p->algorithm = algorithm_;
+    p->protocol = protocol_;
+    p->rounds.reserve(repeats_.size());
+    std::size_t k = 0;
+    for (std::size_t r = 0; r < repeats_.size(); ++r) {
+      const auto& ends = ends_->rounds[r];
+      Round round;
+      round.repeat = repeats_[r];
+      round.flows.reserve(ends.size());
+      for (const auto& e : ends) round.flows.push_back(Flow{e.src_gpu, e.dst_gpu, bytes_[k++]});
+      p->rounds.push_back(std::move(round));
+    }
+    plan_ = std::move(p);
+  });
+  return *plan_;
+}
+
 const CommPlan& PlanList::operator[](std::size_t i) const {
   const Entry& e = entries_[i];
   if (e.given) return *e.one;
   if (!e.folded) {
-    auto folded = std::make_shared<CommPlan>(*e.one);
+    auto folded = std::make_shared<CommPlan>(unfolded(i));
     if (e.count != 1.0)
       for (auto& round : folded->rounds)
         for (auto& f : round.flows) f.bytes *= e.count;
@@ -268,25 +312,26 @@ void StepGraph::validate_edges_and_plans() const {
   // range it computed once with the plan): a count >= 0 with which the largest stays finite and
   // the smallest non-negative makes every flow valid.
   std::vector<std::pair<const CommPlan*, FlowRange>> ranges;
-  const auto range_of = [&ranges, this](std::size_t p, const CommPlan& plan) {
+  const auto range_of = [&ranges, this](std::size_t p) {
     if (const FlowRange* stored = plans.range(p)) return *stored;
+    const CommPlan& plan = plans.unfolded(p);
     for (const auto& r : ranges)
       if (r.first == &plan) return r.second;
     ranges.emplace_back(&plan, flow_range(plan));
     return ranges.back().second;
   };
   for (std::size_t p = 0; p < plans.size(); ++p) {
-    // The plan as costed, without folding its count into copies of its flows.
-    const CommPlan& plan = plans.unfolded(p);
     const double count = plans.count(p);
     const double setup_s = plans.setup_s(p);
     if (!std::isfinite(setup_s) || setup_s < 0) {
       throw InternalError("step graph: plan " + std::to_string(p) + " has an invalid setup time " + std::to_string(setup_s) + " s");
     }
-    const FlowRange r = range_of(p, plan);
+    const FlowRange r = range_of(p);
     if (r.min_repeat >= 1 && std::isfinite(count) && count >= 0 && r.min_bytes >= 0 && std::isfinite(r.max_bytes) &&
         std::isfinite(r.max_bytes * count))
       continue;  // every round repeats at least once and every flow's count x bytes is finite and >= 0
+    // The plan as costed, without folding its count into copies of its flows.
+    const CommPlan& plan = plans.unfolded(p);
     for (const auto& round : plan.rounds) {
       if (round.repeat < 1) {
         throw InternalError("step graph: plan " + std::to_string(p) + " has a round repeated " + std::to_string(round.repeat) +

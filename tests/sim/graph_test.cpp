@@ -268,3 +268,47 @@ TEST_CASE("graph: the analytic engine, which checks each op as its scheduler rea
   g.add_edge(1, 3);
   check_both("to missing op 3");
 }
+
+TEST_CASE("graph: a compact plan makes the plan it was given, flow by flow, and folds like it") {
+  sim::CommPlan plan;
+  plan.setup_s = 2e-6;
+  plan.algorithm = stepsim::costmodel::NcclAlgorithm::Tree;
+  plan.protocol = stepsim::costmodel::NcclProtocol::LL128;
+  plan.rounds.push_back(sim::Round{{{0, 1, 3.0}, {1, 2, 0.1}, {2, 0, 7.5}}, 3});
+  plan.rounds.push_back(sim::Round{{{4, 5, 1e9}}, 1});
+  auto ends = std::make_shared<stepsim::costmodel::PlanRoutes>();
+  for (const auto& round : plan.rounds) {
+    auto& r = ends->rounds.emplace_back();
+    for (const auto& f : round.flows) r.push_back(stepsim::costmodel::FlowRoute{f.src_gpu, f.dst_gpu, 0.0, 1.0, 1.0});
+  }
+  const auto compact = std::make_shared<const sim::CompactPlan>(plan, ends);
+  CHECK(compact->setup_s() == plan.setup_s);
+  CHECK(compact->algorithm() == plan.algorithm);
+  CHECK(compact->protocol() == plan.protocol);
+  sim::PlanList list;
+  list.push_folded(compact, 2.0, 5e-6);
+  CHECK(list.algorithm(0) == plan.algorithm);
+  CHECK(list.protocol(0) == plan.protocol);
+  const sim::CommPlan& made = list.unfolded(0);
+  CHECK(&made == &compact->plan());  // made once
+  CHECK(made.setup_s == plan.setup_s);
+  REQUIRE(made.rounds.size() == plan.rounds.size());
+  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
+    CHECK(made.rounds[r].repeat == plan.rounds[r].repeat);
+    REQUIRE(made.rounds[r].flows.size() == plan.rounds[r].flows.size());
+    for (std::size_t i = 0; i < plan.rounds[r].flows.size(); ++i) {
+      CHECK(made.rounds[r].flows[i].src_gpu == plan.rounds[r].flows[i].src_gpu);
+      CHECK(made.rounds[r].flows[i].dst_gpu == plan.rounds[r].flows[i].dst_gpu);
+      CHECK(made.rounds[r].flows[i].bytes == plan.rounds[r].flows[i].bytes);
+      CHECK(list[0].rounds[r].flows[i].bytes == 2.0 * plan.rounds[r].flows[i].bytes);
+    }
+  }
+  CHECK(list[0].setup_s == 5e-6);
+  // Ends of other flows are refused.
+  auto other = std::make_shared<stepsim::costmodel::PlanRoutes>(*ends);
+  other->rounds[0][1].dst_gpu = 3;
+  CHECK_THROWS_AS(sim::CompactPlan(plan, other), stepsim::InternalError);
+  other->rounds[0].pop_back();
+  CHECK_THROWS_AS(sim::CompactPlan(plan, other), stepsim::InternalError);
+  CHECK_THROWS_AS(sim::CompactPlan(plan, nullptr), stepsim::InternalError);
+}

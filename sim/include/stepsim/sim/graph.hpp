@@ -17,6 +17,7 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,9 +143,34 @@ struct FlowRange {
 };
 [[nodiscard]] FlowRange flow_range(const CommPlan& plan);
 
+// A collective's plan kept small: the ends of its flows from a route set it shares with the plans
+// of the same collective and group in other sizes (costmodel::PlanRoutes), and each flow's size;
+// the CommPlan itself is made on first access (once; thread-safe), so that what only needs the
+// plan's times, algorithm and protocol (the analytic engine, a sweep) never holds its flows.
+class CompactPlan {
+ public:
+  // `plan`'s flows go between the ends of `ends`, round by round (ends->matches(plan)).
+  CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::PlanRoutes> ends);
+  [[nodiscard]] const CommPlan& plan() const;
+  [[nodiscard]] double setup_s() const { return setup_s_; }
+  [[nodiscard]] costmodel::NcclAlgorithm algorithm() const { return algorithm_; }
+  [[nodiscard]] costmodel::NcclProtocol protocol() const { return protocol_; }
+
+ private:
+  std::shared_ptr<const costmodel::PlanRoutes> ends_;
+  std::vector<double> bytes_;  // every flow's size, round after round
+  std::vector<std::int64_t> repeats_;
+  double setup_s_ = 0;
+  costmodel::NcclAlgorithm algorithm_{};
+  costmodel::NcclProtocol protocol_{};
+  mutable std::once_flag made_;
+  mutable std::shared_ptr<const CommPlan> plan_;
+};
+
 // The plans of a graph's communication ops. The costing pass stores a plan as the plan of one
 // collective (shared, immutable: the same object serves every graph of the process that runs that
-// collective), the count of back-to-back collectives folded into it and the folded plan's setup.
+// collective; a CompactPlan, whose flows are made on first access), the count of back-to-back
+// collectives folded into it and the folded plan's setup.
 // The folded plan itself (every flow carrying count x its bytes, that setup) is made on first
 // access through operator[], so that an engine which only needs op durations never copies flows.
 // A plan added with push_back is stored as given (count 1). Not safe for concurrent first access.
@@ -163,6 +189,9 @@ class PlanList {
   // given, is flow_range(*one), computed once for every graph that shares `one`.
   void push_folded(std::shared_ptr<const CommPlan> one, double count, double setup_s,
                    std::shared_ptr<const FlowRange> range = nullptr);
+  // The same with the one collective's plan kept compact (made on first access).
+  void push_folded(std::shared_ptr<const CompactPlan> one, double count, double setup_s,
+                   std::shared_ptr<const FlowRange> range = nullptr);
 
   // The folded plan (what SimGrid replays), made on first access.
   [[nodiscard]] const CommPlan& operator[](std::size_t i) const;
@@ -171,7 +200,19 @@ class PlanList {
 
   // What does not depend on the count, without folding: the rounds with their flows (ranks, the
   // bytes of one collective), repeats, algorithm and protocol.
-  [[nodiscard]] const CommPlan& unfolded(std::size_t i) const { return *entries_[i].one; }
+  [[nodiscard]] const CommPlan& unfolded(std::size_t i) const {
+    const Entry& e = entries_[i];
+    return e.compact ? e.compact->plan() : *e.one;
+  }
+  // What NCCL runs for plan i (unfolded(i).algorithm and .protocol, without making its flows).
+  [[nodiscard]] costmodel::NcclAlgorithm algorithm(std::size_t i) const {
+    const Entry& e = entries_[i];
+    return e.compact ? e.compact->algorithm() : e.one->algorithm;
+  }
+  [[nodiscard]] costmodel::NcclProtocol protocol(std::size_t i) const {
+    const Entry& e = entries_[i];
+    return e.compact ? e.compact->protocol() : e.one->protocol;
+  }
   // Collectives folded into plan i (1 for a plan stored as given); a flow of the folded plan
   // carries count x the bytes of that flow in unfolded(i).
   [[nodiscard]] double count(std::size_t i) const { return entries_[i].count; }
@@ -182,7 +223,8 @@ class PlanList {
 
  private:
   struct Entry {
-    std::shared_ptr<const CommPlan> one;
+    std::shared_ptr<const CommPlan> one;              // the plan of one collective (or the plan as given)
+    std::shared_ptr<const CompactPlan> compact;       // or that plan, compact (then `one` is empty)
     double count = 1;
     double setup_s = 0;
     bool given = false;                               // stored as given: `one` is the plan itself
