@@ -91,6 +91,17 @@ void PlanList::push_folded(std::shared_ptr<const CommPlan> one, double count, do
                            std::shared_ptr<const FlowRange> range) {
   Entry e;
   e.one = std::move(one);
+  push_folded_entry(std::move(e), count, setup_s, std::move(range));
+}
+
+void PlanList::push_folded(std::shared_ptr<const CompactPlan> one, double count, double setup_s,
+                           std::shared_ptr<const FlowRange> range) {
+  Entry e;
+  e.compact = std::move(one);
+  push_folded_entry(std::move(e), count, setup_s, std::move(range));
+}
+
+void PlanList::push_folded_entry(Entry e, double count, double setup_s, std::shared_ptr<const FlowRange> range) {
   e.count = count;
   e.setup_s = setup_s;
   e.range = std::move(range);
@@ -108,16 +119,6 @@ FlowRange flow_range(const CommPlan& plan) {
     }
   }
   return r;
-}
-
-void PlanList::push_folded(std::shared_ptr<const CompactPlan> one, double count, double setup_s,
-                           std::shared_ptr<const FlowRange> range) {
-  Entry e;
-  e.compact = std::move(one);
-  e.count = count;
-  e.setup_s = setup_s;
-  e.range = std::move(range);
-  entries_.push_back(std::move(e));
 }
 
 CompactPlan::CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::PlanRoutes> ends)

@@ -231,6 +231,7 @@ class PlanList {
     mutable std::shared_ptr<const CommPlan> folded;   // made on first access (folded entries)
     std::shared_ptr<const FlowRange> range;           // flow_range(*one), when stored with it
   };
+  void push_folded_entry(Entry e, double count, double setup_s, std::shared_ptr<const FlowRange> range);
   std::vector<Entry> entries_;
 };
 
