@@ -349,7 +349,9 @@ double isolated_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
   return total_s;
 }
 
-double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) { return contended_time_s(plan, plan_routes(cluster, plan)); }
+double contended_time_s(const topology::Cluster& cluster, const CommPlan& plan) {
+  return contended_time_s(plan, plan_routes(cluster, plan));
+}
 
 bool PlanRoutes::matches(const CommPlan& plan) const {
   if (rounds.size() != plan.rounds.size()) return false;

@@ -118,7 +118,8 @@ std::int64_t flow_count(const costmodel::CommPlan& plan) {
 // the bytes; it holds the collective priced once (OnePlan), from which every count folds exactly
 // what pricing anew would compute. The instances of a group are stored once for all the entries
 // of that group, and so are the routes of its flows for each algorithm (what pricing reads from
-// the topology), which serve every size of the collective. Bounded: the cache is emptied when the flows and ranks it holds pass kMaxItems.
+// the topology), which serve every size of the collective. Bounded: the cache is emptied when the
+// flows and ranks it holds pass kMaxItems.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -133,7 +134,8 @@ class PlanCache {
     if (!enabled_) {
       ++stats_.misses;
       const auto plan = make_plan(cluster, in);
-      return std::make_shared<const OnePlan>(price_one(plan, std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan))));
+      const auto routes = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
+      return std::make_shared<const OnePlan>(price_one(plan, routes));
     }
     auto [lo, hi] = entries_.equal_range(h);
     for (auto it = lo; it != hi; ++it)
