@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "stepsim/memory/round.hpp"
 #include "stepsim/workload/params.hpp"
 #include "stepsim/workload/program.hpp"
 #include "stepsim/workload/schedule.hpp"
@@ -16,7 +17,7 @@ using scenarios::Scenario;
 
 namespace {
 
-std::int64_t to_bytes(double x) { return static_cast<std::int64_t>(std::llround(x)); }
+std::int64_t to_bytes(double x) { return round_bytes(x); }
 
 double d(std::int64_t x) { return static_cast<double>(x); }
 

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <tuple>
 
+#include "stepsim/memory/round.hpp"
+
 namespace stepsim::memory {
 
 Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
@@ -54,7 +56,7 @@ Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int
     d.points.push_back({0.0, static_bytes[i]});
   }
   auto total = [&](std::size_t dev, std::int64_t dynamic) {
-    const auto frag = static_cast<std::int64_t>(std::llround(static_cast<double>(dynamic) * fragmentation_fraction));
+    const std::int64_t frag = round_bytes(static_cast<double>(dynamic) * fragmentation_fraction);
     return tl.devices[dev].static_bytes + dynamic + frag;
   };
   std::vector<std::int64_t> dynamic(static_bytes.size(), 0);

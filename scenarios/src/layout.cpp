@@ -214,18 +214,6 @@ PipelineLayout::PipelineLayout(std::int64_t stages, std::int64_t chunks_per_stag
   std::exclusive_scan(layers_.begin(), layers_.end(), first_.begin(), std::int64_t{0});
 }
 
-std::optional<StageChunk> PipelineLayout::previous(std::int64_t stage, std::int64_t chunk) const {
-  const std::int64_t k = virtual_stage(stage, chunk);
-  if (k == 0) return std::nullopt;
-  return at(k - 1);
-}
-
-std::optional<StageChunk> PipelineLayout::next(std::int64_t stage, std::int64_t chunk) const {
-  const std::int64_t k = virtual_stage(stage, chunk);
-  if (k + 1 >= virtual_stages()) return std::nullopt;
-  return at(k + 1);
-}
-
 std::int64_t PipelineLayout::layers(std::int64_t stage, std::int64_t chunk) const {
   return layers_[static_cast<std::size_t>(virtual_stage(stage, chunk))];
 }

@@ -1116,6 +1116,58 @@ Override parse_override(const std::string& text) {
   return Override{text.substr(0, eq), text.substr(eq + 1)};
 }
 
+namespace {
+
+// What a scenario part reads to, kept per (path, JSON text of the part[, GPU architecture]) for the
+// process: the candidates of a sweep repeat the same cluster and software, and reading them
+// (presets merged, efficiency files, attention curves) costs more than the rest of a scenario. A
+// part that names a file outside the built-in presets is read anew each time; a failure is not
+// kept, so each read reports it.
+template <typename Spec>
+class PartCache {
+ public:
+  template <typename Read>
+  Spec get(const std::string& key, Read&& read) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = made_.find(key);
+      if (it != made_.end()) return it->second;
+    }
+    Spec spec = read();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (made_.size() >= kMaxEntries) made_.clear();
+    made_.emplace(key, spec);
+    return spec;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = 256;
+  std::mutex mutex_;
+  std::map<std::string, Spec> made_;
+};
+
+// Whether a cluster object names an efficiency file (a path, read when the cluster is read).
+bool names_efficiency_file(const Json& cluster) {
+  const auto gpu = cluster.find("gpu");
+  if (gpu == cluster.end() || !gpu->is_object()) return false;
+  const auto eff = gpu->find("efficiency");
+  return eff != gpu->end() && eff->is_string();
+}
+
+ClusterSpec read_cluster_cached(const Json& raw, const std::string& path) {
+  if (!raw.is_object() || names_efficiency_file(raw)) return read_cluster(raw, path);
+  static PartCache<ClusterSpec> cache;
+  return cache.get(path + '\n' + raw.dump(), [&] { return read_cluster(raw, path); });
+}
+
+SoftwareSpec read_software_cached(const Json* raw, const std::string& path, const GpuSpec& gpu) {
+  static PartCache<SoftwareSpec> cache;
+  const std::string key = path + '\n' + std::to_string(static_cast<int>(gpu.architecture)) + '\n' + (raw != nullptr ? raw->dump() : "");
+  return cache.get(key, [&] { return read_software(raw, path, gpu); });
+}
+
+}  // namespace
+
 Scenario detail::read_scenario(const std::string& json_text, const std::vector<Override>& overrides, const std::string& origin,
                                bool& dp_given) {
   Json root = detail::parse_json_text(json_text, origin);
@@ -1145,7 +1197,7 @@ Scenario detail::read_scenario(const std::string& json_text, const std::vector<O
   s.model = read_model(*model, "model");
   const Json* cluster = r.raw("cluster");
   if (cluster == nullptr) throw ScenarioError("cluster", "is required");
-  s.cluster = read_cluster(*cluster, "cluster");
+  s.cluster = read_cluster_cached(*cluster, "cluster");
   const Json* training = r.raw("training");
   if (training == nullptr) throw ScenarioError("training", "is required");
   s.training = read_training(*training, "training");
@@ -1156,7 +1208,7 @@ Scenario detail::read_scenario(const std::string& json_text, const std::vector<O
   s.cost = read_cost(r.raw("cost"), "cost");
   s.comm = read_comm(r.raw("comm"), "comm");
   s.engine = read_engine(r.raw("engine"), "engine");
-  s.software = read_software(r.raw("software"), "software", s.cluster.gpu);
+  s.software = read_software_cached(r.raw("software"), "software", s.cluster.gpu);
   r.finish({"description"});
   return s;
 }

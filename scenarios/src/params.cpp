@@ -1,6 +1,8 @@
 #include "stepsim/scenarios/params.hpp"
 
 #include <cstdio>
+#include <string_view>
+#include <unordered_map>
 
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/names.hpp"
@@ -20,8 +22,13 @@ std::string number_text(double v) {
 std::span<const Param> parameters() { return param_table::kParams; }
 
 const Param& parameter(std::string_view key) {
-  for (const Param& p : param_table::kParams)
-    if (p.key == key) return p;
+  // By key, built once: scenario reading asks for a parameter at every field it reads.
+  static const std::unordered_map<std::string_view, const Param*> by_key = [] {
+    std::unordered_map<std::string_view, const Param*> m;
+    for (const Param& p : param_table::kParams) m.emplace(p.key, &p);  // the first of a key, as a scan would find
+    return m;
+  }();
+  if (const auto it = by_key.find(key); it != by_key.end()) return *it->second;
   throw InternalError("scenarios: no parameter \"" + std::string(key) + "\" in the parameter table");
 }
 

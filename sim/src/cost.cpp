@@ -333,17 +333,23 @@ class Coster {
   // its (kind, group, bytes), which is priced through the process's cache.
   PlanRef plan(const Op& op) {
     const OpKey key{static_cast<int>(op.collective), op.group, op.message_bytes, op.count};
-    // The ops of a group mostly repeat its previous op's collective (the micro-batches of a stage).
+    // The ops of a group mostly repeat one of its two latest collectives (the micro-batches of a
+    // stage; a TP group alternates the collectives beside and after a layer group's compute).
     Last* last = nullptr;
     if (op.group >= 0) {
       const auto gi = static_cast<std::size_t>(op.group);
       if (last_.size() <= gi) last_.resize(g_.groups.size() > gi ? g_.groups.size() : gi + 1);
       last = &last_[gi];
-      if (last->ref.index >= 0 && key == last->key) return last->ref;
+      if (last->ref[0].index >= 0 && key == last->key[0]) return last->ref[0];
+      if (last->ref[1].index >= 0 && key == last->key[1]) {
+        std::swap(last->key[0], last->key[1]);
+        std::swap(last->ref[0], last->ref[1]);
+        return last->ref[0];
+      }
     }
     auto it = cache_.find(key);
     if (it != cache_.end()) {
-      if (last != nullptr) *last = {key, it->second};
+      if (last != nullptr) last->push(key, it->second);
       return it->second;
     }
     const auto& one = collective(op);
@@ -354,7 +360,7 @@ class Coster {
     // The range shares the priced collective's lifetime (aliasing pointer).
     g_.plans.push_folded(one->plan, op.count, folded.setup_s, std::shared_ptr<const FlowRange>(one, &one->range));
     cache_.emplace(key, ref);
-    if (last != nullptr) *last = {key, ref};
+    if (last != nullptr) last->push(key, ref);
     return ref;
   }
 
@@ -396,10 +402,17 @@ class Coster {
   };
   std::unordered_map<OpKey, PlanRef, OpKeyHash> cache_;
   struct Last {
-    OpKey key;
-    PlanRef ref;
+    OpKey key[2];
+    PlanRef ref[2];
+    // `k` becomes the latest; the latest before it the one before.
+    void push(const OpKey& k, const PlanRef& r) {
+      key[1] = key[0];
+      ref[1] = ref[0];
+      key[0] = k;
+      ref[0] = r;
+    }
   };
-  std::vector<Last> last_;  // per group: the plan of its latest op
+  std::vector<Last> last_;  // per group: the plans of its two latest distinct collectives
   std::map<std::tuple<int, std::int32_t, double>, std::shared_ptr<const OnePlan>> collectives_;
 };
 

@@ -2,11 +2,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <tuple>
 #include <vector>
 
+#include "stepsim/memory/round.hpp"
 #include "stepsim/memory/timeline.hpp"
 
 using namespace stepsim;
@@ -62,5 +64,23 @@ TEST_CASE("build_timeline: shuffled events across devices, equal times and relea
       CHECK(got.oom->op == want.oom->op);
       CHECK(got.oom->bytes_over == want.oom->bytes_over);
     }
+  }
+}
+
+TEST_CASE("round_bytes is std::llround: halfway cases, the largest fraction below a half, large and random values") {
+  const double cases[] = {0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+                          4503599627370495.5, -4503599627370495.5, 4503599627370497.0, 9007199254740993.0,
+                          1e18, -1e18, 4611686018427387904.0, -4611686018427387904.0, 9.2e18, -9.2e18,
+                          123456789.49999999, 123456789.5, 7.999999999999999e9};
+  for (const double x : cases) {
+    CAPTURE(x);
+    CHECK(memory::round_bytes(x) == std::llround(x));
+  }
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (int i = 0; i < 100000; ++i) {
+    const double x = unit(rng) * std::ldexp(1.0, static_cast<int>(rng() % 64));
+    CAPTURE(x);
+    REQUIRE(memory::round_bytes(x) == std::llround(x));
   }
 }

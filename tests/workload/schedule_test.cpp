@@ -108,3 +108,22 @@ TEST_CASE("the pipeline layout walks virtual stages through stages, then chunks"
   CHECK(l.previous(0, 1)->chunk == 0);
   CHECK(l.next(1, 0)->stage == 2);
 }
+
+TEST_CASE("the neighbours of every stage and chunk are those of the virtual stage before and after") {
+  for (std::int64_t p = 1; p <= 5; ++p)
+    for (std::int64_t v = 1; v <= 4; ++v) {
+      const workload::PipelineLayout l(p, v);
+      for (std::int64_t k = 0; k < p * v; ++k) {
+        const auto here = l.at(k);
+        CAPTURE(p);
+        CAPTURE(v);
+        CAPTURE(k);
+        const auto before = l.previous(here.stage, here.chunk);
+        const auto after = l.next(here.stage, here.chunk);
+        REQUIRE(before.has_value() == (k > 0));
+        REQUIRE(after.has_value() == (k + 1 < p * v));
+        if (before) CHECK(l.virtual_stage(before->stage, before->chunk) == k - 1);
+        if (after) CHECK(l.virtual_stage(after->stage, after->chunk) == k + 1);
+      }
+    }
+}

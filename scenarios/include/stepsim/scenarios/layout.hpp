@@ -47,8 +47,19 @@ class PipelineLayout {
   [[nodiscard]] std::int64_t virtual_stage(std::int64_t stage, std::int64_t chunk) const { return chunk * p_ + stage; }
   [[nodiscard]] StageChunk at(std::int64_t virtual_stage) const { return {virtual_stage % p_, virtual_stage / p_}; }
   // The neighbours along the forward direction; empty at the ends of the model.
-  [[nodiscard]] std::optional<StageChunk> previous(std::int64_t stage, std::int64_t chunk) const;
-  [[nodiscard]] std::optional<StageChunk> next(std::int64_t stage, std::int64_t chunk) const;
+  // (Inline, without a division: the step graph's builder asks for them at every pass.)
+  [[nodiscard]] std::optional<StageChunk> previous(std::int64_t stage, std::int64_t chunk) const {
+    if (stage > 0 && stage < p_) return StageChunk{stage - 1, chunk};
+    const std::int64_t k = virtual_stage(stage, chunk);
+    if (k == 0) return std::nullopt;
+    return at(k - 1);
+  }
+  [[nodiscard]] std::optional<StageChunk> next(std::int64_t stage, std::int64_t chunk) const {
+    if (stage >= 0 && stage + 1 < p_ && chunk >= 0 && chunk < v_) return StageChunk{stage + 1, chunk};
+    const std::int64_t k = virtual_stage(stage, chunk);
+    if (k + 1 >= virtual_stages()) return std::nullopt;
+    return at(k + 1);
+  }
   // The first virtual stage holds the embedding, the last the loss.
   [[nodiscard]] bool is_first(std::int64_t stage, std::int64_t chunk) const { return virtual_stage(stage, chunk) == 0; }
   [[nodiscard]] bool is_last(std::int64_t stage, std::int64_t chunk) const {
