@@ -449,7 +449,7 @@ class Builder {
     op.label = interned(label);
     const double flops = op.flops;
     auto& last = last_compute_[static_cast<std::size_t>(stage)];
-    if (last >= 0) out_.graph.add_edge(last, id);
+    if (last >= 0) edge(last, id);
     last = id;
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
     stage_flops += flops;
@@ -458,10 +458,118 @@ class Builder {
   }
 
   void emit_pass(std::int64_t stage, const workload::Pass& ps) {
-    if (ps.kind == workload::PassKind::Forward)
-      emit_forward(stage, ps.chunk, ps.micro_batch);
-    else
-      emit_backward(stage, ps.chunk, ps.micro_batch);
+    const bool forward = ps.kind == workload::PassKind::Forward;
+    const auto emit = [&] {
+      if (forward)
+        emit_forward(stage, ps.chunk, ps.micro_batch);
+      else
+        emit_backward(stage, ps.chunk, ps.micro_batch);
+    };
+    if (!opt_.reuse_passes || !uniform_pass(forward, ps.micro_batch)) return emit();
+    const std::int32_t last = last_compute_[static_cast<std::size_t>(stage)];
+    const std::int32_t dep = pass_input(forward, stage, ps.chunk, ps.micro_batch);
+    const std::size_t key = ((chunk_slot(stage, ps.chunk) * 2 + (forward ? 1U : 0U)) * 2 + (dep >= 0 ? 1U : 0U)) * 2 + (dep == last ? 1U : 0U);
+    if (pass_templates_.size() <= key) pass_templates_.resize(static_cast<std::size_t>(p_ * v_) * 8);
+    PassTemplate& t = pass_templates_[key];
+    if (t.usable) return replay(t, forward, stage, ps.chunk, ps.micro_batch, last, dep);
+    if (t.recorded) return emit();
+    Recording rec;
+    rec.base = static_cast<std::int32_t>(out_.graph.ops.size());
+    rec.last = last;
+    rec.input = dep;
+    recording_ = &rec;
+    emit();
+    recording_ = nullptr;
+    t.recorded = true;
+    const std::size_t sl = slot(stage, ps.chunk, ps.micro_batch);
+    t.end = rec.ref(forward ? fwd_end_[sl] : -1);
+    t.send = rec.ref(forward ? fwd_send_[sl] : bwd_send_[sl]);
+    t.usable = rec.ok && t.send.kind != PassRef::None && (!forward || t.end.kind != PassRef::None);
+    if (!t.usable) return;
+    t.micro_batch = static_cast<std::int32_t>(ps.micro_batch);
+    t.ops.assign(out_.graph.ops.begin() + rec.base, out_.graph.ops.end());
+    t.edges = std::move(rec.edges);
+  }
+
+  // ---- passes recorded once and replayed
+  // A pass of a micro-batch that neither waits for parameter gathers (the first forward) nor
+  // reduces gradients (the last backward, or every one): its ops and edges are those of every
+  // other such pass of its stage, chunk and direction with the same inputs, up to the
+  // micro-batch and the op indices. The first is emitted and recorded, the others are copies.
+  bool uniform_pass(bool forward, std::int64_t mb) const {
+    return forward ? mb != 0 : !(mb == m_ - 1 || reduces_every_micro_batch());
+  }
+  // The op of another stream or stage a pass waits for (as emit_forward and emit_backward find
+  // it), -1 when none.
+  std::int32_t pass_input(bool forward, std::int64_t stage, std::int64_t chunk, std::int64_t mb) const {
+    if (forward) {
+      const auto prev = layout_.previous(stage, chunk);
+      return prev ? fwd_send_[slot(prev->stage, prev->chunk, mb)] : -1;
+    }
+    if (const auto next = layout_.next(stage, chunk)) return bwd_send_[slot(next->stage, next->chunk, mb)];
+    return fwd_end_[slot(stage, chunk, mb)];
+  }
+  // An op a recorded pass names: one of its own (by its place in the pass), the stage's previous
+  // pass end (last_compute_ before the pass), or the pass's input (pass_input).
+  struct PassRef {
+    enum Kind : std::uint8_t { None, Own, Last, Input } kind = None;
+    std::int32_t index = 0;
+  };
+  struct Recording {
+    std::int32_t base = 0, last = -1, input = -1;
+    bool ok = true;
+    std::vector<std::pair<PassRef, PassRef>> edges;
+    PassRef ref(std::int32_t op) const {
+      if (op >= base) return {PassRef::Own, op - base};
+      if (op == last && op >= 0) return {PassRef::Last, 0};
+      if (op == input && op >= 0) return {PassRef::Input, 0};
+      return {};
+    }
+    void add(std::int32_t before, std::int32_t after) {
+      const PassRef a = ref(before), b = ref(after);
+      if (a.kind == PassRef::None || b.kind == PassRef::None) ok = false;
+      edges.emplace_back(a, b);
+    }
+  };
+  struct PassTemplate {
+    bool recorded = false, usable = false;
+    std::int32_t micro_batch = -1;
+    std::vector<Op> ops;
+    std::vector<std::pair<PassRef, PassRef>> edges;
+    PassRef end, send;  // the pass's end (forward) and its send, what the next passes wait for
+  };
+  // The recorded pass again for micro-batch `mb`: the same ops (those of the recorded micro-batch
+  // now of `mb`), the same edges in the same order, the same stage FLOPs added op by op, the same
+  // ends; the graph emit_forward or emit_backward would have made.
+  void replay(const PassTemplate& t, bool forward, std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t last,
+              std::int32_t input) {
+    const auto base = static_cast<std::int32_t>(out_.graph.ops.size());
+    const auto mb32 = static_cast<std::int32_t>(mb);
+    out_.graph.append_ops(t.ops.data(), t.ops.size());
+    for (auto i = static_cast<std::size_t>(base); i < out_.graph.ops.size(); ++i)
+      if (out_.graph.ops[i].micro_batch == t.micro_batch) out_.graph.ops[i].micro_batch = mb32;
+    const auto at = [&](PassRef r) { return r.kind == PassRef::Own ? base + r.index : r.kind == PassRef::Last ? last : input; };
+    for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
+    auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
+    for (const Op& o : t.ops)
+      if (o.kind == OpKind::Compute) {
+        stage_flops += o.flops;
+        max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
+      }
+    const std::size_t sl = slot(stage, chunk, mb);
+    if (forward) {
+      fwd_end_[sl] = at(t.end);
+      fwd_send_[sl] = at(t.send);
+    } else {
+      bwd_send_[sl] = at(t.send);
+    }
+    last_compute_[static_cast<std::size_t>(stage)] = at(t.send);
+  }
+
+  // `before` must finish before `after` starts; noted in the pass being recorded.
+  void edge(std::int32_t before, std::int32_t after) {
+    out_.graph.add_edge(before, after);
+    if (recording_ != nullptr) recording_->add(before, after);
   }
 
   // TP units and CP ring steps of layers [first, first + count) of (stage, chunk) in one direction.
@@ -551,13 +659,13 @@ class Builder {
       });
       const GroupComm comm = gw.comm;
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, gw.work, "fwd");
-      if (dep) out_.graph.add_edge(*dep, op);
+      if (dep) edge(*dep, op);
       dep.reset();
-      if (prev >= 0) out_.graph.add_edge(prev, op);
+      if (prev >= 0) edge(prev, op);
       if (mb == 0 && s_.parallel.overlap_param_gather)
         for (std::size_t k = 0; k < bs.size(); ++k)
           if (gathers[k] >= 0 && in_group(bs[k], first, count))
-            out_.graph.add_edge(gathers[k], op);
+            edge(gathers[k], op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
       if (head) o.alloc_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0);
       // The bf16 logits beside their fp32 copy while the loss runs.
@@ -589,7 +697,7 @@ class Builder {
     const auto& w = prog_.pipeline_send;
     const auto send = comm_op(OpKind::SendRecv, w.collective, Stream::PpComm, stage, phase,
                               group(GroupKind::Pipeline, stage, to_stage), w.bytes, w.count, label, mb, chunk, to_stage);
-    out_.graph.add_edge(after, send);
+    edge(after, send);
     return send;
   }
 
@@ -605,8 +713,8 @@ class Builder {
     op.stage = static_cast<std::int32_t>(stage);
     op.label = interned(label);
     for (auto p : preds)
-      if (p >= 0) out_.graph.add_edge(p, id);
-    for (auto p : more) out_.graph.add_edge(p, id);
+      if (p >= 0) edge(p, id);
+    for (auto p : more) edge(p, id);
     return id;
   }
 
@@ -635,8 +743,8 @@ class Builder {
     }
     const auto in_line = comm_op(OpKind::Collective, tp_unit_, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage),
                                  tp_bytes_, comm.tp_units, label, mb, chunk);
-    out_.graph.add_edge(end, in_line);
-    if (beside) out_.graph.add_edge(with, in_line);
+    edge(end, in_line);
+    if (beside) edge(with, in_line);
     return in_line;
   }
 
@@ -659,7 +767,7 @@ class Builder {
     const auto cp = comm_op(OpKind::Collective, Collective::SendRecv, Stream::CpComm, stage, phase,
                             group(GroupKind::ContextRing, stage), comm.cp_bytes, comm.cp_steps,
                             phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
-    out_.graph.add_edge(before, cp);
+    edge(before, cp);
     return join(end, cp, stage);
   }
 
@@ -677,7 +785,7 @@ class Builder {
                             prog_.shape.activation_bytes_per_element * params, 1.0, "dp.param_unshard", mb, chunk);
     starts_with(compute, ag);
     if (!s_.parallel.overlap_param_gather) {
-      out_.graph.add_edge(ag, compute);
+      edge(ag, compute);
       return end;
     }
     return join(end, ag, stage);
@@ -685,7 +793,7 @@ class Builder {
 
   // `op` may start exactly when `compute` may: it gets the same predecessors.
   void starts_with(std::int32_t compute, std::int32_t op) {
-    for (const auto p : out_.graph.predecessors(compute)) out_.graph.add_edge(p, op);
+    for (const auto p : out_.graph.predecessors(compute)) edge(p, op);
   }
 
   // Parameter all-gathers (overlapped with the first micro-batch) still to run when the forward of
@@ -716,7 +824,7 @@ class Builder {
       if (c.group != GroupKind::Tensor || c.bytes == tp_bytes_) continue;
       const auto op = comm_op(OpKind::Collective, c.collective, Stream::TpComm, stage, phase, group(GroupKind::Tensor, stage), c.bytes,
                               c.count, "tp.ce_ar", mb, chunk);
-      out_.graph.add_edge(end, op);
+      edge(end, op);
       end = op;
     }
     return end;
@@ -756,7 +864,7 @@ class Builder {
       });
       const GroupComm comm = gw.comm;
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, gw.work, "bwd");
-      if (prev >= 0) out_.graph.add_edge(prev, op);
+      if (prev >= 0) edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
       if (head) o.alloc_bytes = backward_bytes_;
       if (tail) o.free_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0) + backward_bytes_;
@@ -796,14 +904,14 @@ class Builder {
     const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, group(shard_group(), stage),
                             bytes, 1.0, distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
-    out_.graph.add_edge(after, op);
+    edge(after, op);
     grad_ops_[static_cast<std::size_t>(stage)].push_back(op);
     if (!distopt || !several_instances()) return;
     const auto ar = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, stage, Phase::GradReduce,
                             group(GroupKind::DataContextReplicas, stage), bytes / d(s_.parallel.shard_group_size()), 1.0,
                             "dp.grad_ar_instances", -1, chunk);
     out_.graph.ops[static_cast<std::size_t>(ar)].layer = static_cast<std::int32_t>(b.lowest_layer);
-    out_.graph.add_edge(op, ar);
+    edge(op, ar);
     grad_ops_[static_cast<std::size_t>(stage)].push_back(ar);
   }
 
@@ -840,7 +948,7 @@ class Builder {
                                    (stage == p_ - 1 ? workload::final_norm_params(s_) : 0.0);
         done = comm_op(OpKind::Collective, Collective::AllReduce, Stream::TpComm, stage, Phase::GradReduce,
                        group(GroupKind::Tensor, stage), 4.0 * norm_params, 1.0, "tp.norm_grad_ar", -1, -1);
-        out_.graph.add_edge(sync, done);
+        edge(sync, done);
       }
       ready.push_back(done);
     }
@@ -848,8 +956,8 @@ class Builder {
       const double bytes = prog_.shape.grad_bytes_per_param * workload::embedding_params(s_);
       const auto op = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, 0, Phase::GradReduce,
                               group(GroupKind::EmbeddingTie, 0, p_ - 1), bytes, 1.0, "emb.grad_ar", -1, -1);
-      out_.graph.add_edge(ready.front(), op);
-      out_.graph.add_edge(ready.back(), op);
+      edge(ready.front(), op);
+      edge(ready.back(), op);
       ready.front() = op;
     }
     // The gradient-norm all-reduce: a few bytes over every rank, latency only (its time is the
@@ -865,14 +973,14 @@ class Builder {
       const double shard = s_.parallel.shards_optimizer() ? params / d(s_.parallel.shard_group_size()) : params;
       const auto list = add_list(workload::optimizer_step(s_, shard));
       const auto op = compute_op(stage, -1, -1, Phase::Optimizer, -1, work({{list, 1.0}}, false), "optimizer");
-      out_.graph.add_edge(norm_op, op);
+      edge(norm_op, op);
       if (!s_.parallel.overlap_param_gather && s_.parallel.shards_optimizer() && !s_.parallel.shards_params() && dp_active()) {
         std::int32_t prev = op;
         for (std::int64_t j = 0; j < v_; ++j) {
           const auto& bs = buckets_.of(stage, j);
           for (auto it = bs.rbegin(); it != bs.rend(); ++it) {
             const auto ag = param_gather_op(stage, j, *it);
-            out_.graph.add_edge(prev, ag);
+            edge(prev, ag);
             prev = ag;
           }
         }
@@ -922,6 +1030,8 @@ class Builder {
   std::vector<std::vector<std::int32_t>> grad_ops_;  // per stage
   std::vector<double> stage_flops_;                  // per stage
   double max_stage_flops_ = 0;
+  std::vector<PassTemplate> pass_templates_;  // by (stage, chunk, direction, has input, input is the stage's last op)
+  Recording* recording_ = nullptr;            // the pass being recorded
   BuiltStep out_;
 };
 

@@ -183,26 +183,10 @@ CommPlan& PlanList::operator[](std::size_t i) {
   return const_cast<CommPlan&>(*e.one);
 }
 
-void StepGraph::ensure_nodes(std::size_t n) {
-  if (nodes_.size() + 1 == n)
-    nodes_.emplace_back();  // the usual case: one op added
-  else if (nodes_.size() < n)
-    nodes_.resize(n);
-}
-
 void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges) {
   ops.reserve(num_ops);
   nodes_.reserve(num_ops);
   edges_.reserve(num_edges);
-}
-
-Op& StepGraph::emplace_op() {
-  if (ops.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-    throw InternalError("step graph: too many ops (the limit is 2^31 - 1)");
-  }
-  Op& op = ops.emplace_back();
-  ensure_nodes(ops.size());
-  return op;
 }
 
 std::int32_t StepGraph::add_op(Op op) {
@@ -210,31 +194,16 @@ std::int32_t StepGraph::add_op(Op op) {
   return static_cast<std::int32_t>(ops.size() - 1);
 }
 
-void StepGraph::add_edge(std::int32_t before, std::int32_t after) {
+void StepGraph::too_many_ops() {
+  throw InternalError("step graph: too many ops (the limit is 2^31 - 1)");
+}
+
+void StepGraph::bad_edge(std::int32_t before, std::int32_t after) const {
   if (before < 0 || after < 0) {
     throw InternalError("step graph: edge " + std::to_string(before) + " -> " + std::to_string(after) +
                         " has a negative op index");
   }
-  if (edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-    throw InternalError("step graph: too many edges (the limit is 2^31 - 1)");
-  }
-  // An edge may name an op that is added later; validate() reports it if it never is.
-  ensure_nodes(std::max(as_index(before), as_index(after)) + 1);
-  const auto id = static_cast<std::int32_t>(edges_.size());
-  edges_.push_back(Edge{before, after, -1, -1});
-  // Appends the edge to one of an op's two lists (ends `first` and `last`, linked through `next`).
-  const auto append = [&](std::int32_t& first, std::int32_t& last, std::int32_t& count, std::int32_t Edge::*next) {
-    if (last >= 0)
-      edges_[as_index(last)].*next = id;
-    else
-      first = id;
-    last = id;
-    ++count;
-  };
-  Node& from = nodes_[as_index(before)];
-  append(from.first_out, from.last_out, from.out_count, &Edge::next_out);
-  Node& to = nodes_[as_index(after)];
-  append(to.first_in, to.last_in, to.in_count, &Edge::next_in);
+  throw InternalError("step graph: too many edges (the limit is 2^31 - 1)");
 }
 
 std::string StepGraph::describe(std::int32_t op) const {

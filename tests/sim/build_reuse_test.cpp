@@ -1,5 +1,5 @@
-// The builder's reuse of a layer group's compute work across micro-batches (BuildOptions::
-// reuse_group_work) against making it for every pass: the same graph, op by op and edge by edge,
+// The builder's reuse of a layer group's compute work and of whole passes across micro-batches
+// (BuildOptions::reuse_group_work, reuse_passes) against making them for every pass: the same graph, op by op and edge by edge,
 // and the same replay, on layouts that split passes differently (interleaved, uneven and explicit
 // pipeline layouts, per-layer granularity, buckets split per layer, CP, overlaps, recomputation).
 #include <doctest/doctest.h>
@@ -69,7 +69,7 @@ void check_same_graph(const sim::StepGraph& a, const sim::StepGraph& b) {
 
 }  // namespace
 
-TEST_CASE("reused layer-group work: the graph and the replay of making it for every pass") {
+TEST_CASE("reused layer-group work and passes: the graph and the replay of making them for every pass") {
   const std::vector<std::vector<std::string>> cases{
       {},
       {"training.recompute=full"},
@@ -84,6 +84,12 @@ TEST_CASE("reused layer-group work: the graph and the replay of making it for ev
        "parallel.overlap_param_gather=true"},
       {"parallel.schedule=gpipe"},
       {"parallel.tp_comm_overlap=true"},
+      {"parallel.pp=1", "parallel.tp=2", "cluster.nodes=1", "cluster.gpus_per_node=2", "training.global_batch=4"},
+      {"parallel.tp=1", "parallel.pp=2", "parallel.sharding=optimizer_grads"},
+      {"parallel.tp=1", "parallel.pp=2", "parallel.sharding=optimizer_grads_params", "parallel.overlap_param_gather=true"},
+      {"parallel.tp=1", "parallel.pp=2", "parallel.sharding=optimizer_grads_params", "parallel.overlap_param_gather=false"},
+      {"parallel.cp=2", "parallel.pp=2", "parallel.schedule=interleaved", "parallel.vpp=2", "parallel.overlap_grad_reduce=true"},
+      {"parallel.sharding=none", "parallel.overlap_grad_reduce=true"},
   };
   for (const bool per_layer : {false, true}) {
     for (const auto& sets : cases) {
@@ -98,6 +104,7 @@ TEST_CASE("reused layer-group work: the graph and the replay of making it for ev
       o.comm = s.comm;
       const auto reused = sim::build_step(s, cluster, cm, o);
       o.reuse_group_work = false;
+      o.reuse_passes = false;
       const auto made = sim::build_step(s, cluster, cm, o);
       check_same_graph(reused.graph, made.graph);
       CHECK(reused.work.hardware_flops_per_gpu == made.work.hardware_flops_per_gpu);

@@ -27,6 +27,10 @@ struct BuildOptions {
   // Make a layer group's compute work once and reuse it for the group's other micro-batches (the
   // graph is the same either way). Off only to test that.
   bool reuse_group_work = true;
+  // Emit the ops and edges of a micro-batch's pass once per (stage, chunk, direction, inputs) and
+  // copy them for the other micro-batches whose passes are the same (those that neither wait for
+  // parameter gathers nor reduce gradients); the graph is the same either way. Off only to test that.
+  bool reuse_passes = true;
   costmodel::CommSettings comm;  // used by build_step's costing pass
 };
 

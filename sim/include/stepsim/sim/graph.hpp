@@ -12,6 +12,7 @@
 // group and, at the same time, those of the identical collectives of the ranks it stands for, so
 // that the load they put on shared links stays in the simulation.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -300,9 +301,43 @@ class StepGraph {
   std::int32_t add_op(Op op);
   // Appends a default op and returns it to be filled in place (its index is ops.size() - 1 after
   // the call); the reference is valid until the next op is added.
-  Op& emplace_op();
-  // `before` must finish before `after` starts.
-  void add_edge(std::int32_t before, std::int32_t after);
+  Op& emplace_op() {
+    if (ops.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
+    Op& op = ops.emplace_back();
+    ensure_nodes(ops.size());
+    return op;
+  }
+  // Appends copies of `n` ops (indices ops.size() ... ops.size() + n - 1), as emplace_op() and an
+  // assignment of each would.
+  void append_ops(const Op* first, std::size_t n) {
+    if (ops.size() + n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
+    ops.insert(ops.end(), first, first + n);
+    ensure_nodes(ops.size());
+  }
+  // `before` must finish before `after` starts. (Inline: a sweep adds millions.)
+  void add_edge(std::int32_t before, std::int32_t after) {
+    if (before < 0 || after < 0 || edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      bad_edge(before, after);
+    // An edge may name an op that is added later; validate() reports it if it never is.
+    ensure_nodes(std::max(as_size(before), as_size(after)) + 1);
+    const auto id = static_cast<std::int32_t>(edges_.size());
+    edges_.push_back(Edge{before, after, -1, -1});
+    // Appended to the two lists (ends `first` and `last`, linked through next_out / next_in).
+    Node& from = nodes_[as_size(before)];
+    if (from.last_out >= 0)
+      edges_[as_size(from.last_out)].next_out = id;
+    else
+      from.first_out = id;
+    from.last_out = id;
+    ++from.out_count;
+    Node& to = nodes_[as_size(after)];
+    if (to.last_in >= 0)
+      edges_[as_size(to.last_in)].next_in = id;
+    else
+      to.first_in = id;
+    to.last_in = id;
+    ++to.in_count;
+  }
   // Room for `ops` ops and `edges` edges without reallocation.
   void reserve(std::size_t ops, std::size_t edges);
 
@@ -366,7 +401,11 @@ class StepGraph {
     std::int32_t first_out = -1, last_out = -1, out_count = 0;
     std::int32_t first_in = -1, last_in = -1, in_count = 0;
   };
-  void ensure_nodes(std::size_t n);
+  void ensure_nodes(std::size_t n) {
+    if (nodes_.size() < n) nodes_.resize(n);
+  }
+  [[noreturn]] static void too_many_ops();
+  [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;
   std::vector<Node> nodes_;  // per op (and per op an edge names before it is added)
   std::vector<Edge> edges_;
 };
