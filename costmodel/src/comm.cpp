@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -33,13 +34,16 @@ double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::
 class Exits {
  public:
   // The exit GPUs of `node`; std::out_of_range when the group does not touch it.
-  [[nodiscard]] const std::vector<std::int64_t>& at(std::int32_t node) const {
+  [[nodiscard]] std::span<const std::int64_t> at(std::int32_t node) const {
     const auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node);
     if (it == nodes_.end() || *it != node) throw std::out_of_range("costmodel: no exit in node " + std::to_string(node));
-    return gpus_[static_cast<std::size_t>(it - nodes_.begin())];
+    return of_node(static_cast<std::size_t>(it - nodes_.begin()));
   }
   [[nodiscard]] std::size_t size() const { return nodes_.size(); }
-  [[nodiscard]] const std::vector<std::vector<std::int64_t>>& per_node() const { return gpus_; }
+  // The exit GPUs of the i-th node touched (i < size()).
+  [[nodiscard]] std::span<const std::int64_t> of_node(std::size_t i) const {
+    return std::span<const std::int64_t>(gpus_).subspan(first_[i], first_[i + 1] - first_[i]);
+  }
 
   static Exits of(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) {
     // (node, NIC, GPU) of the first member that uses each (node, NIC), in member order.
@@ -62,19 +66,22 @@ class Exits {
     uses.erase(std::unique(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.node == b.node && a.nic == b.nic; }),
                uses.end());
     Exits out;
+    out.gpus_.reserve(uses.size());
     for (const Use& u : uses) {
       if (out.nodes_.empty() || out.nodes_.back() != u.node) {
         out.nodes_.push_back(u.node);
-        out.gpus_.emplace_back();
+        out.first_.push_back(out.gpus_.size());
       }
-      out.gpus_.back().push_back(u.gpu);
+      out.gpus_.push_back(u.gpu);
     }
+    out.first_.push_back(out.gpus_.size());
     return out;
   }
 
  private:
   std::vector<std::int32_t> nodes_;
-  std::vector<std::vector<std::int64_t>> gpus_;
+  std::vector<std::int64_t> gpus_;   // the exits of every node, node after node
+  std::vector<std::size_t> first_;   // per node, where its exits begin in gpus_; then gpus_.size()
 };
 
 Exits exits_by_node(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) { return Exits::of(cluster, members); }
@@ -91,8 +98,8 @@ void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
     round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, bytes)});
     return;
   }
-  const auto& out = exits.at(node_a);
-  const auto& in = exits.at(node_b);
+  const auto out = exits.at(node_a);
+  const auto in = exits.at(node_b);
   const std::size_t k = std::min(out.size(), in.size());
   const double part = bytes / static_cast<double>(k);
   for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
@@ -252,7 +259,7 @@ TunerInput tuner_input(const topology::Cluster& cluster, Collective kind, const 
   in.nodes = static_cast<std::int64_t>(exits.size());
   if (in.nodes > 1) {
     std::size_t nics = std::numeric_limits<std::size_t>::max();
-    for (const auto& out : exits.per_node()) nics = std::min(nics, out.size());
+    for (std::size_t i = 0; i < exits.size(); ++i) nics = std::min(nics, exits.of_node(i).size());
     in.inter_Bps = static_cast<double>(nics) * spec.inter_node.nic_Bps * settings.network_efficiency;
   }
   return in;

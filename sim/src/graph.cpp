@@ -1,6 +1,7 @@
 #include "stepsim/sim/graph.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -124,14 +125,18 @@ FlowRange flow_range(const CommPlan& plan) {
 CompactPlan::CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::PlanRoutes> ends)
     : ends_(std::move(ends)), setup_s_(plan.setup_s), algorithm_(plan.algorithm), protocol_(plan.protocol) {
   if (!ends_ || !ends_->matches(plan)) throw InternalError("compact plan: the flows do not go between the given ends");
-  std::size_t flows = 0;
-  for (const auto& round : plan.rounds) flows += round.flows.size();
-  bytes_.reserve(flows);
   repeats_.reserve(plan.rounds.size());
   for (const auto& round : plan.rounds) {
     repeats_.push_back(round.repeat);
-    for (const auto& f : round.flows) bytes_.push_back(f.bytes);
+    for (const auto& f : round.flows) {
+      // Runs of the same size, bit for bit (a ring's flows are all one size).
+      if (!byte_runs_.empty() && std::bit_cast<std::uint64_t>(byte_runs_.back().first) == std::bit_cast<std::uint64_t>(f.bytes))
+        ++byte_runs_.back().second;
+      else
+        byte_runs_.emplace_back(f.bytes, 1);
+    }
   }
+  byte_runs_.shrink_to_fit();
 }
 
 const CommPlan& CompactPlan::plan() const {
@@ -141,13 +146,21 @@ const CommPlan& CompactPlan::plan() const {
     p->algorithm = algorithm_;
     p->protocol = protocol_;
     p->rounds.reserve(repeats_.size());
-    std::size_t k = 0;
+    std::size_t run = 0;
+    std::int64_t used = 0;  // flows of byte_runs_[run] already placed
     for (std::size_t r = 0; r < repeats_.size(); ++r) {
       const auto& ends = ends_->rounds[r];
       Round round;
       round.repeat = repeats_[r];
       round.flows.reserve(ends.size());
-      for (const auto& e : ends) round.flows.push_back(Flow{e.src_gpu, e.dst_gpu, bytes_[k++]});
+      for (const auto& e : ends) {
+        if (used == byte_runs_[run].second) {
+          ++run;
+          used = 0;
+        }
+        round.flows.push_back(Flow{e.src_gpu, e.dst_gpu, byte_runs_[run].first});
+        ++used;
+      }
       p->rounds.push_back(std::move(round));
     }
     plan_ = std::move(p);

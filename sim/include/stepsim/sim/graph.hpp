@@ -159,7 +159,7 @@ class CompactPlan {
 
  private:
   std::shared_ptr<const costmodel::PlanRoutes> ends_;
-  std::vector<double> bytes_;  // every flow's size, round after round
+  std::vector<std::pair<double, std::int64_t>> byte_runs_;  // the flows' sizes, round after round: (size, flows)
   std::vector<std::int64_t> repeats_;
   double setup_s_ = 0;
   costmodel::NcclAlgorithm algorithm_{};
