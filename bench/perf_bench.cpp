@@ -103,9 +103,9 @@ int sweep(const char* file) {
   std::printf("  %-34s %10.3f CPU-s %9.3f ms each %9.0f /CPU-s\n", "all, enumeration included", total_s,
               per_ms(total_s, pruned + simulated), rate(pruned + simulated, total_s));
   const auto plans = stepsim::sim::plan_cache_stats();
-  std::printf("  plan cache: %lld hits, %lld misses (%lld of them on routes already found), %lld entries\n",
-              static_cast<long long>(plans.hits), static_cast<long long>(plans.misses), static_cast<long long>(plans.routes_reused),
-              static_cast<long long>(plans.entries));
+  std::printf("  plan cache: %lld hits, %lld misses (%lld of them from a ring shape, %lld on routes already found), %lld entries\n",
+              static_cast<long long>(plans.hits), static_cast<long long>(plans.misses), static_cast<long long>(plans.ring_shapes_used),
+              static_cast<long long>(plans.routes_reused), static_cast<long long>(plans.entries));
   std::printf("  rows digest %016llx\n", static_cast<unsigned long long>(digest));
   return 0;
 }

@@ -22,10 +22,13 @@ void check_settings(const CommSettings& s) {
 }
 
 // Bytes on the wire for `bytes` of payload between two GPUs: payload / efficiency of the path.
+double path_efficiency(const topology::Cluster& cluster, const CommSettings& s, std::int64_t src, std::int64_t dst) {
+  const bool nvlink = cluster.nvlink_domain_of(src) == cluster.nvlink_domain_of(dst);
+  return nvlink ? s.nvlink_efficiency : s.network_efficiency;
+}
 double wire_bytes(const topology::Cluster& cluster, const CommSettings& s, std::int64_t src, std::int64_t dst,
                   double bytes) {
-  const bool nvlink = cluster.nvlink_domain_of(src) == cluster.nvlink_domain_of(dst);
-  return bytes / (nvlink ? s.nvlink_efficiency : s.network_efficiency);
+  return bytes / path_efficiency(cluster, s, src, dst);
 }
 
 // For each node a group touches (NCCL's node: Cluster::comm_node_of, the NVLink domain when it
@@ -86,23 +89,38 @@ class Exits {
 
 Exits exits_by_node(const topology::Cluster& cluster, const std::vector<std::int64_t>& members) { return Exits::of(cluster, members); }
 
-// One transfer of `bytes` from member a to member b of a group: inside a node (NVLink, or PCIe
+// The flows of one transfer from member a to member b of a group: inside a node (NVLink, or PCIe
 // between the NVLink domains of a node) one flow; between nodes split over the NICs the group has
-// in both (exits: exits_by_node of the group).
-void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
-                     const Exits& exits, std::int64_t a, std::int64_t b,
-                     double bytes, std::vector<Flow>& round) {
+// in both (exits: exits_by_node of the group). Each as a RingFlow: its ends and how its size
+// follows from the transfer's.
+template <typename Out>
+void transfer_flows(const topology::Cluster& cluster, const CommSettings& s, const Exits& exits, std::int64_t a, std::int64_t b, Out&& out) {
   const std::int32_t node_a = cluster.comm_node_of(a);
   const std::int32_t node_b = cluster.comm_node_of(b);
   if (node_a == node_b) {
-    round.push_back(Flow{a, b, wire_bytes(cluster, s, a, b, bytes)});
+    out(RingFlow{a, b, 0.0, path_efficiency(cluster, s, a, b)});
     return;
   }
-  const auto out = exits.at(node_a);
-  const auto in = exits.at(node_b);
-  const std::size_t k = std::min(out.size(), in.size());
-  const double part = bytes / static_cast<double>(k);
-  for (std::size_t j = 0; j < k; ++j) round.push_back(Flow{out[j], in[j], wire_bytes(cluster, s, out[j], in[j], part)});
+  const auto from = exits.at(node_a);
+  const auto to = exits.at(node_b);
+  const std::size_t k = std::min(from.size(), to.size());
+  for (std::size_t j = 0; j < k; ++j) out(RingFlow{from[j], to[j], static_cast<double>(k), path_efficiency(cluster, s, from[j], to[j])});
+}
+
+// One transfer of `bytes` from member a to member b of a group (transfer_flows), appended.
+void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
+                     const Exits& exits, std::int64_t a, std::int64_t b,
+                     double bytes, std::vector<Flow>& round) {
+  transfer_flows(cluster, s, exits, a, b, [&](const RingFlow& f) { round.push_back(Flow{f.src_gpu, f.dst_gpu, f.bytes(bytes)}); });
+}
+
+// The flows of one ring step over every instance: each member to its successor.
+void append_ring_flows(const topology::Cluster& cluster, const CommSettings& s, const std::vector<std::int64_t>& members,
+                       std::vector<RingFlow>& flows) {
+  const std::size_t n = members.size();
+  const auto exits = exits_by_node(cluster, members);
+  for (std::size_t i = 0; i < n; ++i)
+    transfer_flows(cluster, s, exits, members[i], members[(i + 1) % n], [&](const RingFlow& f) { flows.push_back(f); });
 }
 
 void append_ring_round(const topology::Cluster& cluster, const CommSettings& s,
@@ -131,15 +149,19 @@ double protocol_divisor(const TunerChoice& choice, double graph_Bps) {
   return choice.bus_Bps / graph_Bps;
 }
 
+// The slowest route latency of a round's flows (each with src_gpu and dst_gpu).
+template <typename Flows>
+double slowest_route_latency_s(const topology::Cluster& cluster, const Flows& flows) {
+  double slowest_s = 0.0;
+  for (const auto& f : flows)
+    if (f.src_gpu != f.dst_gpu) slowest_s = std::max(slowest_s, cluster.route_cost(f.src_gpu, f.dst_gpu).latency_s);
+  return slowest_s;
+}
+
 // Sum over the rounds of the slowest route latency: what the links alone add to a plan.
 double route_latency_s(const topology::Cluster& cluster, const CommPlan& plan) {
   double total_s = 0.0;
-  for (const auto& round : plan.rounds) {
-    double slowest_s = 0.0;
-    for (const Flow& f : round.flows)
-      if (f.src_gpu != f.dst_gpu) slowest_s = std::max(slowest_s, cluster.route_cost(f.src_gpu, f.dst_gpu).latency_s);
-    total_s += static_cast<double>(round.repeat) * slowest_s;
-  }
+  for (const auto& round : plan.rounds) total_s += static_cast<double>(round.repeat) * slowest_route_latency_s(cluster, round.flows);
   return total_s;
 }
 
@@ -270,11 +292,34 @@ void RingAlgorithm::plan(const topology::Cluster& cluster, Collective kind, cons
                          CommPlan& plan) const {
   // Every round moves the same chunks along the same ring.
   const std::size_t n = instances.front().size();
-  const double chunk_bytes = bytes / static_cast<double>(n) / protocol_divisor(choice, graph_Bps);
+  const double chunk_bytes = ring_chunk_bytes(bytes, static_cast<std::int64_t>(n), choice, graph_Bps);
+  std::vector<RingFlow> flows;
+  flows.reserve(n * instances.size());
+  for (const auto& inst : instances) append_ring_flows(cluster, settings, inst, flows);
   std::vector<Flow> round;
-  round.reserve(n * instances.size());
-  for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
+  round.reserve(flows.size());
+  for (const RingFlow& f : flows) round.push_back(Flow{f.src_gpu, f.dst_gpu, f.bytes(chunk_bytes)});
   plan.rounds.push_back(Round{std::move(round), ring_steps(kind, static_cast<std::int64_t>(n))});
+}
+
+double ring_chunk_bytes(double bytes, std::int64_t ranks, const TunerChoice& choice, double graph_Bps) {
+  return bytes / static_cast<double>(ranks) / protocol_divisor(choice, graph_Bps);
+}
+
+RingShape ring_shape(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
+                     const CommSettings& settings) {
+  if (instances.empty() || instances.front().size() < 2) throw InternalError("costmodel: a ring needs instances of two ranks or more");
+  RingShape shape;
+  shape.tuner = tuner_input(cluster, kind, instances.front(), settings);
+  shape.graph_Bps = graph_bandwidth_Bps(shape.tuner);
+  shape.ranks = static_cast<std::int64_t>(instances.front().size());
+  shape.repeat = ring_steps(kind, shape.ranks);
+  for (const auto& inst : instances) {
+    if (static_cast<std::int64_t>(inst.size()) != shape.ranks) throw InternalError("costmodel: ring instances of different sizes");
+    append_ring_flows(cluster, settings, inst, shape.flows);
+  }
+  shape.route_latency_s = 0.0 + static_cast<double>(shape.repeat) * slowest_route_latency_s(cluster, shape.flows);
+  return shape;
 }
 
 void TreeAlgorithm::plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
@@ -415,16 +460,26 @@ PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan) {
 }
 
 double contended_time_s(const CommPlan& plan, const PlanRoutes& routes) {
-  double total_s = plan.setup_s;
-  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
-    const auto& flows = plan.rounds[r].flows;
+  std::vector<std::int64_t> repeats;
+  std::vector<double> bytes;
+  for (const auto& round : plan.rounds) {
+    repeats.push_back(round.repeat);
+    for (const Flow& f : round.flows) bytes.push_back(f.bytes);
+  }
+  return contended_time_s(plan.setup_s, repeats, bytes, routes);
+}
+
+double contended_time_s(double setup_s, std::span<const std::int64_t> repeats, std::span<const double> flow_bytes, const PlanRoutes& routes) {
+  double total_s = setup_s;
+  std::size_t k = 0;
+  for (std::size_t r = 0; r < routes.rounds.size(); ++r) {
     double slowest_s = 0.0;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-      const FlowRoute& fr = routes.rounds[r][i];
+    for (const FlowRoute& fr : routes.rounds[r]) {
+      const double bytes = flow_bytes[k++];
       if (fr.share_Bps == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
-      slowest_s = std::max(slowest_s, fr.latency_s + flows[i].bytes / fr.share_Bps);
+      slowest_s = std::max(slowest_s, fr.latency_s + bytes / fr.share_Bps);
     }
-    total_s += static_cast<double>(plan.rounds[r].repeat) * slowest_s;
+    total_s += static_cast<double>(repeats[r]) * slowest_s;
   }
   return total_s;
 }

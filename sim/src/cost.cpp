@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "stepsim/costmodel/latency.hpp"
+#include "stepsim/costmodel/nccl_tuner.hpp"
+#include "stepsim/scenarios/error.hpp"
 
 namespace stepsim::sim {
 
@@ -58,31 +61,59 @@ struct OnePlan {
   }
 };
 
-// `plan` priced with `routes` (plan_routes of the same flows: routes->matches(plan)), and kept
-// compact with the ends of `routes`.
-OnePlan price_one(const costmodel::CommPlan& plan, const std::shared_ptr<const costmodel::PlanRoutes>& shared_routes) {
+// A collective's flows priced with `routes` (their routes, round by round, in the same order) and
+// kept compact with the ends of `routes`: `bytes` are the flows' sizes round after round,
+// `repeats` the rounds' repeats.
+OnePlan price_flows(std::vector<double> bytes, std::vector<std::int64_t> repeats, double setup_s, costmodel::NcclAlgorithm algorithm,
+                    costmodel::NcclProtocol protocol, const std::shared_ptr<const costmodel::PlanRoutes>& shared_routes) {
   const costmodel::PlanRoutes& routes = *shared_routes;
   OnePlan one;
   // What the analytic engine charges: the flows of the symmetric instances share links (a NIC of
   // two GPUs, an oversubscribed uplink) for the whole collective.
-  one.contended_s = costmodel::contended_time_s(plan, routes);
-  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
-    one.repeats.push_back(plan.rounds[r].repeat);
+  one.contended_s = costmodel::contended_time_s(setup_s, repeats, bytes, routes);
+  std::size_t k = 0;
+  for (std::size_t r = 0; r < routes.rounds.size(); ++r) {
     auto& terms = one.round_terms.emplace_back();
-    const auto& flows = plan.rounds[r].flows;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-      if (flows[i].src_gpu == flows[i].dst_gpu) continue;  // as isolated_time_s
-      const costmodel::FlowRoute& route = routes.rounds[r][i];
-      const OnePlan::Term t{route.latency_s, flows[i].bytes, route.bottleneck_Bps};
+    for (const costmodel::FlowRoute& route : routes.rounds[r]) {
+      const double b = bytes[k++];
+      if (route.src_gpu == route.dst_gpu) continue;  // as isolated_time_s
+      const OnePlan::Term t{route.latency_s, b, route.bottleneck_Bps};
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }
   }
-  one.range = flow_range(plan);
-  one.setup_s = plan.setup_s;
-  one.plan = std::make_shared<const CompactPlan>(plan, shared_routes);
+  one.range = flow_range(repeats, bytes);
+  one.setup_s = setup_s;
+  one.repeats = repeats;
+  one.plan = std::make_shared<const CompactPlan>(bytes, std::move(repeats), setup_s, algorithm, protocol, shared_routes);
   // isolated_time_s(cluster, plan), from the distinct flows (x / bw == x * 1.0 / bw).
   one.time_s = one.bandwidth_time_s(one.setup_s, 1.0);
   return one;
+}
+
+// `plan` priced with `routes` (plan_routes of the same flows: routes->matches(plan)).
+OnePlan price_one(const costmodel::CommPlan& plan, const std::shared_ptr<const costmodel::PlanRoutes>& shared_routes) {
+  if (!shared_routes->matches(plan)) throw InternalError("plan cache: the flows do not go between the given routes");
+  std::vector<double> bytes;
+  std::vector<std::int64_t> repeats;
+  for (const auto& round : plan.rounds) {
+    repeats.push_back(round.repeat);
+    for (const auto& f : round.flows) bytes.push_back(f.bytes);
+  }
+  return price_flows(std::move(bytes), std::move(repeats), plan.setup_s, plan.algorithm, plan.protocol, shared_routes);
+}
+
+// The ring collective of `shape` in `bytes` under the tuner's `choice` (the ring), priced with
+// the routes of its flows: plan_collective's plan and price_one's pricing of it, without making
+// the flows anew (costmodel::RingShape).
+OnePlan price_ring(const costmodel::RingShape& shape, const std::shared_ptr<const costmodel::PlanRoutes>& routes,
+                   const costmodel::TunerChoice& choice, double bytes, const costmodel::CommSettings& settings) {
+  const double chunk = costmodel::ring_chunk_bytes(bytes, shape.ranks, choice, shape.graph_Bps);
+  std::vector<double> sizes;
+  sizes.reserve(shape.flows.size());
+  for (const auto& f : shape.flows) sizes.push_back(f.bytes(chunk));
+  double setup_s = settings.collective_setup_s;
+  setup_s += std::max(0.0, choice.latency_s - shape.route_latency_s);
+  return price_flows(std::move(sizes), {shape.repeat}, setup_s, choice.algorithm, choice.protocol, routes);
 }
 
 // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
@@ -144,14 +175,28 @@ class PlanCache {
         return it->second.one;
       }
     ++stats_.misses;
+    if (const RingEntry* ring = ring_of(cluster, group_hash, in)) {
+      // Another size of a ring collective priced before: its shape gives the plan, if the tuner
+      // picks the ring for this size too.
+      const costmodel::TunerChoice choice = costmodel::choose(ring->shape->tuner, in.bytes, in.settings->algorithm);
+      if (choice.algorithm == costmodel::NcclAlgorithm::Ring) {
+        ++stats_.ring_shapes_used;
+        auto one = std::make_shared<const OnePlan>(price_ring(*ring->shape, ring->routes, choice, in.bytes, *in.settings));
+        entries_.emplace(h, Entry{cluster.instance_id(), in.kind, ring->instances, in.bytes, *in.settings, one});
+        stats_.entries = static_cast<std::int64_t>(entries_.size());
+        return one;
+      }
+    }
     const auto plan = make_plan(cluster, in);
     const std::int64_t flows = flow_count(plan);
     if (items_ + 2 * flows > kMaxItems) clear();
     const SharedRanks& instances = intern(group_hash, *in.instances);
-    auto one = std::make_shared<const OnePlan>(price_one(plan, routes(cluster, group_hash, in.kind, instances, plan)));
+    const auto plan_routes = routes(cluster, group_hash, in.kind, instances, plan);
+    auto one = std::make_shared<const OnePlan>(price_one(plan, plan_routes));
     items_ += flows;
     entries_.emplace(h, Entry{cluster.instance_id(), in.kind, instances, in.bytes, *in.settings, one});
     stats_.entries = static_cast<std::int64_t>(entries_.size());
+    note_ring(cluster, group_hash, in, instances, plan, plan_routes);
     return one;
   }
 
@@ -225,7 +270,55 @@ class PlanCache {
     entries_.clear();
     routes_.clear();
     instances_.clear();
+    rings_.clear();
     items_ = 0;
+  }
+
+  // The ring shape of a collective (cluster, kind, group, settings), when one was noted.
+  struct RingEntry {
+    std::uint64_t cluster_id;
+    workload::Collective kind;
+    SharedRanks instances;
+    costmodel::CommSettings settings;
+    std::shared_ptr<const costmodel::RingShape> shape;
+    std::shared_ptr<const costmodel::PlanRoutes> routes;
+  };
+  const RingEntry* ring_of(const topology::Cluster& cluster, std::uint64_t group_hash, const PlanInputs& in) const {
+    // A size the plan would reject (negative, NaN) or cannot be a ring is planned in full.
+    if (!(in.bytes >= 0.0) || in.bytes == std::numeric_limits<double>::infinity()) return nullptr;
+    auto [lo, hi] = rings_.equal_range(group_hash);
+    for (auto it = lo; it != hi; ++it) {
+      const RingEntry& e = it->second;
+      if (e.cluster_id == cluster.instance_id() && e.kind == in.kind && same_settings(e.settings, *in.settings) && e.instances == *in.instances)
+        return &e;
+    }
+    return nullptr;
+  }
+
+  // Notes the ring shape of `plan` (a ring of `in`'s collective, priced on `routes`) when the
+  // shape gives that very plan, flow by flow and bit for bit: later sizes are then priced from it.
+  void note_ring(const topology::Cluster& cluster, std::uint64_t group_hash, const PlanInputs& in, const SharedRanks& instances,
+                 const costmodel::CommPlan& plan, const std::shared_ptr<const costmodel::PlanRoutes>& routes) {
+    using workload::Collective;
+    if (cluster.spec().ideal_network || plan.algorithm != costmodel::NcclAlgorithm::Ring || plan.rounds.size() != 1) return;
+    if (in.kind != Collective::AllReduce && in.kind != Collective::ReduceScatter && in.kind != Collective::AllGather) return;
+    if (ring_of(cluster, group_hash, in) != nullptr) return;
+    auto shape = std::make_shared<const costmodel::RingShape>(costmodel::ring_shape(cluster, in.kind, instances.get(), *in.settings));
+    const costmodel::TunerChoice choice = costmodel::choose(shape->tuner, in.bytes, in.settings->algorithm);
+    if (choice.algorithm != plan.algorithm || choice.protocol != plan.protocol) return;
+    const auto& flows = plan.rounds.front().flows;
+    if (shape->repeat != plan.rounds.front().repeat || shape->flows.size() != flows.size()) return;
+    const double chunk = costmodel::ring_chunk_bytes(in.bytes, shape->ranks, choice, shape->graph_Bps);
+    const auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      const auto& f = shape->flows[i];
+      if (f.src_gpu != flows[i].src_gpu || f.dst_gpu != flows[i].dst_gpu || !same(f.bytes(chunk), flows[i].bytes)) return;
+    }
+    double setup_s = in.settings->collective_setup_s;
+    setup_s += std::max(0.0, choice.latency_s - shape->route_latency_s);
+    if (!same(setup_s, plan.setup_s)) return;
+    items_ += static_cast<std::int64_t>(flows.size());
+    rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::move(shape), routes});
   }
 
   // Every field of the settings: a field added to CommSettings changes its size and stops the
@@ -254,6 +347,7 @@ class PlanCache {
     std::shared_ptr<const costmodel::PlanRoutes> routes;
   };
   std::unordered_multimap<std::uint64_t, RouteEntry> routes_;
+  std::unordered_multimap<std::uint64_t, RingEntry> rings_;  // by group hash
   std::int64_t items_ = 0;
   PlanCacheStats stats_;
 };

@@ -110,14 +110,22 @@ void PlanList::push_folded_entry(Entry e, double count, double setup_s, std::sha
 }
 
 FlowRange flow_range(const CommPlan& plan) {
-  FlowRange r{std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
+  std::vector<std::int64_t> repeats;
+  std::vector<double> bytes;
   for (const auto& round : plan.rounds) {
-    r.min_repeat = std::min<std::int64_t>(r.min_repeat, round.repeat);
-    for (const Flow& f : round.flows) {
-      // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
-      if (!(f.bytes >= r.min_bytes)) r.min_bytes = std::isnan(f.bytes) ? -1.0 : f.bytes;
-      if (!(f.bytes <= r.max_bytes)) r.max_bytes = f.bytes;
-    }
+    repeats.push_back(round.repeat);
+    for (const Flow& f : round.flows) bytes.push_back(f.bytes);
+  }
+  return flow_range(repeats, bytes);
+}
+
+FlowRange flow_range(std::span<const std::int64_t> repeats, std::span<const double> flow_bytes) {
+  FlowRange r{std::numeric_limits<double>::infinity(), 0.0, std::numeric_limits<std::int64_t>::max()};
+  for (const std::int64_t repeat : repeats) r.min_repeat = std::min<std::int64_t>(r.min_repeat, repeat);
+  for (const double b : flow_bytes) {
+    // NaN fails both comparisons: the range is then marked invalid and the flows are checked one by one.
+    if (!(b >= r.min_bytes)) r.min_bytes = std::isnan(b) ? -1.0 : b;
+    if (!(b <= r.max_bytes)) r.max_bytes = b;
   }
   return r;
 }
@@ -128,15 +136,31 @@ CompactPlan::CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::
   repeats_.reserve(plan.rounds.size());
   for (const auto& round : plan.rounds) {
     repeats_.push_back(round.repeat);
-    for (const auto& f : round.flows) {
-      // Runs of the same size, bit for bit (a ring's flows are all one size).
-      if (!byte_runs_.empty() && std::bit_cast<std::uint64_t>(byte_runs_.back().first) == std::bit_cast<std::uint64_t>(f.bytes))
-        ++byte_runs_.back().second;
-      else
-        byte_runs_.emplace_back(f.bytes, 1);
-    }
+    for (const auto& f : round.flows) add_flow(f.bytes);
   }
   byte_runs_.shrink_to_fit();
+}
+
+CompactPlan::CompactPlan(std::span<const double> flow_bytes, std::vector<std::int64_t> repeats, double setup_s,
+                         costmodel::NcclAlgorithm algorithm, costmodel::NcclProtocol protocol,
+                         std::shared_ptr<const costmodel::PlanRoutes> ends)
+    : ends_(std::move(ends)), repeats_(std::move(repeats)), setup_s_(setup_s), algorithm_(algorithm), protocol_(protocol) {
+  std::size_t flows = 0;
+  if (ends_) {
+    for (const auto& round : ends_->rounds) flows += round.size();
+  }
+  if (!ends_ || ends_->rounds.size() != repeats_.size() || flows != flow_bytes.size())
+    throw InternalError("compact plan: the flows do not go between the given ends");
+  for (const double b : flow_bytes) add_flow(b);
+  byte_runs_.shrink_to_fit();
+}
+
+void CompactPlan::add_flow(double bytes) {
+  // Runs of the same size, bit for bit (a ring's flows are all one size).
+  if (!byte_runs_.empty() && std::bit_cast<std::uint64_t>(byte_runs_.back().first) == std::bit_cast<std::uint64_t>(bytes))
+    ++byte_runs_.back().second;
+  else
+    byte_runs_.emplace_back(bytes, 1);
 }
 
 const CommPlan& CompactPlan::plan() const {

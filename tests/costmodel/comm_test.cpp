@@ -2,10 +2,12 @@
 
 #include "../common/cluster_spec.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "stepsim/costmodel/comm.hpp"
+#include "stepsim/costmodel/nccl_tuner.hpp"
 #include "stepsim/scenarios/error.hpp"
 
 namespace {
@@ -102,6 +104,44 @@ TEST_CASE("comm: DP ring of 4 nodes, one NIC each") {
   CHECK(isolated_time_s(c, plan) == doctest::Approx(expected_s).epsilon(1e-12));
   const CommPlan bare = plan_collective(c, Collective::AllReduce, {arithmetic(0, 8, 4)}, kM, line_rate());
   CHECK(isolated_time_s(c, bare) == doctest::Approx(129.36e-6 + 6.0 * 5e-3).epsilon(1e-12));
+}
+
+TEST_CASE("comm: a ring's shape gives plan_collective's ring plan of every size, flow by flow and bit for bit") {
+  // Two GPUs per node in the group (two NICs: transfers split in two) and a one-GPU-per-node ring,
+  // with and without a second instance, over sizes from latency- to bandwidth-bound.
+  const Cluster c(make_spec(8, 4, 8));
+  const std::vector<std::vector<std::vector<std::int64_t>>> groups{
+      {arithmetic(0, 4, 8)}, {arithmetic(0, 4, 8), arithmetic(1, 4, 8)}, {arithmetic(0, 8, 4)}};
+  const CommSettings settings;
+  int rings = 0;
+  for (const auto& instances : groups)
+    for (const Collective kind : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
+      const auto shape = stepsim::costmodel::ring_shape(c, kind, instances, settings);
+      CHECK(shape.ranks == static_cast<std::int64_t>(instances.front().size()));
+      CHECK(shape.repeat == ring_steps(kind, shape.ranks));
+      for (const double bytes : {0.0, 4096.0, 1e6, 3.3e7, 1e9}) {
+        CAPTURE(bytes);
+        const CommPlan plan = plan_collective(c, kind, instances, bytes, settings);
+        const auto choice = stepsim::costmodel::choose(shape.tuner, bytes, settings.algorithm);
+        CHECK(choice.algorithm == plan.algorithm);
+        CHECK(choice.protocol == plan.protocol);
+        if (plan.algorithm != stepsim::costmodel::NcclAlgorithm::Ring) continue;
+        ++rings;
+        const double chunk = stepsim::costmodel::ring_chunk_bytes(bytes, shape.ranks, choice, shape.graph_Bps);
+        REQUIRE(plan.rounds.size() == 1);
+        CHECK(plan.rounds[0].repeat == shape.repeat);
+        REQUIRE(plan.rounds[0].flows.size() == shape.flows.size());
+        for (std::size_t i = 0; i < shape.flows.size(); ++i) {
+          CHECK(shape.flows[i].src_gpu == plan.rounds[0].flows[i].src_gpu);
+          CHECK(shape.flows[i].dst_gpu == plan.rounds[0].flows[i].dst_gpu);
+          CHECK(shape.flows[i].bytes(chunk) == plan.rounds[0].flows[i].bytes);
+        }
+        double setup_s = settings.collective_setup_s;
+        setup_s += std::max(0.0, choice.latency_s - shape.route_latency_s);
+        CHECK(setup_s == plan.setup_s);
+      }
+    }
+  CHECK(rings > 10);
 }
 
 TEST_CASE("comm: two DP instances on distinct rails use disjoint links") {

@@ -34,6 +34,8 @@ void check_same(const sim::StepGraph& a, const sim::StepGraph& b) {
     const auto& x = a.plans[p];
     const auto& y = b.plans[p];
     CHECK(x.setup_s == y.setup_s);
+    CHECK(x.algorithm == y.algorithm);
+    CHECK(x.protocol == y.protocol);
     REQUIRE(x.rounds.size() == y.rounds.size());
     for (std::size_t r = 0; r < x.rounds.size(); ++r) {
       CHECK(x.rounds[r].repeat == y.rounds[r].repeat);
@@ -106,7 +108,7 @@ TEST_CASE("cached plans: the durations and plans of pricing every plan anew, on 
   check_same(a.graph, b.graph);
 }
 
-TEST_CASE("cached routes: collectives of one group in other sizes reuse its flows' routes, with the results of pricing anew") {
+TEST_CASE("cached routes and ring shapes: collectives of one group in other sizes reuse its flows' routes, with the results of pricing anew") {
   // One cluster object; micro-batch sizes change the bytes of the TP, CP and PP collectives but
   // not their groups, so the misses of later steps find the routes of earlier ones. An
   // oversubscribed fabric makes the shares of contended links differ from the bottlenecks.
@@ -132,6 +134,7 @@ TEST_CASE("cached routes: collectives of one group in other sizes reuse its flow
     if (i > 0) {
       CHECK(after.misses > before.misses);                // new sizes: priced
       CHECK(after.routes_reused > before.routes_reused);  // on routes found before
+      CHECK(after.ring_shapes_used > before.ring_shapes_used);  // rings from the shape of an earlier size
     }
   }
   sim::set_plan_cache_enabled(false);

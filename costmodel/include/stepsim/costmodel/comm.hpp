@@ -40,6 +40,7 @@
 // both engines, replaying flows on line-rate links, see the same slowdown.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "stepsim/costmodel/nccl_tuner.hpp"
@@ -128,6 +129,39 @@ class NvlsAlgorithm final : public CollectiveAlgorithm {
 // The implementation of `kind`.
 [[nodiscard]] const CollectiveAlgorithm& collective_algorithm(NcclAlgorithm kind);
 
+// One flow of a transfer, sized from the transfer's bytes: split over `parts` NIC pairs when
+// parts > 0, then divided by the efficiency of its path.
+struct RingFlow {
+  std::int64_t src_gpu = 0;
+  std::int64_t dst_gpu = 0;
+  double parts = 0;
+  double efficiency = 1;
+  [[nodiscard]] double bytes(double transfer_bytes) const {
+    return (parts > 0 ? transfer_bytes / parts : transfer_bytes) / efficiency;
+  }
+};
+
+// The chunk RingAlgorithm sends per step for `bytes` over `ranks` members: S / n over the
+// protocol's share of the graph bandwidth (choice.bus_Bps / graph_Bps).
+[[nodiscard]] double ring_chunk_bytes(double bytes, std::int64_t ranks, const TunerChoice& choice, double graph_Bps);
+
+// What plan_collective reads from the topology for a ring collective of a group, whatever its
+// size: the tuner's input, the round's flows in plan order, its repeat and its route latency. A
+// plan of `bytes` whose tuner choice (choose(tuner, bytes, ...)) is the ring has setup
+// collective_setup_s + max(0, choice.latency_s - route_latency_s), one round of `repeat` with
+// flows[i].bytes(ring_chunk_bytes(bytes, ranks, choice, graph_Bps)): plan_collective's plan.
+struct RingShape {
+  TunerInput tuner;
+  double graph_Bps = 0;       // graph_bandwidth_Bps(tuner)
+  std::int64_t ranks = 0;     // per instance
+  std::int64_t repeat = 0;    // ring_steps(kind, ranks)
+  double route_latency_s = 0;
+  std::vector<RingFlow> flows;
+};
+// For AllReduce, ReduceScatter or AllGather over instances of the same size n >= 2.
+[[nodiscard]] RingShape ring_shape(const topology::Cluster& cluster, Collective kind,
+                                   const std::vector<std::vector<std::int64_t>>& instances, const CommSettings& settings);
+
 // What NCCL's tuner sees of a communicator over `members` (in ring order) for `kind`: the ranks,
 // the NVLink domains they span, the NVLink bandwidth of a GPU and the network bandwidth of the
 // group's NICs on one node (the fewest over its domains), both at the settings' efficiencies.
@@ -176,6 +210,10 @@ struct PlanRoutes {
 [[nodiscard]] PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan);
 // contended_time_s(cluster, plan) from the plan's routes (routes.matches(plan)).
 [[nodiscard]] double contended_time_s(const CommPlan& plan, const PlanRoutes& routes);
+// The same from a setup, the rounds' repeats and every flow's size, round after round, in the
+// order of `routes` (the flows of a plan that routes.matches).
+[[nodiscard]] double contended_time_s(double setup_s, std::span<const std::int64_t> repeats, std::span<const double> flow_bytes,
+                                      const PlanRoutes& routes);
 
 // Ring steps of a collective over n members: 2(n-1) for AllReduce, n-1 for ReduceScatter,
 // AllGather and AllToAll, 1 for SendRecv, 0 for None or n <= 1 (NCCL ring; docs/training-step.md 8).

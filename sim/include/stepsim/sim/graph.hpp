@@ -19,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -143,6 +144,8 @@ struct FlowRange {
   std::int64_t min_repeat;
 };
 [[nodiscard]] FlowRange flow_range(const CommPlan& plan);
+// The same from the rounds' repeats and every flow's size.
+[[nodiscard]] FlowRange flow_range(std::span<const std::int64_t> repeats, std::span<const double> flow_bytes);
 
 // A collective's plan kept small: the ends of its flows from a route set it shares with the plans
 // of the same collective and group in other sizes (costmodel::PlanRoutes), and each flow's size;
@@ -152,12 +155,17 @@ class CompactPlan {
  public:
   // `plan`'s flows go between the ends of `ends`, round by round (ends->matches(plan)).
   CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::PlanRoutes> ends);
+  // The plan whose flows go between the ends of `ends`, round by round, sized `flow_bytes` (round
+  // after round), with the rounds' `repeats`, its setup, algorithm and protocol.
+  CompactPlan(std::span<const double> flow_bytes, std::vector<std::int64_t> repeats, double setup_s, costmodel::NcclAlgorithm algorithm,
+              costmodel::NcclProtocol protocol, std::shared_ptr<const costmodel::PlanRoutes> ends);
   [[nodiscard]] const CommPlan& plan() const;
   [[nodiscard]] double setup_s() const { return setup_s_; }
   [[nodiscard]] costmodel::NcclAlgorithm algorithm() const { return algorithm_; }
   [[nodiscard]] costmodel::NcclProtocol protocol() const { return protocol_; }
 
  private:
+  void add_flow(double bytes);  // the next flow's size, into byte_runs_
   std::shared_ptr<const costmodel::PlanRoutes> ends_;
   std::vector<std::pair<double, std::int64_t>> byte_runs_;  // the flows' sizes, round after round: (size, flows)
   std::vector<std::int64_t> repeats_;
