@@ -1,6 +1,7 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -36,6 +37,35 @@ std::vector<Interval> merged(std::vector<Interval> v) {
   v.resize(n);
   return v;
 }
+
+// A union of intervals kept merged as they come, as merged() would give: while they come in order
+// of their starts (the ops of one stream do), each joins the last merged interval or follows it;
+// the first that starts earlier than one before it turns the list into a plain one, merged at
+// the end. (The merged form of a union is unique, so both give the same intervals.)
+class IntervalUnion {
+ public:
+  void add(Interval iv) {
+    if (sorted_) {
+      if (iv.first >= last_start_) {
+        last_start_ = iv.first;
+        if (iv.second <= iv.first) return;
+        if (!v_.empty() && iv.first <= v_.back().second)
+          v_.back().second = std::max(v_.back().second, iv.second);
+        else
+          v_.push_back(iv);
+        return;
+      }
+      sorted_ = false;
+    }
+    v_.push_back(iv);
+  }
+  [[nodiscard]] std::vector<Interval> take() { return sorted_ ? std::move(v_) : merged(std::move(v_)); }
+
+ private:
+  std::vector<Interval> v_;
+  bool sorted_ = true;
+  double last_start_ = -std::numeric_limits<double>::infinity();
+};
 
 double length(const std::vector<Interval>& v) {
   double s = 0;
@@ -208,33 +238,21 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   // Communication by (device, stream): the ops of one stream run one after another, so each
   // stream's intervals come sorted, and their union is the merge of the streams' unions.
   constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
-  std::vector<std::vector<Interval>> compute(g.devices.size()), comm_by_stream(g.devices.size() * kStreams);
-  {
-    // Counted first, so that each list is allocated once.
-    std::vector<std::size_t> n_compute(compute.size()), n_comm(comm_by_stream.size());
-    for (const auto& op : g.ops) {
-      if (op.kind == sim::OpKind::Compute)
-        ++n_compute[static_cast<std::size_t>(op.device)];
-      else if (op.kind != sim::OpKind::Delay)
-        ++n_comm[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)];
-    }
-    for (std::size_t k = 0; k < compute.size(); ++k) compute[k].reserve(n_compute[k]);
-    for (std::size_t k = 0; k < comm_by_stream.size(); ++k) comm_by_stream[k].reserve(n_comm[k]);
-  }
+  std::vector<IntervalUnion> compute(g.devices.size()), comm_by_stream(g.devices.size() * kStreams);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     const Interval iv{trace.ops[i].start_s, trace.ops[i].end_s};
     if (op.kind == sim::OpKind::Compute)
-      compute[static_cast<std::size_t>(op.device)].push_back(iv);
+      compute[static_cast<std::size_t>(op.device)].add(iv);
     else if (op.kind != sim::OpKind::Delay)
-      comm_by_stream[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)].push_back(iv);
+      comm_by_stream[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)].add(iv);
   }
   // The union of a device's communication: merged() of every interval, as the sorted merge of
   // the streams' merged() (both are the same disjoint intervals, touching ones joined).
   const auto comm_union = [&](std::size_t dv) {
     std::vector<Interval> all;
     for (std::size_t k = 0; k < kStreams; ++k) {
-      const auto one = merged(std::move(comm_by_stream[dv * kStreams + k]));
+      const auto one = comm_by_stream[dv * kStreams + k].take();
       const auto middle = static_cast<std::ptrdiff_t>(all.size());
       all.insert(all.end(), one.begin(), one.end());
       std::inplace_merge(all.begin(), all.begin() + middle, all.end());
@@ -246,7 +264,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     StageReport st;
     st.stage = g.devices[dv].stage;
-    compute_merged[dv] = merged(std::move(compute[dv]));
+    compute_merged[dv] = compute[dv].take();
     const auto& cm = compute_merged[dv];
     const auto co = comm_union(dv);
     st.compute_s = length(cm);
