@@ -64,6 +64,9 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   std::vector<std::uint8_t> waited(n, 0);  // its stream was idle until it was ready
   std::vector<std::int32_t> last(num_streams, -1);
   std::vector<std::uint32_t> stream_of(n);
+  Trace trace;
+  trace.engine = EngineKind::Analytic;
+  trace.ops.resize(n);
   double makespan_s = 0;
   for (std::size_t i = 0; i < n; ++i) {
     graph.check_op(i);
@@ -82,6 +85,7 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     start[i] = st;
     const double end_s = st.time_s + op.duration_s;
     end[i] = end_s == st.time_s ? Moment{end_s, st.pass + 1} : Moment{end_s, 1};
+    trace.ops[i] = {st.time_s, end_s};
     makespan_s = std::max(makespan_s, end_s);
     last[s] = static_cast<std::int32_t>(i);
   }
@@ -92,10 +96,6 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     if (waited[i] && later_ready[s] < start[i]) return std::nullopt;
     if (ready[i] < later_ready[s]) later_ready[s] = ready[i];
   }
-  Trace trace;
-  trace.engine = EngineKind::Analytic;
-  trace.ops.resize(n);
-  for (std::size_t i = 0; i < n; ++i) trace.ops[i] = {start[i].time_s, end[i].time_s};
   trace.makespan_s = makespan_s;
   return trace;
 }
