@@ -208,14 +208,14 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   return st;
 }
 
-std::string weights_label(const Scenario& s) {
-  std::string label = s.training.fp8_params ? "weights (bf16, GEMM weights FP8" : "weights (bf16";
-  return label + (s.parallel.shards_params() ? ", sharded)" : ")");
+const char* weights_label(const Scenario& s) {
+  if (s.training.fp8_params) return s.parallel.shards_params() ? "weights (bf16, GEMM weights FP8, sharded)" : "weights (bf16, GEMM weights FP8)";
+  return s.parallel.shards_params() ? "weights (bf16, sharded)" : "weights (bf16)";
 }
 
-std::string grads_label(const Scenario& s) {
-  std::string label = s.training.grads_in_fp32 ? "gradients (fp32" : "gradients (bf16";
-  return label + (s.parallel.shards_grads() ? ", sharded)" : ")");
+const char* grads_label(const Scenario& s) {
+  if (s.training.grads_in_fp32) return s.parallel.shards_grads() ? "gradients (fp32, sharded)" : "gradients (fp32)";
+  return s.parallel.shards_grads() ? "gradients (bf16, sharded)" : "gradients (bf16)";
 }
 
 }  // namespace

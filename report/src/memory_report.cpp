@@ -100,7 +100,7 @@ std::string memory_table(const Scenario& s, const memory::PaperEstimate& paper, 
   for (auto i : stages) os << pad("stage " + std::to_string(est.stages[i].stage), 12) << pad("%", 7);
   os << "\n";
   for (std::size_t t = 0; t < est.stages[0].terms.size(); ++t) {
-    os << pad("  " + est.stages[0].terms[t].label, -46);
+    os << pad("  " + std::string(est.stages[0].terms[t].label), -46);
     for (auto i : stages) {
       const auto b = est.stages[i].terms[t].bytes;
       os << pad(gib(b), 12) << pad(pct(b, gpu), 7);
@@ -153,7 +153,7 @@ std::string memory_json(const Scenario& s, const memory::PaperEstimate& paper, c
     o["stage"] = st.stage;
     o["in_flight"] = st.in_flight;
     o["total_bytes"] = st.total_bytes;
-    for (const auto& t : st.terms) o[t.key] = t.bytes;
+    for (const auto& t : st.terms) o[std::string(t.key)] = t.bytes;
     arr.push_back(o);
   }
   return j.dump(2) + "\n";

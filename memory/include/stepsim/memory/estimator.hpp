@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stepsim/scenarios/scenario.hpp"
@@ -41,9 +42,11 @@ struct PaperEstimate {
 [[nodiscard]] PaperEstimate paper_estimate(const scenarios::Scenario& s);
 
 // One row of stepsim's breakdown.
+// Key and label are string literals (static storage): a sweep's memory verdict makes the terms
+// of every stage of every candidate.
 struct Term {
-  std::string key;      // JSON key: "weights_bytes", "activations_bytes", ...
-  std::string label;    // table label
+  std::string_view key;    // JSON key: "weights_bytes", "activations_bytes", ...
+  std::string_view label;  // table label
   std::int64_t bytes = 0;
 };
 
