@@ -13,15 +13,18 @@ Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int
                         const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction) {
   // Sorted by (device, time, delta, op), a total order (an op has at most one allocation and one
   // release, of opposite signs): the events grouped by device first, each device's sorted apart.
+  const std::size_t devices = static_bytes.size();
+  std::vector<std::size_t> begin(devices + 1, 0);  // where each device's events begin (when grouped)
+  bool grouped = true;
   {
-    const std::size_t devices = static_bytes.size();
-    std::vector<std::size_t> begin(devices + 1, 0);
-    bool grouped = true;
-    for (const auto& e : events) {
+    bool in_device_order = true;  // already grouped: device numbers never decrease
+    for (std::size_t k = 0; k < events.size(); ++k) {
+      const auto& e = events[k];
       if (e.device < 0 || static_cast<std::size_t>(e.device) >= devices) {
         grouped = false;
         break;
       }
+      if (k > 0 && e.device < events[k - 1].device) in_device_order = false;
       ++begin[static_cast<std::size_t>(e.device) + 1];
     }
     const auto earlier_in_device = [](const MemEvent& a, const MemEvent& b) {
@@ -31,15 +34,18 @@ Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int
     };
     if (grouped) {
       for (std::size_t dv = 0; dv < devices; ++dv) begin[dv + 1] += begin[dv];
-      std::vector<MemEvent> by_device(events.size());
-      std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
-      for (const auto& e : events) by_device[next[static_cast<std::size_t>(e.device)]++] = e;
+      if (!in_device_order) {
+        // Stable: each device's events keep their order.
+        std::vector<MemEvent> by_device(events.size());
+        std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+        for (const auto& e : events) by_device[next[static_cast<std::size_t>(e.device)]++] = e;
+        events = std::move(by_device);
+      }
       for (std::size_t dv = 0; dv < devices; ++dv) {
-        const auto first = by_device.begin() + static_cast<std::ptrdiff_t>(begin[dv]);
-        const auto last = by_device.begin() + static_cast<std::ptrdiff_t>(begin[dv + 1]);
+        const auto first = events.begin() + static_cast<std::ptrdiff_t>(begin[dv]);
+        const auto last = events.begin() + static_cast<std::ptrdiff_t>(begin[dv + 1]);
         if (!std::is_sorted(first, last, earlier_in_device)) std::sort(first, last, earlier_in_device);
       }
-      events = std::move(by_device);
     } else {
       std::sort(events.begin(), events.end(), [](const MemEvent& a, const MemEvent& b) {
         return std::make_tuple(a.device, a.time_s, a.delta_bytes, a.op) < std::make_tuple(b.device, b.time_s, b.delta_bytes, b.op);
@@ -53,6 +59,8 @@ Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int
     d.static_bytes = static_bytes[i];
     d.capacity_bytes = capacity_bytes[i];
     d.peak_bytes = static_bytes[i];
+    // A point per event at most, and the start.
+    if (grouped) d.points.reserve(begin[i + 1] - begin[i] + 1);
     d.points.push_back({0.0, static_bytes[i]});
   }
   auto total = [&](std::size_t dev, std::int64_t dynamic) {
