@@ -330,21 +330,19 @@ class StepGraph {
     ensure_nodes(std::max(as_size(before), as_size(after)) + 1);
     const auto id = static_cast<std::int32_t>(edges_.size());
     edges_.push_back(Edge{before, after, -1, -1});
-    // Appended to the two lists (ends `first` and `last`, linked through next_out / next_in).
+    // Appends the edge to one of an op's two lists (ends `first` and `last`, linked through `next`).
+    const auto append = [&](std::int32_t& first, std::int32_t& last, std::int32_t& count, std::int32_t Edge::*next) {
+      if (last >= 0)
+        edges_[as_size(last)].*next = id;
+      else
+        first = id;
+      last = id;
+      ++count;
+    };
     Node& from = nodes_[as_size(before)];
-    if (from.last_out >= 0)
-      edges_[as_size(from.last_out)].next_out = id;
-    else
-      from.first_out = id;
-    from.last_out = id;
-    ++from.out_count;
+    append(from.first_out, from.last_out, from.out_count, &Edge::next_out);
     Node& to = nodes_[as_size(after)];
-    if (to.last_in >= 0)
-      edges_[as_size(to.last_in)].next_in = id;
-    else
-      to.first_in = id;
-    to.last_in = id;
-    ++to.in_count;
+    append(to.first_in, to.last_in, to.in_count, &Edge::next_in);
   }
   // Room for `ops` ops and `edges` edges without reallocation.
   void reserve(std::size_t ops, std::size_t edges);
