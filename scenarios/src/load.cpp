@@ -51,9 +51,9 @@ class Reader {
   std::string path(const std::string& key) const { return join(path_, key); }
 
   const Json* raw(const std::string& key) {
-    seen_.insert(key);
     auto it = j_.find(key);
     if (it == j_.end()) return nullptr;
+    seen_.push_back(&it.key());
     return &*it;
   }
 
@@ -124,7 +124,7 @@ class Reader {
     if (!def) def = p.value;
     // A token count may be written with a suffix: "15T", "300B".
     if (const auto it = j_.find(key); p.unit == "tokens" && it != j_.end() && it->is_string()) {
-      seen_.insert(key);
+      seen_.push_back(&it.key());
       const auto tokens = parse_token_count(it->get<std::string>());
       if (!tokens) throw ScenarioError(path(key), "must be a number of tokens (15000000000000, 15T, 300B, 2.5M), got \"" + it->get<std::string>() + "\"");
       return in_range(key, *tokens, p.min, p.max, p.min_exclusive);
@@ -192,7 +192,7 @@ class Reader {
 
   void finish(const std::set<std::string>& also_allowed = {}) const {
     for (auto it = j_.begin(); it != j_.end(); ++it) {
-      if (seen_.count(it.key()) == 0 && also_allowed.count(it.key()) == 0)
+      if (std::find(seen_.begin(), seen_.end(), &it.key()) == seen_.end() && also_allowed.count(it.key()) == 0)
         throw ScenarioError(path(it.key()), "unknown key");
     }
   }
@@ -201,7 +201,7 @@ class Reader {
   const Json& j_;
   std::string path_;
   std::string spec_;
-  std::set<std::string> seen_;
+  std::vector<const std::string*> seen_;  // the keys of j_ read (the object's own key strings)
 };
 
 
@@ -1119,7 +1119,7 @@ Override parse_override(const std::string& text) {
 namespace {
 
 // What a scenario part reads to, kept per (path, JSON text of the part[, GPU architecture]) for the
-// process: the candidates of a sweep repeat the same cluster and software, and reading them
+// process: the candidates of a sweep repeat the same model, cluster and software, and reading them
 // (presets merged, efficiency files, attention curves) costs more than the rest of a scenario. A
 // part that names a file outside the built-in presets is read anew each time; a failure is not
 // kept, so each read reports it.
@@ -1160,6 +1160,11 @@ ClusterSpec read_cluster_cached(const Json& raw, const std::string& path) {
   return cache.get(path + '\n' + raw.dump(), [&] { return read_cluster(raw, path); });
 }
 
+ModelSpec read_model_cached(const Json& raw, const std::string& path) {
+  static PartCache<ModelSpec> cache;
+  return cache.get(path + '\n' + raw.dump(), [&] { return read_model(raw, path); });
+}
+
 SoftwareSpec read_software_cached(const Json* raw, const std::string& path, const GpuSpec& gpu) {
   static PartCache<SoftwareSpec> cache;
   const std::string key = path + '\n' + std::to_string(static_cast<int>(gpu.architecture)) + '\n' + (raw != nullptr ? raw->dump() : "");
@@ -1194,7 +1199,7 @@ Scenario detail::read_scenario(const std::string& json_text, const std::vector<O
   }
   const Json* model = r.raw("model");
   if (model == nullptr) throw ScenarioError("model", "is required (a model preset name or an object)");
-  s.model = read_model(*model, "model");
+  s.model = read_model_cached(*model, "model");
   const Json* cluster = r.raw("cluster");
   if (cluster == nullptr) throw ScenarioError("cluster", "is required");
   s.cluster = read_cluster_cached(*cluster, "cluster");
