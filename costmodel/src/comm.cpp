@@ -114,20 +114,18 @@ void append_transfer(const topology::Cluster& cluster, const CommSettings& s,
   transfer_flows(cluster, s, exits, a, b, [&](const RingFlow& f) { round.push_back(Flow{f.src_gpu, f.dst_gpu, f.bytes(bytes)}); });
 }
 
-// The flows of one ring step over every instance: each member to its successor.
-void append_ring_flows(const topology::Cluster& cluster, const CommSettings& s, const std::vector<std::int64_t>& members,
-                       std::vector<RingFlow>& flows) {
+// The flows of one ring step over a group's members, each to its successor (transfer_flows), to `out`.
+template <typename Out>
+void ring_step_flows(const topology::Cluster& cluster, const CommSettings& s, const std::vector<std::int64_t>& members, Out&& out) {
   const std::size_t n = members.size();
   const auto exits = exits_by_node(cluster, members);
-  for (std::size_t i = 0; i < n; ++i)
-    transfer_flows(cluster, s, exits, members[i], members[(i + 1) % n], [&](const RingFlow& f) { flows.push_back(f); });
+  for (std::size_t i = 0; i < n; ++i) transfer_flows(cluster, s, exits, members[i], members[(i + 1) % n], out);
 }
 
+// The same flows sized for a chunk of `chunk_bytes`, appended to a round.
 void append_ring_round(const topology::Cluster& cluster, const CommSettings& s,
                        const std::vector<std::int64_t>& members, double chunk_bytes, std::vector<Flow>& round) {
-  const std::size_t n = members.size();
-  const auto exits = exits_by_node(cluster, members);
-  for (std::size_t i = 0; i < n; ++i) append_transfer(cluster, s, exits, members[i], members[(i + 1) % n], chunk_bytes, round);
+  ring_step_flows(cluster, s, members, [&](const RingFlow& f) { round.push_back(Flow{f.src_gpu, f.dst_gpu, f.bytes(chunk_bytes)}); });
 }
 
 // The group's members by node (Cluster::comm_node_of), nodes in order of first appearance, members
@@ -293,12 +291,9 @@ void RingAlgorithm::plan(const topology::Cluster& cluster, Collective kind, cons
   // Every round moves the same chunks along the same ring.
   const std::size_t n = instances.front().size();
   const double chunk_bytes = ring_chunk_bytes(bytes, static_cast<std::int64_t>(n), choice, graph_Bps);
-  std::vector<RingFlow> flows;
-  flows.reserve(n * instances.size());
-  for (const auto& inst : instances) append_ring_flows(cluster, settings, inst, flows);
   std::vector<Flow> round;
-  round.reserve(flows.size());
-  for (const RingFlow& f : flows) round.push_back(Flow{f.src_gpu, f.dst_gpu, f.bytes(chunk_bytes)});
+  round.reserve(n * instances.size());
+  for (const auto& inst : instances) append_ring_round(cluster, settings, inst, chunk_bytes, round);
   plan.rounds.push_back(Round{std::move(round), ring_steps(kind, static_cast<std::int64_t>(n))});
 }
 
@@ -316,7 +311,7 @@ RingShape ring_shape(const topology::Cluster& cluster, Collective kind, const st
   shape.repeat = ring_steps(kind, shape.ranks);
   for (const auto& inst : instances) {
     if (static_cast<std::int64_t>(inst.size()) != shape.ranks) throw InternalError("costmodel: ring instances of different sizes");
-    append_ring_flows(cluster, settings, inst, shape.flows);
+    ring_step_flows(cluster, settings, inst, [&](const RingFlow& f) { shape.flows.push_back(f); });
   }
   shape.route_latency_s = 0.0 + static_cast<double>(shape.repeat) * slowest_route_latency_s(cluster, shape.flows);
   return shape;
@@ -459,14 +454,19 @@ PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan) {
   return out;
 }
 
-double contended_time_s(const CommPlan& plan, const PlanRoutes& routes) {
-  std::vector<std::int64_t> repeats;
-  std::vector<double> bytes;
+FlowSizes flow_sizes(const CommPlan& plan) {
+  FlowSizes out;
+  out.repeats.reserve(plan.rounds.size());
   for (const auto& round : plan.rounds) {
-    repeats.push_back(round.repeat);
-    for (const Flow& f : round.flows) bytes.push_back(f.bytes);
+    out.repeats.push_back(round.repeat);
+    for (const Flow& f : round.flows) out.bytes.push_back(f.bytes);
   }
-  return contended_time_s(plan.setup_s, repeats, bytes, routes);
+  return out;
+}
+
+double contended_time_s(const CommPlan& plan, const PlanRoutes& routes) {
+  const FlowSizes sizes = flow_sizes(plan);
+  return contended_time_s(plan.setup_s, sizes.repeats, sizes.bytes, routes);
 }
 
 double contended_time_s(double setup_s, std::span<const std::int64_t> repeats, std::span<const double> flow_bytes, const PlanRoutes& routes) {

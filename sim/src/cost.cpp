@@ -93,13 +93,8 @@ OnePlan price_flows(std::vector<double> bytes, std::vector<std::int64_t> repeats
 // `plan` priced with `routes` (plan_routes of the same flows: routes->matches(plan)).
 OnePlan price_one(const costmodel::CommPlan& plan, const std::shared_ptr<const costmodel::PlanRoutes>& shared_routes) {
   if (!shared_routes->matches(plan)) throw InternalError("plan cache: the flows do not go between the given routes");
-  std::vector<double> bytes;
-  std::vector<std::int64_t> repeats;
-  for (const auto& round : plan.rounds) {
-    repeats.push_back(round.repeat);
-    for (const auto& f : round.flows) bytes.push_back(f.bytes);
-  }
-  return price_flows(std::move(bytes), std::move(repeats), plan.setup_s, plan.algorithm, plan.protocol, shared_routes);
+  costmodel::FlowSizes sizes = costmodel::flow_sizes(plan);
+  return price_flows(std::move(sizes.bytes), std::move(sizes.repeats), plan.setup_s, plan.algorithm, plan.protocol, shared_routes);
 }
 
 // The ring collective of `shape` in `bytes` under the tuner's `choice` (the ring), priced with

@@ -110,13 +110,8 @@ void PlanList::push_folded_entry(Entry e, double count, double setup_s, std::sha
 }
 
 FlowRange flow_range(const CommPlan& plan) {
-  std::vector<std::int64_t> repeats;
-  std::vector<double> bytes;
-  for (const auto& round : plan.rounds) {
-    repeats.push_back(round.repeat);
-    for (const Flow& f : round.flows) bytes.push_back(f.bytes);
-  }
-  return flow_range(repeats, bytes);
+  const costmodel::FlowSizes sizes = costmodel::flow_sizes(plan);
+  return flow_range(sizes.repeats, sizes.bytes);
 }
 
 FlowRange flow_range(std::span<const std::int64_t> repeats, std::span<const double> flow_bytes) {

@@ -79,6 +79,14 @@ struct CommPlan {
 // Rounds a plan runs, repeats counted.
 [[nodiscard]] std::int64_t round_count(const CommPlan& plan);
 
+// A plan's rounds' repeats and every flow's size, round after round: what the forms of
+// contended_time_s and flow_range over sizes read.
+struct FlowSizes {
+  std::vector<std::int64_t> repeats;
+  std::vector<double> bytes;
+};
+[[nodiscard]] FlowSizes flow_sizes(const CommPlan& plan);
+
 // Knobs of the communication model: the scenario's "comm" fields (protocol efficiencies, start-up
 // latencies, algorithm), declared with their defaults and sources in scenarios/params.hpp.
 using CommSettings = scenarios::CommSpec;
