@@ -60,10 +60,16 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   graph.check_nodes();
   const std::size_t n = graph.ops.size();
   const std::size_t num_streams = graph.devices.size() * static_cast<std::size_t>(kNumStreams);
-  std::vector<Moment> ready(n), start(n), end(n);
-  std::vector<std::uint8_t> waited(n, 0);  // its stream was idle until it was ready
-  std::vector<std::int32_t> last(num_streams, -1);
-  std::vector<std::uint32_t> stream_of(n);
+  // When each op ends, written at its turn before anything reads it (its successors come later),
+  // so that the array is reused from one replay to the next without being cleared.
+  thread_local std::vector<Moment> end;
+  if (end.size() < n) end.resize(n);
+  struct StreamState {
+    std::int32_t last = -1;  // the stream's latest op so far
+    // The latest start of its ops so far that found it idle, waiting for them to be ready.
+    Moment latest_waited_start{-std::numeric_limits<double>::infinity(), 0};
+  };
+  std::vector<StreamState> streams(num_streams);
   Trace trace;
   trace.engine = EngineKind::Analytic;
   trace.ops.resize(n);
@@ -71,30 +77,23 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   for (std::size_t i = 0; i < n; ++i) {
     graph.check_op(i);
     const Op& op = graph.ops[i];
-    const auto s = static_cast<std::size_t>(op.device) * kNumStreams + static_cast<std::size_t>(op.stream);
-    stream_of[i] = static_cast<std::uint32_t>(s);
+    StreamState& stream = streams[static_cast<std::size_t>(op.device) * kNumStreams + static_cast<std::size_t>(op.stream)];
     Moment r;
     for (const std::int32_t p : graph.predecessors(static_cast<std::int32_t>(i))) {
       if (static_cast<std::size_t>(p) >= i) return std::nullopt;
       if (r < end[static_cast<std::size_t>(p)]) r = end[static_cast<std::size_t>(p)];
     }
-    const Moment free = last[s] < 0 ? Moment{} : end[static_cast<std::size_t>(last[s])];
-    ready[i] = r;
-    waited[i] = free < r ? 1 : 0;
+    // An earlier op of the stream waited, idle, until it started, while this one was ready
+    // before: the scheduler would have started this one first.
+    if (r < stream.latest_waited_start) return std::nullopt;
+    const Moment free = stream.last < 0 ? Moment{} : end[static_cast<std::size_t>(stream.last)];
     const Moment st = free < r ? r : free;
-    start[i] = st;
+    if (free < r && stream.latest_waited_start < st) stream.latest_waited_start = st;
     const double end_s = st.time_s + op.duration_s;
     end[i] = end_s == st.time_s ? Moment{end_s, st.pass + 1} : Moment{end_s, 1};
     trace.ops[i] = {st.time_s, end_s};
     makespan_s = std::max(makespan_s, end_s);
-    last[s] = static_cast<std::int32_t>(i);
-  }
-  // Backwards: the earliest readiness of each stream's later ops.
-  std::vector<Moment> later_ready(num_streams, Moment{std::numeric_limits<double>::infinity(), 0});
-  for (std::size_t i = n; i-- > 0;) {
-    const std::uint32_t s = stream_of[i];
-    if (waited[i] && later_ready[s] < start[i]) return std::nullopt;
-    if (ready[i] < later_ready[s]) later_ready[s] = ready[i];
+    stream.last = static_cast<std::int32_t>(i);
   }
   trace.makespan_s = makespan_s;
   return trace;

@@ -50,7 +50,8 @@ struct Trace {
 // (its predecessors have ended) and its stream's previous op in index order has ended. That is
 // the stream scheduler's result, time for time, unless some stream was idle, waiting for its next
 // op in index order, while a later op of that stream was ready: the scheduler would have started
-// that one. The pass checks this afterwards, and returns nullopt where it happened, or where an
+// that one. The pass checks this as it goes (each op against the latest start of its stream's earlier
+// ops that waited idle), and returns nullopt where it happened, or where an
 // op has a predecessor of a higher index; Moment (engine_analytic.cpp) compares readiness within
 // an instant as the scheduler's passes order it. Step graphs, built in schedule order, take it.
 // Expects validate_edges_and_plans() to have passed; checks each op (StepGraph::check_op).
