@@ -363,7 +363,6 @@ class Builder {
     op.group = grp;
     op.message_bytes = message_bytes;
     op.count = count;
-    op.bytes = message_bytes * count;
     op.label = interned(label);
     return id;
   }

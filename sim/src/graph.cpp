@@ -1,6 +1,8 @@
 #include "stepsim/sim/graph.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <iterator>
@@ -8,7 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -44,19 +46,48 @@ std::string name_op(const StepGraph& g, std::int32_t op) {
 
 namespace {
 
-// The interned labels: a node-based set, so that the stored strings never move.
-const std::string* intern_label(const std::string& text) {
-  static std::mutex mutex;
-  static std::unordered_set<std::string> labels;
-  const std::lock_guard<std::mutex> lock(mutex);
-  return &*labels.insert(text).first;
+// The interned labels, numbered from 1 in the order they first appear. The numbers index a table
+// of fixed blocks that never move, so that reading a label needs no lock: a block and its entries
+// are written before the number that reaches them is handed out (under the mutex, which
+// publishes them).
+constexpr std::uint32_t kLabelBlock = 1024;
+constexpr std::uint32_t kLabelBlocks = 1024;
+struct LabelTable {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::array<std::atomic<const std::string**>, kLabelBlocks> blocks{};
+  std::uint32_t count = 0;
+};
+LabelTable& label_table() {
+  static LabelTable table;
+  return table;
+}
+
+std::uint32_t intern_label(const std::string& text) {
+  LabelTable& t = label_table();
+  const std::lock_guard<std::mutex> lock(t.mutex);
+  const auto found = t.ids.find(text);
+  if (found != t.ids.end()) return found->second;
+  const std::uint32_t id = t.count + 1;
+  const std::uint32_t block = id / kLabelBlock;
+  if (block >= kLabelBlocks) throw InternalError("step graph: more than " + std::to_string(kLabelBlock * kLabelBlocks - 1) + " distinct op labels");
+  if (t.blocks[block].load(std::memory_order_relaxed) == nullptr)
+    t.blocks[block].store(new const std::string*[kLabelBlock](), std::memory_order_release);  // for the process's life
+  const auto stored = t.ids.emplace(text, id).first;
+  t.blocks[block].load(std::memory_order_relaxed)[id % kLabelBlock] = &stored->first;
+  t.count = id;
+  return id;
 }
 
 }  // namespace
 
+const std::string& OpLabel::stored(std::uint32_t id) {
+  return *label_table().blocks[id / kLabelBlock].load(std::memory_order_acquire)[id % kLabelBlock];
+}
+
 OpLabel::OpLabel(const char* text) : OpLabel(std::string(text != nullptr ? text : "")) {}
 
-OpLabel::OpLabel(const std::string& text) : text_(text.empty() ? nullptr : intern_label(text)) {}
+OpLabel::OpLabel(const std::string& text) : id_(text.empty() ? 0 : intern_label(text)) {}
 
 const std::string& OpLabel::empty_text() {
   static const std::string empty;

@@ -363,8 +363,8 @@ TEST_CASE("without SP, TP runs two all-reduces per layer each way (and one for t
   for (const auto& op : b.graph.ops) {
     if (op.stream != sim::Stream::TpComm || op.label != "tp.ar") continue;
     CHECK(op.collective == costmodel::Collective::AllReduce);
-    if (op.phase == sim::Phase::Forward && op.stage == 0) fwd0[op.micro_batch] += op.bytes;
-    if (op.phase == sim::Phase::Backward && op.stage == 3) bwd_last[op.micro_batch] += op.bytes;
+    if (op.phase == sim::Phase::Forward && op.stage == 0) fwd0[op.micro_batch] += op.bytes();
+    if (op.phase == sim::Phase::Backward && op.stage == 3) bwd_last[op.micro_batch] += op.bytes();
   }
   for (const auto& [mb, bytes] : fwd0) {
     CHECK(bytes == S * (2 * layers + 1));
@@ -448,7 +448,7 @@ TEST_CASE("with SP, GPT's embedding all-reduces (learned positions), Llama's red
     int seen = 0;
     for (const auto& op : b.graph.ops)
       if (op.stream == sim::Stream::TpComm && op.label == "tp.ag_rs" && op.phase == sim::Phase::Forward && op.stage == 0) {
-        CHECK(op.bytes == S * (4 * layers + (gpt ? 2 : 1)));
+        CHECK(op.bytes() == S * (4 * layers + (gpt ? 2 : 1)));
         ++seen;
       }
     CHECK(seen == s.micro_batches());
@@ -501,7 +501,7 @@ std::pair<int, double> collectives(const sim::BuiltStep& b, const std::string& l
   int n = 0;
   double bytes = 0;
   for (const auto& op : b.graph.ops)
-    if (op.label == label) ++n, bytes += op.bytes;
+    if (op.label == label) ++n, bytes += op.bytes();
   return {n, bytes};
 }
 
@@ -626,7 +626,7 @@ TEST_CASE("distributed-optimizer instances: reduce-scatter within an instance, a
   const auto opt_bytes = [](const sim::BuiltStep& b) {
     double bytes = 0;
     for (const auto& op : b.graph.ops)
-      if (op.label == "optimizer") bytes += op.bytes;
+      if (op.label == "optimizer") bytes += op.bytes();
     return bytes;
   };
   CHECK(opt_bytes(b2) == doctest::Approx(2.0 * opt_bytes(b1)).epsilon(1e-12));

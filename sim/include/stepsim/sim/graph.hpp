@@ -88,24 +88,25 @@ struct CommGroup {
 };
 
 // An op's short name, interned: every distinct label of the process is stored once (for the
-// process's life) and an op holds a pointer to it, so that ops copy no strings. Equal labels are
-// the same stored string. Reads as a const std::string&.
+// process's life) and an op holds its number, so that ops copy no strings and stay small. Equal
+// labels have the same number. Reads as a const std::string&.
 class OpLabel {
  public:
   OpLabel() = default;  // the empty label
   OpLabel(const char* text);         // NOLINT(google-explicit-constructor): assigned like a string
   OpLabel(const std::string& text);  // NOLINT(google-explicit-constructor)
-  [[nodiscard]] const std::string& str() const { return text_ != nullptr ? *text_ : empty_text(); }
+  [[nodiscard]] const std::string& str() const { return id_ != 0 ? stored(id_) : empty_text(); }
   operator const std::string&() const { return str(); }  // NOLINT(google-explicit-constructor)
-  [[nodiscard]] bool empty() const { return str().empty(); }
+  [[nodiscard]] bool empty() const { return id_ == 0; }
   [[nodiscard]] const char* c_str() const { return str().c_str(); }
-  friend bool operator==(const OpLabel& a, const OpLabel& b) { return a.str().data() == b.str().data(); }
+  friend bool operator==(const OpLabel& a, const OpLabel& b) { return a.id_ == b.id_; }
   friend bool operator==(const OpLabel& a, const std::string& b) { return a.str() == b; }
   friend bool operator==(const OpLabel& a, const char* b) { return a.str() == b; }
 
  private:
   static const std::string& empty_text();
-  const std::string* text_ = nullptr;  // interned; nullptr: empty
+  static const std::string& stored(std::uint32_t id);
+  std::uint32_t id_ = 0;  // 0: empty; else the interned label's number
 };
 
 struct Op {
@@ -119,11 +120,12 @@ struct Op {
   std::int32_t chunk = -1;
   std::int32_t micro_batch = -1;
   std::int32_t layer = -1;          // first layer of the op's layer group, -1 when not a layer op
-  double flops = 0;                 // compute work executed (hardware FLOPs)
-  double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
-  double bytes = 0;                 // communication: message_bytes x count
   std::int32_t work = -1;           // compute: index into StepGraph::works; delay: see `count`
   std::int32_t group = -1;          // communication (and latency-only delays): index into StepGraph::groups
+  std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
+  OpLabel label;                    // short name: "fwd", "bwd", "tp.ag_rs", "pp.send", "dp.rs", ...
+  double flops = 0;                 // compute work executed (hardware FLOPs)
+  double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
   double message_bytes = 0;         // communication: size S of one collective (nccl-tests)
   double count = 1;                 // communication: identical collectives back to back; a delay
                                     // with a `work`: lasts that work's time less `count` x the time
@@ -132,8 +134,9 @@ struct Op {
   double duration_s = 0;            // filled by the costing pass
   std::int64_t alloc_bytes = 0;     // device memory allocated when the op starts
   std::int64_t free_bytes = 0;      // device memory released when the op ends
-  std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
-  OpLabel label;                    // short name: "fwd", "bwd", "tp.ag", "pp.send", "dp.rs", ...
+
+  // Communication: message_bytes x count (0 for other ops).
+  [[nodiscard]] double bytes() const { return message_bytes * count; }
 };
 
 // The extremes of a plan's flows that StepGraph::validate_ops checks: the smallest and largest
