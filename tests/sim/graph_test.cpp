@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stepsim/scenarios/error.hpp"
@@ -210,6 +211,34 @@ TEST_CASE("op labels are interned: equal text, one stored string, compared with 
   op.label = "fwd";
   const sim::Op copy = op;
   CHECK(copy.label == "fwd");
+}
+
+TEST_CASE("op labels: thousands of distinct labels, interned from several threads, each read back as its text") {
+  // More labels than one block of the label table, interned by four threads at once, each thread
+  // reading back every label it made while the others add theirs.
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 700;
+  std::vector<std::vector<sim::OpLabel>> made(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([t, &made] {
+      for (int i = 0; i < kPerThread; ++i) {
+        made[static_cast<std::size_t>(t)].emplace_back("label-test." + std::to_string(i % 500) + "." + std::to_string(t % 2));
+        for (const auto& l : made[static_cast<std::size_t>(t)]) (void)l.str().size();
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t)
+    for (int i = 0; i < kPerThread; ++i) {
+      const auto& l = made[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)];
+      const std::string text = "label-test." + std::to_string(i % 500) + "." + std::to_string(t % 2);
+      CHECK(l == text);
+      CHECK(l == sim::OpLabel(text));
+      // Threads 0 and 2 made the same texts: the same labels.
+      if (t >= 2) CHECK(l == made[static_cast<std::size_t>(t - 2)][static_cast<std::size_t>(i)]);
+    }
+  CHECK(made[0][0] != made[1][0]);
+  CHECK(made[0][0] == made[0][500]);
 }
 
 TEST_CASE("graph: the analytic engine, which checks each op as its scheduler reads it, rejects what validate_ops rejects") {
