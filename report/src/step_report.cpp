@@ -480,7 +480,7 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     if (op.micro_batch >= 0) arg(R"("micro_batch":)", op.micro_batch);
     if (op.chunk >= 0) arg(R"("chunk":)", op.chunk);
     if (op.layer >= 0) arg(R"("layer":)", op.layer);
-    if (op.flops > 0) arg(R"("flops":)", op.flops);
+    if (const double flops = g.op_flops(i); flops > 0) arg(R"("flops":)", flops);
     if (op.bytes() > 0) arg(R"("bytes":)", op.bytes());
     if (op.kind == sim::OpKind::Collective || op.kind == sim::OpKind::SendRecv) {
       const auto [algorithm, protocol] = nccl_choice(g, op);

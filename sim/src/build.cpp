@@ -192,17 +192,11 @@ class Builder {
     ComputeWork w;
     w.terms = merged;
     w.shares_sms = shares_sms;
+    for (const auto& [list, count] : w.terms) w.flops += count * list_flops_[static_cast<std::size_t>(list)];
     const auto id = static_cast<std::int32_t>(out_.graph.works.size());
     out_.graph.works.push_back(std::move(w));
     work_index_.emplace(key, id);
     return id;
-  }
-
-  double work_flops(std::int32_t w) const {
-    double f = 0;
-    for (const auto& [list, count] : out_.graph.works[static_cast<std::size_t>(w)].terms)
-      f += count * list_flops_[static_cast<std::size_t>(list)];
-    return f;
   }
 
   void register_work() {
@@ -444,9 +438,8 @@ class Builder {
     op.micro_batch = static_cast<std::int32_t>(mb);
     op.layer = static_cast<std::int32_t>(first_layer);
     op.work = w;
-    op.flops = work_flops(w);
     op.label = interned(label);
-    const double flops = op.flops;
+    const double flops = out_.graph.works[static_cast<std::size_t>(w)].flops;
     auto& last = last_compute_[static_cast<std::size_t>(stage)];
     if (last >= 0) edge(last, id);
     last = id;
@@ -552,7 +545,7 @@ class Builder {
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
     for (const Op& o : t.ops)
       if (o.kind == OpKind::Compute) {
-        stage_flops += o.flops;
+        stage_flops += out_.graph.works[static_cast<std::size_t>(o.work)].flops;
         max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
       }
     const std::size_t sl = slot(stage, chunk, mb);

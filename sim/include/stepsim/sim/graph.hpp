@@ -47,6 +47,7 @@ using costmodel::Round;
 struct ComputeWork {
   std::vector<std::pair<std::int32_t, double>> terms;
   bool shares_sms = false;  // communication kernels run alongside and slow it (SM sharing)
+  double flops = 0;         // what its kernels execute (hardware FLOPs, recomputation included)
 };
 
 // The ranks of a group's instances, immutable and shared: the graphs built for the same layout
@@ -120,12 +121,10 @@ struct Op {
   std::int32_t chunk = -1;
   std::int32_t micro_batch = -1;
   std::int32_t layer = -1;          // first layer of the op's layer group, -1 when not a layer op
-  std::int32_t work = -1;           // compute: index into StepGraph::works; delay: see `count`
+  std::int32_t work = -1;           // compute: index into StepGraph::works (its kernels and FLOPs); delay: see `count`
   std::int32_t group = -1;          // communication (and latency-only delays): index into StepGraph::groups
   std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
   OpLabel label;                    // short name: "fwd", "bwd", "tp.ag_rs", "pp.send", "dp.rs", ...
-  double flops = 0;                 // compute work executed (hardware FLOPs)
-  double model_flops = 0;           // the part counted as model FLOPs (no recomputation)
   double message_bytes = 0;         // communication: size S of one collective (nccl-tests)
   double count = 1;                 // communication: identical collectives back to back; a delay
                                     // with a `work`: lasts that work's time less `count` x the time
@@ -346,6 +345,11 @@ class StepGraph {
     append(from.first_out, from.last_out, from.out_count, &Edge::next_out);
     Node& to = nodes_[as_size(after)];
     append(to.first_in, to.last_in, to.in_count, &Edge::next_in);
+  }
+  // The hardware FLOPs op i executes: those of its work for a compute op, else 0.
+  [[nodiscard]] double op_flops(std::size_t i) const {
+    const Op& o = ops[i];
+    return o.kind == OpKind::Compute && o.work >= 0 ? works[static_cast<std::size_t>(o.work)].flops : 0.0;
   }
   // Room for `ops` ops and `edges` edges without reallocation.
   void reserve(std::size_t ops, std::size_t edges);
