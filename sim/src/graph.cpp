@@ -58,9 +58,10 @@ struct LabelTable {
   std::array<std::atomic<const std::string**>, kLabelBlocks> blocks{};
   std::uint32_t count = 0;
 };
+// Never destroyed: a label may be read while the process exits.
 LabelTable& label_table() {
-  static LabelTable table;
-  return table;
+  static LabelTable* const table = new LabelTable;
+  return *table;
 }
 
 std::uint32_t intern_label(const std::string& text) {
