@@ -1,10 +1,14 @@
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "stepsim/costmodel/comm.hpp"
 #include "stepsim/scenarios/error.hpp"
@@ -415,6 +419,25 @@ bool PlanRoutes::matches(const CommPlan& plan) const {
 PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan) {
   PlanRoutes out;
   out.rounds.reserve(plan.rounds.size());
+  // The index of a cost in out.costs, equal bit for bit, by a hash of its bits; most flows repeat
+  // the cost of the flow before them.
+  const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  const auto same = [&bits](const RouteCost& a, const RouteCost& b) {
+    return bits(a.latency_s) == bits(b.latency_s) && bits(a.bottleneck_Bps) == bits(b.bottleneck_Bps) && bits(a.share_Bps) == bits(b.share_Bps);
+  };
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> index;
+  std::int32_t last = -1;
+  const auto cost_of = [&](const RouteCost& c) {
+    if (last >= 0 && same(out.costs[static_cast<std::size_t>(last)], c)) return last;
+    const std::uint64_t h = (bits(c.latency_s) * 0x9e3779b97f4a7c15ULL ^ bits(c.bottleneck_Bps)) * 0xbf58476d1ce4e5b9ULL ^ bits(c.share_Bps);
+    auto& candidates = index[h];
+    for (const std::int32_t i : candidates)
+      if (same(out.costs[static_cast<std::size_t>(i)], c)) return last = i;
+    last = static_cast<std::int32_t>(out.costs.size());
+    out.costs.push_back(c);
+    candidates.push_back(last);
+    return last;
+  };
   // The links of every flow of the round, flow i's from hops[hop_begin[i]] to hops[hop_begin[i + 1]].
   std::vector<std::int32_t> hops;
   std::vector<std::size_t> hop_begin;
@@ -435,19 +458,18 @@ PlanRoutes plan_routes(const topology::Cluster& cluster, const CommPlan& plan) {
     auto& routes = out.rounds.emplace_back();
     routes.reserve(flows.size());
     for (std::size_t i = 0; i < flows.size(); ++i) {
-      FlowRoute fr;
-      fr.src_gpu = flows[i].src_gpu;
-      fr.dst_gpu = flows[i].dst_gpu;
-      fr.bottleneck_Bps = std::numeric_limits<double>::infinity();
-      fr.share_Bps = std::numeric_limits<double>::infinity();
+      RouteCost c;
+      c.bottleneck_Bps = std::numeric_limits<double>::infinity();
+      c.share_Bps = std::numeric_limits<double>::infinity();
       for (std::size_t h = hop_begin[i]; h < hop_begin[i + 1]; ++h) {
         const std::int32_t id = hops[h];
         const auto& link = cluster.link(id);
-        fr.share_Bps = std::min(fr.share_Bps, link.bw_Bps / static_cast<double>(load[static_cast<std::size_t>(id)]));
-        fr.latency_s += link.latency_s;
-        fr.bottleneck_Bps = std::min(fr.bottleneck_Bps, link.bw_Bps);
+        c.share_Bps = std::min(c.share_Bps, link.bw_Bps / static_cast<double>(load[static_cast<std::size_t>(id)]));
+        c.latency_s += link.latency_s;
+        c.bottleneck_Bps = std::min(c.bottleneck_Bps, link.bw_Bps);
       }
-      routes.push_back(fr);
+      // GPU numbers fit: a cluster has at most 2^22 GPUs (scenario loading refuses more).
+      routes.push_back(FlowRoute{static_cast<std::int32_t>(flows[i].src_gpu), static_cast<std::int32_t>(flows[i].dst_gpu), cost_of(c)});
     }
     for (const auto id : hops) load[static_cast<std::size_t>(id)] = 0;
   }
@@ -476,8 +498,9 @@ double contended_time_s(double setup_s, std::span<const std::int64_t> repeats, s
     double slowest_s = 0.0;
     for (const FlowRoute& fr : routes.rounds[r]) {
       const double bytes = flow_bytes[k++];
-      if (fr.share_Bps == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
-      slowest_s = std::max(slowest_s, fr.latency_s + bytes / fr.share_Bps);
+      const RouteCost& c = routes.cost(fr);
+      if (c.share_Bps == std::numeric_limits<double>::infinity()) continue;  // same GPU: no transfer
+      slowest_s = std::max(slowest_s, c.latency_s + bytes / c.share_Bps);
     }
     total_s += static_cast<double>(repeats[r]) * slowest_s;
   }

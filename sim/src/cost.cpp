@@ -77,7 +77,8 @@ OnePlan price_flows(std::vector<double> bytes, std::vector<std::int64_t> repeats
     for (const costmodel::FlowRoute& route : routes.rounds[r]) {
       const double b = bytes[k++];
       if (route.src_gpu == route.dst_gpu) continue;  // as isolated_time_s
-      const OnePlan::Term t{route.latency_s, b, route.bottleneck_Bps};
+      const costmodel::RouteCost& c = routes.cost(route);
+      const OnePlan::Term t{c.latency_s, b, c.bottleneck_Bps};
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }
   }

@@ -306,9 +306,11 @@ TEST_CASE("graph: a compact plan makes the plan it was given, flow by flow, and 
   plan.rounds.push_back(sim::Round{{{0, 1, 3.0}, {1, 2, 0.1}, {2, 0, 7.5}}, 3});
   plan.rounds.push_back(sim::Round{{{4, 5, 1e9}}, 1});
   auto ends = std::make_shared<stepsim::costmodel::PlanRoutes>();
+  ends->costs.push_back(stepsim::costmodel::RouteCost{0.0, 1.0, 1.0});
   for (const auto& round : plan.rounds) {
     auto& r = ends->rounds.emplace_back();
-    for (const auto& f : round.flows) r.push_back(stepsim::costmodel::FlowRoute{f.src_gpu, f.dst_gpu, 0.0, 1.0, 1.0});
+    for (const auto& f : round.flows)
+      r.push_back(stepsim::costmodel::FlowRoute{static_cast<std::int32_t>(f.src_gpu), static_cast<std::int32_t>(f.dst_gpu), 0});
   }
   const auto compact = std::make_shared<const sim::CompactPlan>(plan, ends);
   CHECK(compact->setup_s() == plan.setup_s);

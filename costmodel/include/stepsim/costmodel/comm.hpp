@@ -203,15 +203,22 @@ struct RingShape {
 // links, the contended latency and share (contended_time_s). Plans of the same flows (sources and
 // destinations, round by round) and any bytes share them: plans of one collective and group that
 // differ only in size.
-struct FlowRoute {
-  std::int64_t src_gpu = 0;
-  std::int64_t dst_gpu = 0;
+struct RouteCost {
   double latency_s = 0;       // route latency (route_cost)
   double bottleneck_Bps = 0;  // route bottleneck; +infinity from a GPU to itself
   double share_Bps = 0;       // smallest bw / (flows of the round on the link); +infinity from a GPU to itself
 };
+// A flow's ends and the index of its route's costs in PlanRoutes::costs (a plan's flows have few
+// distinct costs, so that they are stored once).
+struct FlowRoute {
+  std::int32_t src_gpu = 0;
+  std::int32_t dst_gpu = 0;
+  std::int32_t cost = 0;
+};
 struct PlanRoutes {
+  std::vector<RouteCost> costs;                // distinct, bit for bit
   std::vector<std::vector<FlowRoute>> rounds;  // per round of the plan, per flow
+  [[nodiscard]] const RouteCost& cost(const FlowRoute& f) const { return costs[static_cast<std::size_t>(f.cost)]; }
   // The plan's flows go between the same GPUs, round by round, in the same order.
   [[nodiscard]] bool matches(const CommPlan& plan) const;
 };
