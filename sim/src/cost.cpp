@@ -98,18 +98,46 @@ OnePlan price_one(const costmodel::CommPlan& plan, const std::shared_ptr<const c
   return price_flows(std::move(sizes.bytes), std::move(sizes.repeats), plan.setup_s, plan.algorithm, plan.protocol, shared_routes);
 }
 
-// The ring collective of `shape` in `bytes` under the tuner's `choice` (the ring), priced with
+// A ring shape (costmodel::RingShape) as the plan cache keeps it: its flows' size recipes as runs
+// of equal ones, in flow order (their ends are those of the routes it is priced with).
+struct StoredRing {
+  costmodel::TunerInput tuner;
+  double graph_Bps = 0;
+  std::int64_t ranks = 0;
+  std::int64_t repeat = 0;
+  double route_latency_s = 0;
+  std::size_t flows = 0;
+  std::vector<std::pair<costmodel::RingFlow, std::size_t>> runs;  // (recipe, flows), the recipe's ends unset
+
+  explicit StoredRing(const costmodel::RingShape& shape)
+      : tuner(shape.tuner), graph_Bps(shape.graph_Bps), ranks(shape.ranks), repeat(shape.repeat),
+        route_latency_s(shape.route_latency_s), flows(shape.flows.size()) {
+    const auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
+    for (const auto& f : shape.flows) {
+      if (!runs.empty() && same(runs.back().first.parts, f.parts) && same(runs.back().first.efficiency, f.efficiency)) {
+        ++runs.back().second;
+        continue;
+      }
+      costmodel::RingFlow recipe;
+      recipe.parts = f.parts;
+      recipe.efficiency = f.efficiency;
+      runs.emplace_back(recipe, 1);
+    }
+  }
+};
+
+// The ring collective of `ring` in `bytes` under the tuner's `choice` (the ring), priced with
 // the routes of its flows: plan_collective's plan and price_one's pricing of it, without making
 // the flows anew (costmodel::RingShape).
-OnePlan price_ring(const costmodel::RingShape& shape, const std::shared_ptr<const costmodel::PlanRoutes>& routes,
+OnePlan price_ring(const StoredRing& ring, const std::shared_ptr<const costmodel::PlanRoutes>& routes,
                    const costmodel::TunerChoice& choice, double bytes, const costmodel::CommSettings& settings) {
-  const double chunk = costmodel::ring_chunk_bytes(bytes, shape.ranks, choice, shape.graph_Bps);
+  const double chunk = costmodel::ring_chunk_bytes(bytes, ring.ranks, choice, ring.graph_Bps);
   std::vector<double> sizes;
-  sizes.reserve(shape.flows.size());
-  for (const auto& f : shape.flows) sizes.push_back(f.bytes(chunk));
+  sizes.reserve(ring.flows);
+  for (const auto& [recipe, n] : ring.runs) sizes.insert(sizes.end(), n, recipe.bytes(chunk));
   double setup_s = settings.collective_setup_s;
-  setup_s += std::max(0.0, choice.latency_s - shape.route_latency_s);
-  return price_flows(std::move(sizes), {shape.repeat}, setup_s, choice.algorithm, choice.protocol, routes);
+  setup_s += std::max(0.0, choice.latency_s - ring.route_latency_s);
+  return price_flows(std::move(sizes), {ring.repeat}, setup_s, choice.algorithm, choice.protocol, routes);
 }
 
 // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
@@ -276,7 +304,7 @@ class PlanCache {
     workload::Collective kind;
     SharedRanks instances;
     costmodel::CommSettings settings;
-    std::shared_ptr<const costmodel::RingShape> shape;
+    std::shared_ptr<const StoredRing> shape;
     std::shared_ptr<const costmodel::PlanRoutes> routes;
   };
   const RingEntry* ring_of(const topology::Cluster& cluster, std::uint64_t group_hash, const PlanInputs& in) const {
@@ -314,7 +342,7 @@ class PlanCache {
     setup_s += std::max(0.0, choice.latency_s - shape->route_latency_s);
     if (!same(setup_s, plan.setup_s)) return;
     items_ += static_cast<std::int64_t>(flows.size());
-    rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::move(shape), routes});
+    rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::make_shared<const StoredRing>(*shape), routes});
   }
 
   // Every field of the settings: a field added to CommSettings changes its size and stops the
