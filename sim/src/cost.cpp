@@ -20,6 +20,9 @@ namespace stepsim::sim {
 
 namespace {
 
+// Equal bit for bit (so that equal values give equal results wherever they are used).
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
 // Everything a priced plan depends on besides the cluster: the inputs of plan_collective.
 struct PlanInputs {
   workload::Collective kind{};
@@ -112,9 +115,8 @@ struct StoredRing {
   explicit StoredRing(const costmodel::RingShape& shape)
       : tuner(shape.tuner), graph_Bps(shape.graph_Bps), ranks(shape.ranks), repeat(shape.repeat),
         route_latency_s(shape.route_latency_s), flows(shape.flows.size()) {
-    const auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
     for (const auto& f : shape.flows) {
-      if (!runs.empty() && same(runs.back().first.parts, f.parts) && same(runs.back().first.efficiency, f.efficiency)) {
+      if (!runs.empty() && same_bits(runs.back().first.parts, f.parts) && same_bits(runs.back().first.efficiency, f.efficiency)) {
         ++runs.back().second;
         continue;
       }
@@ -333,14 +335,13 @@ class PlanCache {
     const auto& flows = plan.rounds.front().flows;
     if (shape->repeat != plan.rounds.front().repeat || shape->flows.size() != flows.size()) return;
     const double chunk = costmodel::ring_chunk_bytes(in.bytes, shape->ranks, choice, shape->graph_Bps);
-    const auto same = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
     for (std::size_t i = 0; i < flows.size(); ++i) {
       const auto& f = shape->flows[i];
-      if (f.src_gpu != flows[i].src_gpu || f.dst_gpu != flows[i].dst_gpu || !same(f.bytes(chunk), flows[i].bytes)) return;
+      if (f.src_gpu != flows[i].src_gpu || f.dst_gpu != flows[i].dst_gpu || !same_bits(f.bytes(chunk), flows[i].bytes)) return;
     }
     double setup_s = in.settings->collective_setup_s;
     setup_s += std::max(0.0, choice.latency_s - shape->route_latency_s);
-    if (!same(setup_s, plan.setup_s)) return;
+    if (!same_bits(setup_s, plan.setup_s)) return;
     items_ += static_cast<std::int64_t>(flows.size());
     rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::make_shared<const StoredRing>(*shape), routes});
   }
