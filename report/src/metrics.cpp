@@ -114,14 +114,15 @@ std::string heading(const Metric& m) {
 Layout layout_of(const scenarios::Scenario& s) {
   const auto& p = s.parallel;
   return {p.tp, p.cp, p.pp, p.dp, p.vpp, scenarios::to_string(p.schedule), s.training.micro_batch,
-          scenarios::to_string(s.training.recompute)};
+          scenarios::to_string(s.training.recompute), scenarios::to_string(p.cp_comm_type)};
 }
 
-Layout layout_of(const SweepRow& r) { return {r.tp, r.cp, r.pp, r.dp, r.vpp, r.schedule, r.micro_batch, r.recompute}; }
+Layout layout_of(const SweepRow& r) { return {r.tp, r.cp, r.pp, r.dp, r.vpp, r.schedule, r.micro_batch, r.recompute, r.cp_comm_type}; }
 
 std::string layout_label(const Layout& l, bool training) {
-  std::string s = "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp) + " PP" + std::to_string(l.pp) + " DP" +
-                  std::to_string(l.dp);
+  std::string s = "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp);
+  if (l.cp > 1 && !l.cp_comm_type.empty() && l.cp_comm_type != "p2p") s += " (" + l.cp_comm_type + ")";
+  s += " PP" + std::to_string(l.pp) + " DP" + std::to_string(l.dp);
   if (l.vpp > 1) s += " VPP" + std::to_string(l.vpp);
   if (!training) return s;
   s += ", " + l.schedule + ", mb " + std::to_string(l.micro_batch);

@@ -111,6 +111,7 @@ void describe_scenario(SweepRow& r, const scenarios::Scenario& s) {
   r.seq_len = s.training.seq_len;
   r.schedule = scenarios::to_string(s.parallel.schedule);
   r.recompute = scenarios::to_string(s.training.recompute);
+  r.cp_comm_type = scenarios::to_string(s.parallel.cp_comm_type);
 }
 
 void set_step_figures(SweepRow& r, const StepReport& rep) {
@@ -157,6 +158,7 @@ void detail::put_step_fields(OrderedJson& j, const SweepRow& r) {
   j["gpus"] = r.gpus;
   j["tp"] = r.tp;
   j["cp"] = r.cp;
+  if (!r.cp_comm_type.empty() && r.cp_comm_type != "p2p") j["cp_comm_type"] = r.cp_comm_type;
   j["pp"] = r.pp;
   j["dp"] = r.dp;
   j["vpp"] = r.vpp;
@@ -261,6 +263,7 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.seq_len = f.integer("seq_len", 1).value_or(0);
   r.schedule = f.str("schedule");
   r.recompute = f.str("recompute");
+  if (const std::string t = f.str("cp_comm_type"); !t.empty()) r.cp_comm_type = t;
   r.paper_total_bytes = f.integer("paper_total_bytes", 0);
   r.stepsim_peak_bytes = f.integer("stepsim_peak_bytes", 0);
   r.gpu_memory_bytes = f.integer("gpu_memory_bytes", 0);

@@ -231,7 +231,7 @@ const std::set<std::string>& megatron_flags() {
 
 // Arguments that take a list of values (nargs="*" / "+").
 const std::set<std::string>& megatron_list_args() {
-  static const std::set<std::string> s{"--recompute-modules"};
+  static const std::set<std::string> s{"--recompute-modules", "--cp-comm-type"};
   return s;
 }
 
@@ -357,6 +357,23 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   parallel["overlap_grad_reduce"] = has("--overlap-grad-reduce");
   parallel["overlap_param_gather"] = has("--overlap-param-gather");
   parallel["tp_comm_overlap"] = has("--tp-comm-overlap");
+  // --cp-comm-type: one value, or one per layer (the same for every layer here). Megatron's help
+  // spells the all-gather variant "allgather", TransformerEngine accepts "all_gather".
+  if (const auto it = values.find("--cp-comm-type"); it != values.end()) {
+    static const std::map<std::string, std::string> kTypes{{"p2p", "p2p"}, {"a2a", "a2a"}, {"allgather", "all_gather"}, {"all_gather", "all_gather"}};
+    std::istringstream words(it->second);
+    std::string word, type;
+    while (words >> word) {
+      const auto found = kTypes.find(word);
+      if (found == kTypes.end())
+        throw ScenarioError("--cp-comm-type", "\"" + word + "\" is not modelled (p2p, all_gather or a2a; a2a+p2p, hierarchical CP, is not)");
+      if (!type.empty() && found->second != type)
+        throw ScenarioError("--cp-comm-type", "a different type per layer is not modelled (one of p2p, all_gather, a2a for every layer)");
+      type = found->second;
+    }
+    if (type.empty()) throw ScenarioError("--cp-comm-type", "needs a value (p2p, all_gather or a2a)");
+    parallel["cp_comm_type"] = type;
+  }
 
   OrderedJson training;
   const std::int64_t seq = required("--seq-length");
@@ -429,7 +446,7 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
         "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy",
         "--fp8-format", "--fp8-recipe", "--fp8-amax-history-len", "--microbatch-group-size-per-virtual-pipeline-stage",
-        "--cross-entropy-fusion-impl", "--num-distributed-optimizer-instances"};
+        "--cross-entropy-fusion-impl", "--num-distributed-optimizer-instances", "--cp-comm-type"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
   }
   for (const auto& f : flags) {

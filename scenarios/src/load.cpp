@@ -564,6 +564,7 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
     throw ScenarioError(r.path("overlap_param_gather"), "needs a sharded optimizer (sharding not \"none\") and overlap_grad_reduce (Megatron's rule)");
   }
   p.tp_comm_overlap = r.bool_param("tp_comm_overlap");
+  p.cp_comm_type = r.choice_param("cp_comm_type", kCpCommTypeNames);
   p.rank_order = r.string_param("rank_order");
   (void)rank_order_dims(p.rank_order);
   r.finish();
@@ -725,6 +726,10 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   if (auto e = pipeline_layout_error(s)) return e;
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
     return ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
+  // Ulysses splits each TP rank's query and key-value heads over the CP group.
+  if (p.cp > 1 && p.cp_comm_type == CpCommType::A2A && ((m.heads / p.tp) % p.cp != 0 || (m.kv_heads / p.tp) % p.cp != 0))
+    return ScenarioError("parallel.cp_comm_type", "a2a needs cp=" + str(p.cp) + " to divide the heads per TP rank (" + str(m.heads / p.tp) +
+                                                      ") and the kv_heads per TP rank (" + str(m.kv_heads / p.tp) + ")");
   const std::int64_t world = s.world_size();
   // Each size must fit the world before any product of them is formed (no overflow below).
   for (const auto& [field, size] : {std::pair<const char*, std::int64_t>{"parallel.tp", p.tp}, {"parallel.cp", p.cp}, {"parallel.pp", p.pp}})

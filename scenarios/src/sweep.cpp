@@ -48,6 +48,7 @@ const std::map<std::string, std::vector<std::string>>& choice_axes() {
   static const std::map<std::string, std::vector<std::string>> m{
       {"parallel.schedule", names(kScheduleNames)},
       {"training.recompute", names(kRecomputeNames)},
+      {"parallel.cp_comm_type", names(kCpCommTypeNames)},
   };
   return m;
 }

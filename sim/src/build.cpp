@@ -1,6 +1,7 @@
 #include "stepsim/sim/build.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <deque>
@@ -570,6 +571,24 @@ class Builder {
     double tp_units_with = 0;  // beside the group's compute
     double cp_steps = 0;
     double cp_bytes = 0;
+    // The CP group's collectives in line with the group's compute (all-gathers and reduce-scatters
+    // of K and V, or Ulysses' all-to-alls), one entry per distinct collective and size.
+    struct InLine {
+      Collective collective = Collective::None;
+      double bytes = 0;
+      double count = 0;
+    };
+    std::array<InLine, 4> cp_in_line{};
+    void add_cp_in_line(const workload::CollectiveWork& c) {
+      for (auto& e : cp_in_line) {
+        if (e.count > 0 && (e.collective != c.collective || e.bytes != c.bytes)) continue;
+        e.collective = c.collective;
+        e.bytes = c.bytes;
+        e.count += c.count;
+        return;
+      }
+      throw InternalError("a layer group has more than " + std::to_string(cp_in_line.size()) + " distinct CP collectives");
+    }
   };
   GroupComm layer_comm(std::int64_t stage, std::int64_t chunk, std::int64_t first, std::int64_t count, bool forward) const {
     GroupComm g;
@@ -580,6 +599,7 @@ class Builder {
       add_tp_units(g, cs);
       for (const auto& c : cs)
         if (c.group == GroupKind::ContextRing) g.cp_steps += c.count, g.cp_bytes = c.bytes;
+        else if (c.group == GroupKind::Context) g.add_cp_in_line(c);
     }
     return g;
   }
@@ -638,7 +658,7 @@ class Builder {
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       // The CP ring, overlapped TP collectives, and the parameter all-gathers still running during
       // the first micro-batch (those of later buckets and chunks) share the SMs.
-      const bool shares = c_ > 1 || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
+      const bool shares = cp_ring() || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
       const GroupWork& gw = group_work(true, stage, chunk, wait_params, gi, shares, [&] {
         Terms terms;
@@ -668,6 +688,7 @@ class Builder {
       std::int32_t end = op;
       if (head) end = unshard_params(stage, chunk, mb, Phase::Forward, op, end);
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Forward, comm, op, end);
+      end = add_cp_in_line(stage, chunk, mb, Phase::Forward, comm, end);
       if (t_ > 1) {
         end = add_tp(stage, chunk, mb, Phase::Forward, comm, op, end);
         if (tail && last_virtual) end = add_cross_entropy(stage, chunk, mb, end, Phase::Forward);
@@ -763,6 +784,23 @@ class Builder {
     return join(end, cp, stage);
   }
 
+  // The CP group's collectives that run in line (cp_comm_type allgather or a2a): after `end`, one
+  // after another on the CP stream; the group ends after them.
+  std::int32_t add_cp_in_line(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
+                              std::int32_t end) {
+    for (const auto& c : comm.cp_in_line) {
+      if (c.count <= 0) continue;
+      const char* label = c.collective == Collective::AllGather ? "cp.kv_ag" : c.collective == Collective::ReduceScatter ? "cp.dkv_rs" : "cp.a2a";
+      const auto op = comm_op(OpKind::Collective, c.collective, Stream::CpComm, stage, phase, group(GroupKind::Context, stage), c.bytes,
+                              c.count, label, mb, chunk);
+      edge(end, op);
+      end = op;
+    }
+    return end;
+  }
+  // Whether the CP group passes K and V around a ring beside the attention (cp_comm_type p2p).
+  bool cp_ring() const { return c_ > 1 && s_.parallel.cp_comm_type == scenarios::CpCommType::P2P; }
+
   // Sharded parameters (ZeRO-3): before each forward and backward pass of a chunk its parameters are
   // all-gathered in bf16 over DP x CP (the bytes of its per-layer gathers in one collective) and
   // freed after. Prefetched (overlap_param_gather) the gather runs alongside the pass's compute and
@@ -842,7 +880,7 @@ class Builder {
       const bool head = gi == 0, tail = gi + 1 == groups.size();
       // The CP ring, overlapped TP collectives, and the gradient reductions of buckets this
       // backward has already completed (last micro-batch) share the SMs.
-      const bool shares = c_ > 1 || tp_overlap() || (reduces && reductions_running(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
+      const bool shares = cp_ring() || tp_overlap() || (reduces && reductions_running(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
       const GroupWork& gw = group_work(false, stage, chunk, split, gi, shares, [&] {
         Terms terms;
@@ -867,6 +905,7 @@ class Builder {
       }
       std::int32_t end = op;
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op, end);
+      end = add_cp_in_line(stage, chunk, mb, Phase::Backward, comm, end);
       if (t_ > 1) end = add_tp(stage, chunk, mb, Phase::Backward, comm, op, end);
       if (head) end = unshard_params(stage, chunk, mb, Phase::Backward, op, end);
       prev = end;

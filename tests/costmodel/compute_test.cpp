@@ -128,6 +128,42 @@ TEST_CASE("megatron_model_flops of the 70B step is 3.77e18 with the padded vocab
   CHECK(per_mb * 8 * 64 * 16 == doctest::Approx(F).epsilon(1e-12));
 }
 
+TEST_CASE("attention under CP all_gather and a2a: one kernel, gathered or head-split keys, no merge (hand-computed)") {
+  Scenario s = tiny();
+  // s = 32, b = 2, c = 2, t = 2, a = 4, k = 2, d_h = 16, n = 32: Q 2048 bytes, own K and V 2048,
+  // O 2048, LSE 256.
+  s.parallel.cp_comm_type = stepsim::scenarios::CpCommType::AllGather;
+  auto fwd = stepsim::workload::layer_forward(s);
+  const Kernel& ag = find(fwd, "attn.fwd");
+  CHECK(ag.flops == 65536);
+  CHECK(ag.m == 16);  // the rank's s/c queries against the gathered keys, one grid
+  CHECK(ag.n == 16);
+  CHECK(ag.batch == 4);         // b a / t
+  CHECK(ag.bytes == 8448);      // Q 2048 + gathered K, V 2 x 2048 + O 2048 + LSE 256
+  CHECK(std::none_of(fwd.begin(), fwd.end(), [](const Kernel& k) { return k.name == "attn.cp_merge"; }));
+  // Backward: Q, K, V read and dQ, dK, dV written (6144 each), O and dO 4096, LSE 256,
+  // preprocessing 4352, fp32 dQ accumulator 8192.
+  CHECK(find(stepsim::workload::layer_backward(s), "attn.bwd").bytes == 29184);
+  // The p2p ring: c steps of everything (Q, K, V 4096 read and written, O, dO, LSE, preprocessing,
+  // accumulator: 25088 per step).
+  s.parallel.cp_comm_type = stepsim::scenarios::CpCommType::P2P;
+  CHECK(find(stepsim::workload::layer_backward(s), "attn.bwd").bytes == 50176);
+  // Ulysses needs c to divide the heads and the kv heads per TP rank: 4 kv heads (K, V 4096 bytes).
+  const Scenario u = tiny({{"model.kv_heads", "4"}, {"parallel.cp_comm_type", "\"a2a\""}});
+  fwd = stepsim::workload::layer_forward(u);
+  const Kernel& a2a = find(fwd, "attn.fwd");
+  CHECK(a2a.flops == 65536);
+  CHECK(a2a.m == 32);  // the whole sequence with a / c of the rank's heads
+  CHECK(a2a.n == 32);
+  CHECK(a2a.batch == 2);        // b a / (t c)
+  CHECK(a2a.bytes == 8448);     // Q 2048 + K, V 4096 + O 2048 + LSE 256
+  CHECK(std::none_of(fwd.begin(), fwd.end(), [](const Kernel& k) { return k.name == "attn.cp_merge"; }));
+  CHECK(find(stepsim::workload::layer_backward(u), "attn.bwd").bytes == 29184);
+  CHECK_THROWS_WITH_AS(tiny({{"parallel.cp_comm_type", "\"a2a\""}}),
+                       doctest::Contains("a2a needs cp=2 to divide the heads per TP rank (2) and the kv_heads per TP rank (1)"),
+                       stepsim::ScenarioError);
+}
+
 TEST_CASE("small hand-computed case with TP 2, CP 2, GQA and SP") {
   const Scenario s = tiny();
   // n = s b / c = 32, n_sp = 16, d_h = 16, padded vocabulary 256 (128 t), v/t = 128.

@@ -562,6 +562,22 @@ TEST_CASE("one layout label for scenarios and sweep rows, the metric registry fo
   SweepRow r;
   r.tp = 8, r.pp = 4, r.dp = 2, r.schedule = "1f1b", r.micro_batch = 2, r.recompute = "none";
   CHECK(layout_label(layout_of(r), true) == "TP8 CP1 PP4 DP2, 1f1b, mb 2");
+  // The CP communication type shows beside CP when it is not the ring, and a row keeps it (its
+  // line names it only then, so rows of the ring read as before).
+  const auto gathered = scenarios::load_scenario_text(scenarios::default_scenario_text(),
+                                                 {{"parallel.cp", "2"}, {"parallel.cp_comm_type", "all_gather"}}, "<default>");
+  CHECK(layout_label(layout_of(gathered)) == "TP8 CP2 (all_gather) PP4 DP" + std::to_string(gathered.parallel.dp));
+  SweepRow described;
+  described.status = "pruned";
+  describe_scenario(described, gathered);
+  const std::string line = row_line(described, "{}");
+  CHECK(line.find("\"cp_comm_type\":\"all_gather\"") != std::string::npos);
+  CHECK(parse_row(line).cp_comm_type == "all_gather");
+  SweepRow ring;
+  ring.status = "pruned";
+  describe_scenario(ring, s);
+  CHECK(row_line(ring, "{}").find("cp_comm_type") == std::string::npos);
+  CHECK(parse_row(row_line(ring, "{}")).cp_comm_type == "p2p");
 
   std::set<std::string> keys;
   for (const auto& m : step_metrics()) {

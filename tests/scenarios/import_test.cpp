@@ -306,6 +306,30 @@ TEST_CASE("import megatron: sharding, gradient dtype, recomputation options and 
   CHECK(with({}).first.training.optimizer_offload_fraction == 0.0);
 }
 
+TEST_CASE("import megatron: --cp-comm-type takes one value or the same one per layer, all_gather under either spelling") {
+  const std::vector<std::string> base{"--num-layers", "4", "--hidden-size", "256", "--num-attention-heads", "8", "--vocab-size", "1000",
+                                      "--seq-length", "512", "--global-batch-size", "8", "--context-parallel-size", "2"};
+  auto with = [&](std::vector<std::string> more) {
+    auto args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    sc::MegatronImportOptions o;
+    o.nodes = 1;
+    const auto imported = sc::scenario_from_megatron_args(args, o);
+    for (const auto& w : imported.warnings) CHECK(w.find("cp-comm-type") == std::string::npos);
+    return sc::load_scenario_text(imported.json).parallel.cp_comm_type;
+  };
+  CHECK(with({}) == sc::CpCommType::P2P);
+  CHECK(with({"--cp-comm-type", "a2a"}) == sc::CpCommType::A2A);
+  CHECK(with({"--cp-comm-type", "allgather"}) == sc::CpCommType::AllGather);
+  CHECK(with({"--cp-comm-type", "all_gather", "all_gather", "all_gather", "all_gather", "--bf16"}) == sc::CpCommType::AllGather);
+  CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "p2p", "a2a", "p2p", "a2a"}),
+                       "--cp-comm-type: a different type per layer is not modelled (one of p2p, all_gather, a2a for every layer)",
+                       stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "a2a+p2p"}),
+                       "--cp-comm-type: \"a2a+p2p\" is not modelled (p2p, all_gather or a2a; a2a+p2p, hierarchical CP, is not)",
+                       stepsim::ScenarioError);
+}
+
 TEST_CASE("import megatron: the pipeline split options map onto the layout fields, without warnings") {
   // NVIDIA's Llama 3.1 405B recipe on 1,024 H100 as a Megatron command line: the example scenario.
   const auto args = sc::split_arguments(R"(--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 \

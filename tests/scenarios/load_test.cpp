@@ -248,6 +248,9 @@ TEST_CASE("sharding, its distributed_optimizer alias, and the recomputation and 
   CHECK(load({"training.recompute=selective"}).training.recompute_modules == scenarios::RecomputeModules{true, false, false});
   CHECK(load({"training.optimizer_offload_fraction=0.25"}).training.optimizer_offload_fraction == 0.25);
   CHECK(load({"training.grad_dtype=bf16"}).training.grads_in_fp32 == false);
+  CHECK(load({}).parallel.cp_comm_type == scenarios::CpCommType::P2P);
+  CHECK(load({"parallel.cp_comm_type=all_gather"}).parallel.cp_comm_type == scenarios::CpCommType::AllGather);
+  CHECK(load({"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a"}).parallel.cp_comm_type == scenarios::CpCommType::A2A);
 }
 
 TEST_CASE("every model and GPU preset loads") {
@@ -346,6 +349,9 @@ TEST_CASE("bad input: one clear error naming the field") {
        "needs a sharded optimizer"},
       {"", {"cluster.inter_node.topology=torus"}, "cluster.inter_node.topology", "unknown value"},
       {"", {"parallel.sharding=zero3"}, "parallel.sharding", "unknown value"},
+      {"", {"parallel.cp_comm_type=ring"}, "parallel.cp_comm_type", "unknown value"},
+      {"", {"model.kv_heads=2", "parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a"}, "parallel.cp_comm_type",
+       "a2a needs cp=2 to divide the heads per TP rank (16) and the kv_heads per TP rank (1)"},
       {"", {"parallel.sharding=optimizer", "parallel.distributed_optimizer=false"}, "parallel.distributed_optimizer", "contradicts sharding"},
       {"", {"parallel.sharding=none", "parallel.distributed_optimizer=true"}, "parallel.distributed_optimizer", "contradicts sharding"},
       {"", {"parallel.sharding=none", "parallel.distributed_optimizer=false", "parallel.overlap_param_gather=true"},

@@ -482,6 +482,52 @@ TEST_CASE("re-costing a built graph equals a full build, for each efficiency, th
   CHECK(slow > sim::run_analytic(graph.graph).makespan_s);
 }
 
+TEST_CASE("CP all_gather and a2a: the CP group's collectives in line after each layer group's compute, no ring") {
+  for (const char* type : {"all_gather", "a2a"}) {
+    CAPTURE(type);
+    const auto s = scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8",
+                             std::string("parallel.cp_comm_type=\"") + type + "\""});
+    const auto b = build(s);
+    const auto& g = b.graph;
+    const auto tr = sim::run_analytic(g);
+    const double m = static_cast<double>(s.micro_batches()), layers = static_cast<double>(s.model.layers);
+    // llama-3.1-8b: n = s b / c = 2048 tokens, d_h = 128, t = 2: K and V of a rank 4 n k d_h / t
+    // with k = 8, Q (and O) 2 n a d_h / t with a = 32.
+    const double kv = 4.0 * 2048 * 8 * 128 / 2, q = 2.0 * 2048 * 32 * 128 / 2;
+    std::map<std::string, double> count;  // collectives by label, each op's count summed
+    int in_line = 0;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      const auto& op = g.ops[i];
+      CHECK(op.label != "cp.wait");
+      CHECK(op.label != "cp.kv");
+      // Nothing runs beside the compute (no TP overlap either) but, in the first and the last
+      // micro-batch, the DP x CP parameter gathers and gradient reductions.
+      if (op.kind == sim::OpKind::Compute && (op.phase == sim::Phase::Forward || op.phase == sim::Phase::Backward) && op.micro_batch > 0 &&
+          op.micro_batch + 1 < static_cast<std::int32_t>(m))
+        CHECK_FALSE(g.works[static_cast<std::size_t>(op.work)].shares_sms);
+      if (op.stream != sim::Stream::CpComm || op.kind != sim::OpKind::Collective) continue;
+      CHECK(g.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::Context);
+      count[op.label] += op.count;
+      if (op.label == "cp.a2a") CHECK((op.message_bytes == q || op.message_bytes == 0.5 * kv));
+      else CHECK(op.message_bytes == 2.0 * kv);  // gathered: c x the rank's K and V
+      // In line: it starts when the op before it in its group ends.
+      const auto before = g.predecessors(static_cast<std::int32_t>(i));
+      REQUIRE(before.size() == 1);
+      CHECK(tr.ops[i].start_s == tr.ops[static_cast<std::size_t>(before.front())].end_s);
+      ++in_line;
+    }
+    CHECK(in_line > 0);
+    if (std::string(type) == "all_gather") {
+      CHECK(count["cp.kv_ag"] == 2.0 * layers * m);  // each forward and each backward gathers
+      CHECK(count["cp.dkv_rs"] == layers * m);
+      CHECK(count.size() == 2);
+    } else {
+      CHECK(count["cp.a2a"] == 8.0 * layers * m);  // Q, K, V, O forward; dO, dQ, dK, dV backward
+      CHECK(count.size() == 1);
+    }
+  }
+}
+
 TEST_CASE("the CP ring op is a send/recv, as its plan") {
   const auto b = build(scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"}));
   int rings = 0;

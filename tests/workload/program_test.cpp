@@ -103,6 +103,58 @@ TEST_CASE("CP: c - 1 ring steps of K and V per forward, twice that backward (onc
   CHECK(count_of(l.backward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 9);
 }
 
+TEST_CASE("CP all_gather: K and V gathered before the attention each way, dK and dV reduce-scattered after it, in line") {
+  auto s = base();
+  s.parallel.cp = 4;
+  s.parallel.tp = 2;
+  s.parallel.cp_comm_type = scenarios::CpCommType::AllGather;
+  auto l = workload::layer_program(s);
+  // S = c x 4 n k d_h / t = 4 * 4 * 1024 * 2 * 128 / 2.
+  const double gathered = 4.0 * 4.0 * 1024 * 2 * 128 / 2;
+  CHECK(count_of(l.forward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 0);
+  CHECK(count_of(l.forward.collectives, GroupKind::Context, Collective::AllGather) == 1);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 1);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 1);
+  for (const auto* pass : {&l.forward, &l.backward})
+    for (const auto& c : pass->collectives)
+      if (c.group == GroupKind::Context) {
+        CHECK(c.bytes == gathered);
+        CHECK(c.overlap == workload::Overlap::AfterCompute);
+      }
+  // A recomputed attention gathers once more.
+  s.training.recompute = scenarios::Recompute::Selective;
+  l = workload::layer_program(s);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 2);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 1);
+}
+
+TEST_CASE("CP a2a (Ulysses): all-to-alls of Q, K, V and O forward, of dO, dQ, dK, dV backward, in line") {
+  auto s = base();
+  s.parallel.tp = 1;
+  s.parallel.cp = 2;
+  s.parallel.cp_comm_type = scenarios::CpCommType::A2A;
+  auto l = workload::layer_program(s);
+  // n = s b / c = 2048, d_h = 128: Q and O 2 n a d_h / t with a = 8, K and V 2 n k d_h / t with k = 2.
+  const double q = 2.0 * 2048 * 8 * 128, k = 2.0 * 2048 * 2 * 128;
+  const auto count_bytes = [](const std::vector<workload::CollectiveWork>& cs, double bytes) {
+    double n = 0;
+    for (const auto& c : cs)
+      if (c.group == GroupKind::Context && c.collective == Collective::AllToAll && c.bytes == bytes) n += c.count;
+    return n;
+  };
+  CHECK(count_of(l.forward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 0);
+  CHECK(count_bytes(l.forward.collectives, q) == 2);
+  CHECK(count_bytes(l.forward.collectives, k) == 2);
+  CHECK(count_bytes(l.backward.collectives, q) == 2);
+  CHECK(count_bytes(l.backward.collectives, k) == 2);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllToAll) == 4);
+  // A recomputed attention runs the forward's four again.
+  s.training.recompute = scenarios::Recompute::Full;
+  l = workload::layer_program(s);
+  CHECK(count_bytes(l.backward.collectives, q) == 4);
+  CHECK(count_bytes(l.backward.collectives, k) == 4);
+}
+
 TEST_CASE("activations: stored per layer, and the chunk of the first virtual stage keeps the token ids") {
   auto s = base();
   const auto p = workload::step_program(s);

@@ -32,6 +32,7 @@ struct Dims {
   double norm_stats = 4;  // fp32 statistics per normalized row (norm_statistics_bytes)
   bool gpt = false;     // learned positions and dropout, no RoPE
   bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
+  scenarios::CpCommType cp_type = scenarios::CpCommType::P2P;  // how the CP group shares K and V
   scenarios::TrainingPrecision precision = scenarios::TrainingPrecision::Bf16;
   bool fp8 = false;     // the layers' GEMMs in FP8 (any FP8 recipe)
   double micro_batches = 1;  // per pipeline per step (the weights' FP8 cast is once per step)
@@ -61,6 +62,7 @@ Dims dims(const Scenario& s) {
   x.norm_stats = norm_statistics_bytes(s);
   x.gpt = gpt_family(s.model);
   x.unfused = s.training.attention == scenarios::Attention::Unfused;
+  x.cp_type = s.parallel.cp_comm_type;
   x.precision = s.training.precision;
   x.fp8 = s.training.fp8();
   x.micro_batches = d(std::max<std::int64_t>(s.micro_batches(), 1));
@@ -221,17 +223,31 @@ double attention_forward_flops(const Dims& x) {
   return 2.0 * x.b * x.s * x.s * x.a * x.dh / (x.t * x.c);
 }
 
-// Forward: read Q, K, V (2 n (a + 2k) d_h / t), write O (2 n a d_h / t) and the fp32 LSE
-// (4 n a / t). With CP every one of the c ring steps reads its Q and KV block and writes a partial
-// output, hence the factor c.
+// How a rank's attention sees the sequence under CP: the c steps of the p2p ring (its s/c queries
+// against each rank's s/c keys in turn), its s/c queries against all s gathered keys (allgather),
+// or all s queries and keys with a/c of its heads (a2a, Ulysses). Without CP: all of it.
+bool cp_ring(const Dims& x) { return x.c > 1 && x.cp_type == scenarios::CpCommType::P2P; }
+bool cp_ulysses(const Dims& x) { return x.c > 1 && x.cp_type == scenarios::CpCommType::A2A; }
+// Q, K and V the attention reads: the rank's own, 2 n (a + 2k) d_h / t, and with gathered keys
+// (allgather) the K and V of the other c - 1 ranks too.
+double attention_qkv_bytes(const Dims& x) {
+  const double own = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
+  if (x.c > 1 && x.cp_type == scenarios::CpCommType::AllGather) return own + (x.c - 1.0) * 2.0 * x.n * 2.0 * x.kv * x.dh / x.t;
+  return own;
+}
+// The p2p ring's c steps each read the rank's Q and a K, V block and write a partial output.
+double ring_steps(const Dims& x) { return cp_ring(x) ? x.c : 1.0; }
+
+// Forward: read Q, K and V (attention_qkv_bytes), write O (2 n a d_h / t) and the fp32 LSE
+// (4 n a / t), once per ring step.
 Kernel attention_kernel(std::string name, const Dims& x) {
   Kernel g;
   g.name = std::move(name);
   g.kind = KernelKind::Attention;
-  g.m = x.s / x.c;
-  g.n = x.s;
+  g.m = cp_ulysses(x) ? x.s : x.s / x.c;
+  g.n = cp_ring(x) ? x.s : g.m;
   g.k = x.dh;
-  g.batch = x.b * x.a / x.t;
+  g.batch = cp_ulysses(x) ? x.b * x.a / (x.t * x.c) : x.b * x.a / x.t;
   return g;
 }
 
@@ -239,13 +255,13 @@ Kernel attention_forward(const Dims& x) {
   Kernel g = attention_kernel("attn.fwd", x);
   g.flops = attention_forward_flops(x);
   g.model_flops = g.flops;
-  const double qkv = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
+  const double qkv = attention_qkv_bytes(x);
   const double out = 2.0 * x.n * x.a * x.dh / x.t + 4.0 * x.n * x.a / x.t;
-  g.bytes = x.c * (qkv + out);
+  g.bytes = ring_steps(x) * (qkv + out);
   return g;
 }
 
-// CP only: merging the c partial outputs with their LSE; each of the c - 1 merges reads two
+// CP p2p only: merging the c partial outputs with their LSE; each of the c - 1 merges reads two
 // partial outputs and LSEs and writes one.
 Kernel attention_cp_merge(std::string name, const Dims& x) {
   const double one = 2.0 * x.n * x.a * x.dh / x.t + 4.0 * x.n * x.a / x.t;
@@ -255,20 +271,21 @@ Kernel attention_cp_merge(std::string name, const Dims& x) {
 // Backward: recompute S = QK^T and P, then dV, dP, dQ, dK: 2.5 x forward executed, 2 x forward in
 // model FLOPs (Dao-AILab/flash-attention benchmarks). Bytes: read Q, K, V, O, dO, LSE, write dQ, dK,
 // dV; plus FlashAttention-2's preprocessing D = rowsum(dO * O) (read O, dO, write 4 n a / t) and
-// its fp32 dQ accumulator (write 4, read 4 bytes per dQ element). Times c for the CP ring steps.
+// its fp32 dQ accumulator (write 4, read 4 bytes per dQ element). Once per p2p ring step; with
+// gathered keys (allgather) K, V, dK and dV are those of all c ranks.
 Kernel attention_backward(const Dims& x) {
   Kernel g = attention_kernel("attn.bwd", x);
   g.backward = true;
   const double fwd = attention_forward_flops(x);
   g.flops = 2.5 * fwd;
   g.model_flops = 2.0 * fwd;
-  const double qkv = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
+  const double qkv = attention_qkv_bytes(x);
   const double o = 2.0 * x.n * x.a * x.dh / x.t;
   const double lse = 4.0 * x.n * x.a / x.t;
   const double main_pass = qkv + 2.0 * o + lse + qkv;
   const double preprocess = 2.0 * o + lse;
   const double dq_accum = 4.0 * o;
-  g.bytes = x.c * (main_pass + preprocess + dq_accum);
+  g.bytes = ring_steps(x) * (main_pass + preprocess + dq_accum);
   return g;
 }
 
@@ -279,10 +296,10 @@ Kernel attention_backward(const Dims& x) {
 // product in m, n, k; flops and bytes are those of the whole batch. model_flops is half of the
 // executed FLOPs (the causal count), so that the layer's model_flops equal the fused path's.
 
-// Batch of b a / t products.
-double attention_batch(const Dims& x) { return x.b * x.a / x.t; }
-// Query rows per product: s / c.
-double attention_queries(const Dims& x) { return x.s / x.c; }
+// Batch of b a / t products (b a / (t c) under Ulysses).
+double attention_batch(const Dims& x) { return cp_ulysses(x) ? x.b * x.a / (x.t * x.c) : x.b * x.a / x.t; }
+// Query rows per product: s / c (s under Ulysses).
+double attention_queries(const Dims& x) { return cp_ulysses(x) ? x.s : x.s / x.c; }
 // Elements of the scores of one rank: b a s^2 / (t c).
 double score_elems(const Dims& x) { return attention_batch(x) * attention_queries(x) * x.s; }
 
@@ -333,7 +350,7 @@ std::vector<Kernel> unfused_attention_backward(const Dims& x) {
 std::vector<Kernel> attention_core_forward(const Dims& x) {
   if (x.unfused) return unfused_attention_forward(x);
   std::vector<Kernel> ks{attention_forward(x)};
-  if (x.c > 1) ks.push_back(attention_cp_merge("attn.cp_merge", x));
+  if (cp_ring(x)) ks.push_back(attention_cp_merge("attn.cp_merge", x));
   return ks;
 }
 

@@ -192,14 +192,47 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
     }
   }
   if (x.cp > 1) {
-    const double kv_bytes = 4.0 * x.tokens_per_rank * d(s.model.kv_heads) * (h / d(s.model.heads)) / d(x.tp);
-    const double ring = d(x.cp - 1);
+    const double dh = h / d(s.model.heads);
+    // K and V of the rank's tokens (bf16): 2 x 2 n k d_h / t.
+    const double kv_bytes = 4.0 * x.tokens_per_rank * d(s.model.kv_heads) * dh / d(x.tp);
     const bool attention_rerun = full || (selective && mods.core_attn);
-    const double backward_rings = 2.0 + (attention_rerun ? 1.0 : 0.0);
-    l.forward.collectives.push_back(
-        CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, ring, Overlap::WithCompute});
-    l.backward.collectives.push_back(
-        CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, backward_rings * ring, Overlap::WithCompute});
+    const double reruns = attention_rerun ? 1.0 : 0.0;
+    const auto add = [&](PassProgram& pass, Collective c, double bytes, double count) {
+      pass.collectives.push_back(CollectiveWork{GroupKind::Context, c, bytes, count, Overlap::AfterCompute});
+    };
+    switch (s.parallel.cp_comm_type) {
+      case scenarios::CpCommType::P2P: {
+        const double ring = d(x.cp - 1);
+        l.forward.collectives.push_back(
+            CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, ring, Overlap::WithCompute});
+        l.backward.collectives.push_back(
+            CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, (2.0 + reruns) * ring, Overlap::WithCompute});
+        break;
+      }
+      case scenarios::CpCommType::AllGather: {
+        // TransformerEngine's AttnFuncWithCPAndKVAllGather: the forward gathers every rank's K and V
+        // (S = c x the local bytes) before its attention; the backward, which keeps only the local
+        // K and V, gathers them again and reduce-scatters dK and dV after its attention.
+        const double gathered = d(x.cp) * kv_bytes;
+        add(l.forward, Collective::AllGather, gathered, 1.0);
+        add(l.backward, Collective::AllGather, gathered, 1.0 + reruns);
+        add(l.backward, Collective::ReduceScatter, gathered, 1.0);
+        break;
+      }
+      case scenarios::CpCommType::A2A: {
+        // Ulysses (TransformerEngine's AttnFuncWithCPAndQKVOA2A): the forward's all-to-alls turn the
+        // sequence-split Q, K and V into head-split ones before the attention and its output back
+        // after it; the backward's turn dO before and dQ, dK, dV after. Each all-to-all's S is the
+        // rank's tensor: 2 n a d_h / t for Q, O and their gradients, 2 n k d_h / t for K, V.
+        const double q_bytes = 2.0 * x.tokens_per_rank * d(s.model.heads) * dh / d(x.tp);
+        const double k_bytes = 0.5 * kv_bytes;
+        add(l.forward, Collective::AllToAll, q_bytes, 2.0);
+        add(l.forward, Collective::AllToAll, k_bytes, 2.0);
+        add(l.backward, Collective::AllToAll, q_bytes, 2.0 * (1.0 + reruns));
+        add(l.backward, Collective::AllToAll, k_bytes, 2.0 * (1.0 + reruns));
+        break;
+      }
+    }
   }
   const LayerActivations acts = layer_activations(s, x);
   l.working_set_bytes = acts.total();

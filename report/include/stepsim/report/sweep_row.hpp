@@ -44,6 +44,7 @@ struct SweepRow {
   std::int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
   std::string schedule;
   std::string recompute;
+  std::string cp_comm_type = "p2p";   // written only when not p2p (rows of older files have none)
   std::optional<std::int64_t> paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes;
   std::string engine;                 // empty when not simulated
   // Simulated rows only.

@@ -176,6 +176,13 @@ struct TrainingSpec {
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 
+// How the ranks of a CP group share the keys and values of attention (Megatron --cp-comm-type,
+// TransformerEngine's cp_comm_type): P2P passes K and V around a ring beside the attention of each
+// step (and dK, dV in the backward); AllGather gathers K and V before the attention and
+// reduce-scatters dK and dV after it; A2A (DeepSpeed-Ulysses) trades the sequence split for a head
+// split by all-to-alls of Q, K and V before the attention and of its output after it.
+enum class CpCommType { P2P, AllGather, A2A };
+
 // What is sharded over the data-parallel group (DP x CP), in Megatron-FSDP's names: nothing;
 // the optimizer state (Megatron's distributed optimizer, ZeRO-1); also the main gradients, each
 // micro-batch's gradients reduce-scattered into the shard (ZeRO-2); also the parameters, gathered
@@ -211,6 +218,7 @@ struct ParallelSpec {
   bool overlap_grad_reduce = param_default("parallel.overlap_grad_reduce") != 0;
   bool overlap_param_gather = true;             // follows the two above when not given (the loader)
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
+  CpCommType cp_comm_type = CpCommType::P2P;
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
 
   [[nodiscard]] std::int64_t microbatch_group() const { return microbatch_group_size.value_or(pp); }
@@ -349,6 +357,8 @@ inline constexpr NameTable<TrainingPrecision, 4> kTrainingPrecisionNames{{{"bf16
                                                                          {"fp8-current", TrainingPrecision::Fp8Current},
                                                                          {"mxfp8", TrainingPrecision::Mxfp8}}};
 inline constexpr NameTable<Attention, 2> kAttentionNames{{{"flash", Attention::Flash}, {"unfused", Attention::Unfused}}};
+inline constexpr NameTable<CpCommType, 3> kCpCommTypeNames{
+    {{"p2p", CpCommType::P2P}, {"all_gather", CpCommType::AllGather}, {"a2a", CpCommType::A2A}}};
 inline constexpr NameTable<Schedule, 3> kScheduleNames{
     {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}}};
 inline constexpr NameTable<CollectiveAlgorithm, 4> kCollectiveAlgorithmNames{{{"auto", CollectiveAlgorithm::Auto},
@@ -357,6 +367,7 @@ inline constexpr NameTable<CollectiveAlgorithm, 4> kCollectiveAlgorithmNames{{{"
                                                                               {"nvls", CollectiveAlgorithm::Nvls}}};
 
 [[nodiscard]] inline std::string to_string(Schedule s) { return name_of(kScheduleNames, s); }
+[[nodiscard]] inline std::string to_string(CpCommType c) { return name_of(kCpCommTypeNames, c); }
 [[nodiscard]] inline std::string to_string(Recompute r) { return name_of(kRecomputeNames, r); }
 [[nodiscard]] inline std::string to_string(RecomputeMethod r) { return name_of(kRecomputeMethodNames, r); }
 [[nodiscard]] inline std::string to_string(Sharding x) { return name_of(kShardingNames, x); }
