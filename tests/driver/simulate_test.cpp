@@ -296,6 +296,9 @@ TEST_CASE("Llama 3.1 405B examples: Meta's and NVIDIA's layouts load with 126 la
       // Meta: 16 stages x 8 chunks of one layer, the embedding and the loss alone in their chunks
       {"meta-h100-8192gpu-tp8-pp16-vp8.json", {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}, 0, 0,
        ", pipeline layout E|(t|)*126,L"},
+      // Meta's long-context run: the same split, CP 16 gathering K and V
+      {"meta-h100-16384gpu-tp8-cp16-pp16-vp8-128k.json", {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}, 0, 0,
+       "TP8 CP16 (all_gather) PP16 DP8 VPP8, interleaved, seq 131072"},
       // NVIDIA: 8 stages x 8 chunks of two layers, one less beside the embedding and the loss
       {"nvidia-h100-1024gpu-tp8-pp8-vp8-cp2.json", {15, 16, 16, 16, 16, 16, 16, 15}, 1, 1,
        ", embedding counted in the split, loss counted in the split"},

@@ -155,7 +155,14 @@ TEST_CASE("both engines give the same makespan where no link is shared") {
   for (const auto& sets : std::vector<std::vector<std::string>>{
            {"parallel.tp=1", "cluster.nodes=1", "parallel.pp=4"},
            {"parallel.tp=2", "parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=2", "training.global_batch=4",
-            "model.layers=4"}}) {
+            "model.layers=4"},
+           // CP only on 2 GPUs, K and V gathered or exchanged all-to-all (the DP x CP gradient
+           // reduction after the backward, so that it shares no link with them)
+           {"parallel.tp=1", "parallel.cp=2", "parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=2", "training.global_batch=4",
+            "model.layers=4", "parallel.overlap_grad_reduce=false", "parallel.cp_comm_type=all_gather"},
+           {"parallel.tp=1", "parallel.cp=2", "parallel.pp=1", "cluster.nodes=1", "cluster.gpus_per_node=2", "training.global_batch=4",
+            "model.layers=4", "parallel.overlap_grad_reduce=false", "parallel.cp_comm_type=a2a"}}) {
+    CAPTURE(sets.back());
     const auto s = scenario(sets);
     auto b = build(s);
     const topology::Cluster cluster(s.cluster);
