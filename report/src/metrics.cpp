@@ -114,14 +114,19 @@ std::string heading(const Metric& m) {
 Layout layout_of(const scenarios::Scenario& s) {
   const auto& p = s.parallel;
   return {p.tp, p.cp, p.pp, p.dp, p.vpp, scenarios::to_string(p.schedule), s.training.micro_batch,
-          scenarios::to_string(s.training.recompute), scenarios::to_string(p.cp_comm_type)};
+          scenarios::to_string(s.training.recompute), scenarios::to_string(p.cp_comm_type), p.hierarchical_cp_sizes};
 }
 
-Layout layout_of(const SweepRow& r) { return {r.tp, r.cp, r.pp, r.dp, r.vpp, r.schedule, r.micro_batch, r.recompute, r.cp_comm_type}; }
+Layout layout_of(const SweepRow& r) { return {r.tp, r.cp, r.pp, r.dp, r.vpp, r.schedule, r.micro_batch, r.recompute, r.cp_comm_type,
+                                             r.hierarchical_cp_sizes}; }
 
 std::string layout_label(const Layout& l, bool training) {
   std::string s = "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp);
-  if (l.cp > 1 && !l.cp_comm_type.empty() && l.cp_comm_type != "p2p") s += " (" + l.cp_comm_type + ")";
+  if (l.cp > 1 && !l.cp_comm_type.empty() && l.cp_comm_type != "p2p") {
+    s += " (" + l.cp_comm_type;
+    for (std::size_t i = 0; i < l.hierarchical_cp_sizes.size(); ++i) s += (i == 0 ? " " : "x") + std::to_string(l.hierarchical_cp_sizes[i]);
+    s += ")";
+  }
   s += " PP" + std::to_string(l.pp) + " DP" + std::to_string(l.dp);
   if (l.vpp > 1) s += " VPP" + std::to_string(l.vpp);
   if (!training) return s;

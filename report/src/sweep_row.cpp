@@ -112,6 +112,7 @@ void describe_scenario(SweepRow& r, const scenarios::Scenario& s) {
   r.schedule = scenarios::to_string(s.parallel.schedule);
   r.recompute = scenarios::to_string(s.training.recompute);
   r.cp_comm_type = scenarios::to_string(s.parallel.cp_comm_type);
+  r.hierarchical_cp_sizes = s.parallel.hierarchical_cp_sizes;
 }
 
 void set_step_figures(SweepRow& r, const StepReport& rep) {
@@ -159,6 +160,7 @@ void detail::put_step_fields(OrderedJson& j, const SweepRow& r) {
   j["tp"] = r.tp;
   j["cp"] = r.cp;
   if (!r.cp_comm_type.empty() && r.cp_comm_type != "p2p") j["cp_comm_type"] = r.cp_comm_type;
+  if (!r.hierarchical_cp_sizes.empty()) j["hierarchical_cp_sizes"] = r.hierarchical_cp_sizes;
   j["pp"] = r.pp;
   j["dp"] = r.dp;
   j["vpp"] = r.vpp;
@@ -264,6 +266,13 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.schedule = f.str("schedule");
   r.recompute = f.str("recompute");
   if (const std::string t = f.str("cp_comm_type"); !t.empty()) r.cp_comm_type = t;
+  if (const auto it = j.find("hierarchical_cp_sizes"); it != j.end()) {
+    if (!it->is_array()) throw ScenarioError(origin + ".hierarchical_cp_sizes", "must be a list of sizes");
+    for (const auto& v : *it) {
+      if (!v.is_number_integer()) throw ScenarioError(origin + ".hierarchical_cp_sizes", "must be a list of integer sizes");
+      r.hierarchical_cp_sizes.push_back(v.get<std::int64_t>());
+    }
+  }
   r.paper_total_bytes = f.integer("paper_total_bytes", 0);
   r.stepsim_peak_bytes = f.integer("stepsim_peak_bytes", 0);
   r.gpu_memory_bytes = f.integer("gpu_memory_bytes", 0);

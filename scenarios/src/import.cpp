@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -231,7 +233,7 @@ const std::set<std::string>& megatron_flags() {
 
 // Arguments that take a list of values (nargs="*" / "+").
 const std::set<std::string>& megatron_list_args() {
-  static const std::set<std::string> s{"--recompute-modules", "--cp-comm-type"};
+  static const std::set<std::string> s{"--recompute-modules", "--cp-comm-type", "--hierarchical-context-parallel-sizes"};
   return s;
 }
 
@@ -360,19 +362,37 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   // --cp-comm-type: one value, or one per layer (the same for every layer here). Megatron's help
   // spells the all-gather variant "allgather", TransformerEngine accepts "all_gather".
   if (const auto it = values.find("--cp-comm-type"); it != values.end()) {
-    static const std::map<std::string, std::string> kTypes{{"p2p", "p2p"}, {"a2a", "a2a"}, {"allgather", "all_gather"}, {"all_gather", "all_gather"}};
+    static const std::map<std::string, std::string> kTypes{
+        {"p2p", "p2p"}, {"a2a", "a2a"}, {"allgather", "all_gather"}, {"all_gather", "all_gather"}, {"a2a+p2p", "a2a+p2p"}};
     std::istringstream words(it->second);
     std::string word, type;
     while (words >> word) {
       const auto found = kTypes.find(word);
       if (found == kTypes.end())
-        throw ScenarioError("--cp-comm-type", "\"" + word + "\" is not modelled (p2p, all_gather or a2a; a2a+p2p, hierarchical CP, is not)");
+        throw ScenarioError("--cp-comm-type", "unknown value \"" + word + "\" (p2p, a2a, allgather or a2a+p2p)");
       if (!type.empty() && found->second != type)
-        throw ScenarioError("--cp-comm-type", "a different type per layer is not modelled (one of p2p, all_gather, a2a for every layer)");
+        throw ScenarioError("--cp-comm-type", "a different type per layer is not modelled (one type for every layer)");
       type = found->second;
     }
-    if (type.empty()) throw ScenarioError("--cp-comm-type", "needs a value (p2p, all_gather or a2a)");
+    if (type.empty()) throw ScenarioError("--cp-comm-type", "needs a value (p2p, a2a, allgather or a2a+p2p)");
     parallel["cp_comm_type"] = type;
+  }
+  if (const auto it = values.find("--hierarchical-context-parallel-sizes"); it != values.end()) {
+    std::istringstream words(it->second);
+    std::vector<std::int64_t> sizes;
+    for (std::string word; words >> word;) {
+      std::size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(word, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != word.size() || v < 1)
+        throw ScenarioError("--hierarchical-context-parallel-sizes", "must be positive integers, got \"" + word + "\"");
+      sizes.push_back(static_cast<std::int64_t>(v));
+    }
+    parallel["hierarchical_cp_sizes"] = sizes;
   }
 
   OrderedJson training;
@@ -446,7 +466,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
         "--recompute-granularity", "--train-iters", "--train-samples", "--recompute-method", "--recompute-num-layers",
         "--recompute-modules", "--main-grads-dtype", "--optimizer-offload-fraction", "--data-parallel-sharding-strategy",
         "--fp8-format", "--fp8-recipe", "--fp8-amax-history-len", "--microbatch-group-size-per-virtual-pipeline-stage",
-        "--cross-entropy-fusion-impl", "--num-distributed-optimizer-instances", "--cp-comm-type"};
+        "--cross-entropy-fusion-impl", "--num-distributed-optimizer-instances", "--cp-comm-type",
+        "--hierarchical-context-parallel-sizes"};
     if (mapped.count(name) == 0 && megatron_cost_free().count(name) == 0) out.warnings.push_back(name + " " + v + ": not modelled (ignored)");
   }
   for (const auto& f : flags) {

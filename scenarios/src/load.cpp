@@ -565,6 +565,20 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   }
   p.tp_comm_overlap = r.bool_param("tp_comm_overlap");
   p.cp_comm_type = r.choice_param("cp_comm_type", kCpCommTypeNames);
+  if (const Json* sizes = r.raw("hierarchical_cp_sizes")) {
+    const std::string at = r.path("hierarchical_cp_sizes");
+    if (p.cp_comm_type != CpCommType::A2AP2P)
+      throw ScenarioError(at, "applies to cp_comm_type \"a2a+p2p\" only (cp_comm_type is \"" + to_string(p.cp_comm_type) + "\")");
+    if (!sizes->is_array() || sizes->size() != 2)
+      throw ScenarioError(at, "must be a list of two sizes: the all-to-all groups' and the ring's, e.g. [2, 4]");
+    for (const Json& e : *sizes) {
+      if (!e.is_number_integer() || e.get<std::int64_t>() < 1 || e.get<std::int64_t>() > 65536)
+        throw ScenarioError(at, "each size must be an integer in 1 .. 65536, got " + e.dump());
+      p.hierarchical_cp_sizes.push_back(e.get<std::int64_t>());
+    }
+  } else if (p.cp_comm_type == CpCommType::A2AP2P) {
+    throw ScenarioError(r.path("hierarchical_cp_sizes"), "is needed with cp_comm_type \"a2a+p2p\": the sizes of the all-to-all groups and of the ring, e.g. [2, 4]");
+  }
   p.rank_order = r.string_param("rank_order");
   (void)rank_order_dims(p.rank_order);
   r.finish();
@@ -726,10 +740,16 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   if (auto e = pipeline_layout_error(s)) return e;
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
     return ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
-  // Ulysses splits each TP rank's query and key-value heads over the CP group.
-  if (p.cp > 1 && p.cp_comm_type == CpCommType::A2A && ((m.heads / p.tp) % p.cp != 0 || (m.kv_heads / p.tp) % p.cp != 0))
-    return ScenarioError("parallel.cp_comm_type", "a2a needs cp=" + str(p.cp) + " to divide the heads per TP rank (" + str(m.heads / p.tp) +
-                                                      ") and the kv_heads per TP rank (" + str(m.kv_heads / p.tp) + ")");
+  if (p.cp_comm_type == CpCommType::A2AP2P && p.hierarchical_cp_sizes[0] * p.hierarchical_cp_sizes[1] != p.cp)
+    return ScenarioError("parallel.hierarchical_cp_sizes", "the sizes' product (" + str(p.hierarchical_cp_sizes[0]) + " x " +
+                                                               str(p.hierarchical_cp_sizes[1]) + ") must be cp=" + str(p.cp));
+  // Ulysses splits each TP rank's query and key-value heads over its all-to-all group.
+  if (const std::int64_t a2a = p.cp_a2a_size(); a2a > 1 && ((m.heads / p.tp) % a2a != 0 || (m.kv_heads / p.tp) % a2a != 0)) {
+    const bool whole = p.cp_comm_type == CpCommType::A2A;
+    return ScenarioError(whole ? "parallel.cp_comm_type" : "parallel.hierarchical_cp_sizes",
+                         std::string(whole ? "a2a needs cp=" : "the all-to-all groups need their size ") + str(a2a) +
+                             " to divide the heads per TP rank (" + str(m.heads / p.tp) + ") and the kv_heads per TP rank (" + str(m.kv_heads / p.tp) + ")");
+  }
   const std::int64_t world = s.world_size();
   // Each size must fit the world before any product of them is formed (no overflow below).
   for (const auto& [field, size] : {std::pair<const char*, std::int64_t>{"parallel.tp", p.tp}, {"parallel.cp", p.cp}, {"parallel.pp", p.pp}})

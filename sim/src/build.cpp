@@ -37,8 +37,8 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 // when the ranks it holds pass kMaxRanks.
 class GroupCache {
  public:
-  using Key = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::string, bool, int,
-                         std::int64_t, std::int64_t>;
+  using Key = std::tuple<std::uint64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::string,
+                         bool, int, std::int64_t, std::int64_t>;
   static GroupCache& instance() {
     static GroupCache cache;
     return cache;
@@ -251,6 +251,7 @@ class Builder {
   std::vector<std::vector<std::int64_t>> instances(GroupKind kind, std::int64_t stage) const {
     std::vector<std::vector<std::int64_t>> out;
     const std::int64_t r0 = pl_.rank({0, 0, 0, stage});
+    if (kind == GroupKind::ContextA2A) return cp_a2a_groups(stage);
     auto first = kind == GroupKind::Tensor                ? pl_.tp_group(r0)
                  : kind == GroupKind::Context             ? pl_.cp_group(r0)
                  : kind == GroupKind::DataContextInstance ? pl_.dp_cp_instance_group(r0)
@@ -282,11 +283,22 @@ class Builder {
   }
 
   // One step of the CP ring as point-to-point pairs: every rank sends to its successor in its CP
-  // group, from its own GPU and NIC (TransformerEngine's P2P ring; not split over NICs).
+  // group, from its own GPU and NIC (TransformerEngine's P2P ring; not split over NICs). With
+  // a2a+p2p the ring joins the ranks at the same place of each all-to-all group (u apart in the CP
+  // group, u the groups' size; parallel_state's hierarchical groups): the successor is u ranks on.
   std::vector<std::vector<std::int64_t>> cp_ring_pairs(std::int64_t stage) const {
     std::vector<std::vector<std::int64_t>> out;
+    const auto u = static_cast<std::size_t>(s_.parallel.cp_a2a_size());
     for (const auto& g : instances(GroupKind::Context, stage))
-      for (std::size_t i = 0; i < g.size(); ++i) out.push_back({g[i], g[(i + 1) % g.size()]});
+      for (std::size_t i = 0; i < g.size(); ++i) out.push_back({g[i], g[(i + u) % g.size()]});
+    return out;
+  }
+  // The all-to-all groups of a2a+p2p: each CP group cut into runs of u consecutive ranks.
+  std::vector<std::vector<std::int64_t>> cp_a2a_groups(std::int64_t stage) const {
+    std::vector<std::vector<std::int64_t>> out;
+    const auto u = static_cast<std::size_t>(s_.parallel.cp_a2a_size());
+    for (const auto& g : instances(GroupKind::Context, stage))
+      for (std::size_t i = 0; i + u <= g.size(); i += u) out.emplace_back(g.begin() + static_cast<std::ptrdiff_t>(i), g.begin() + static_cast<std::ptrdiff_t>(i + u));
     return out;
   }
 
@@ -325,7 +337,7 @@ class Builder {
     if (!s_.cluster.ideal_network && kind != GroupKind::World) {
       const auto& par = s_.parallel;
       const GroupCache::Key ranks_key{cl_.instance_id(), par.tp, par.cp, par.dp, par.pp, par.distributed_optimizer_instances,
-                                      par.rank_order, opt_.symmetric_instances,
+                                      par.cp_a2a_size(), par.rank_order, opt_.symmetric_instances,
                                       static_cast<int>(kind), stage, to_stage};
       g.instances = GroupCache::instance().get(ranks_key, [&] {
         if (kind == GroupKind::ContextRing) return cp_ring_pairs(stage);
@@ -574,6 +586,7 @@ class Builder {
     // The CP group's collectives in line with the group's compute (all-gathers and reduce-scatters
     // of K and V, or Ulysses' all-to-alls), one entry per distinct collective and size.
     struct InLine {
+      GroupKind group = GroupKind::Context;
       Collective collective = Collective::None;
       double bytes = 0;
       double count = 0;
@@ -581,7 +594,8 @@ class Builder {
     std::array<InLine, 4> cp_in_line{};
     void add_cp_in_line(const workload::CollectiveWork& c) {
       for (auto& e : cp_in_line) {
-        if (e.count > 0 && (e.collective != c.collective || e.bytes != c.bytes)) continue;
+        if (e.count > 0 && (e.group != c.group || e.collective != c.collective || e.bytes != c.bytes)) continue;
+        e.group = c.group;
         e.collective = c.collective;
         e.bytes = c.bytes;
         e.count += c.count;
@@ -599,7 +613,7 @@ class Builder {
       add_tp_units(g, cs);
       for (const auto& c : cs)
         if (c.group == GroupKind::ContextRing) g.cp_steps += c.count, g.cp_bytes = c.bytes;
-        else if (c.group == GroupKind::Context) g.add_cp_in_line(c);
+        else if (c.group == GroupKind::Context || c.group == GroupKind::ContextA2A) g.add_cp_in_line(c);
     }
     return g;
   }
@@ -776,7 +790,8 @@ class Builder {
     starts_with(compute, before);
     auto& w = out_.graph.ops[static_cast<std::size_t>(before)];
     w.work = work;
-    w.count = (d(c_) - 1.0) / d(c_);
+    const double ring = d(s_.parallel.cp_ring_size());
+    w.count = (ring - 1.0) / ring;
     const auto cp = comm_op(OpKind::Collective, Collective::SendRecv, Stream::CpComm, stage, phase,
                             group(GroupKind::ContextRing, stage), comm.cp_bytes, comm.cp_steps,
                             phase == Phase::Forward ? "cp.kv" : "cp.kv_dkv", mb, chunk);
@@ -784,22 +799,22 @@ class Builder {
     return join(end, cp, stage);
   }
 
-  // The CP group's collectives that run in line (cp_comm_type allgather or a2a): after `end`, one
+  // The CP group's collectives that run in line (cp_comm_type all_gather, a2a, a2a+p2p's all-to-alls): after `end`, one
   // after another on the CP stream; the group ends after them.
   std::int32_t add_cp_in_line(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
                               std::int32_t end) {
     for (const auto& c : comm.cp_in_line) {
       if (c.count <= 0) continue;
       const char* label = c.collective == Collective::AllGather ? "cp.kv_ag" : c.collective == Collective::ReduceScatter ? "cp.dkv_rs" : "cp.a2a";
-      const auto op = comm_op(OpKind::Collective, c.collective, Stream::CpComm, stage, phase, group(GroupKind::Context, stage), c.bytes,
-                              c.count, label, mb, chunk);
+      const auto op = comm_op(OpKind::Collective, c.collective, Stream::CpComm, stage, phase, group(c.group, stage), c.bytes, c.count,
+                              label, mb, chunk);
       edge(end, op);
       end = op;
     }
     return end;
   }
-  // Whether the CP group passes K and V around a ring beside the attention (cp_comm_type p2p).
-  bool cp_ring() const { return c_ > 1 && s_.parallel.cp_comm_type == scenarios::CpCommType::P2P; }
+  // Whether CP ranks pass K and V around a ring beside the attention (cp_comm_type p2p, a2a+p2p).
+  bool cp_ring() const { return s_.parallel.cp_ring_size() > 1; }
 
   // Sharded parameters (ZeRO-3): before each forward and backward pass of a chunk its parameters are
   // all-gathered in bf16 over DP x CP (the bytes of its per-layer gathers in one collective) and

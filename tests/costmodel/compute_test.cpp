@@ -159,6 +159,19 @@ TEST_CASE("attention under CP all_gather and a2a: one kernel, gathered or head-s
   CHECK(a2a.bytes == 8448);     // Q 2048 + K, V 4096 + O 2048 + LSE 256
   CHECK(std::none_of(fwd.begin(), fwd.end(), [](const Kernel& k) { return k.name == "attn.cp_merge"; }));
   CHECK(find(stepsim::workload::layer_backward(u), "attn.bwd").bytes == 29184);
+  // a2a+p2p with all-to-all groups of 2 and no ring is Ulysses; with groups of 1 and a ring of 2 it
+  // is the ring.
+  const Scenario h_a2a = tiny({{"model.kv_heads", "4"}, {"parallel.cp_comm_type", "\"a2a+p2p\""}, {"parallel.hierarchical_cp_sizes", "[2, 1]"}});
+  const Kernel& ha = find(stepsim::workload::layer_forward(h_a2a), "attn.fwd");
+  CHECK(ha.m == a2a.m);
+  CHECK(ha.batch == a2a.batch);
+  CHECK(ha.bytes == a2a.bytes);
+  const Scenario h_ring = tiny({{"parallel.cp_comm_type", "\"a2a+p2p\""}, {"parallel.hierarchical_cp_sizes", "[1, 2]"}});
+  const auto hr = stepsim::workload::layer_forward(h_ring);
+  CHECK(find(hr, "attn.fwd").m == 16);
+  CHECK(find(hr, "attn.fwd").n == 32);
+  CHECK(find(hr, "attn.fwd").bytes == 12800);  // as the p2p ring's: c (Q, K, V 4096 + O 2048 + LSE 256)
+  CHECK(find(hr, "attn.cp_merge").bytes == 6912);
   CHECK_THROWS_WITH_AS(tiny({{"parallel.cp_comm_type", "\"a2a\""}}),
                        doctest::Contains("a2a needs cp=2 to divide the heads per TP rank (2) and the kv_heads per TP rank (1)"),
                        stepsim::ScenarioError);

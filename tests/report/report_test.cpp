@@ -578,6 +578,14 @@ TEST_CASE("one layout label for scenarios and sweep rows, the metric registry fo
   describe_scenario(ring, s);
   CHECK(row_line(ring, "{}").find("cp_comm_type") == std::string::npos);
   CHECK(parse_row(row_line(ring, "{}")).cp_comm_type == "p2p");
+  SweepRow hier;
+  hier.status = "pruned", hier.gpus = 8, hier.cp = 8, hier.schedule = "1f1b", hier.cp_comm_type = "a2a+p2p", hier.hierarchical_cp_sizes = {2, 4};
+  CHECK(layout_label(layout_of(hier)) == "TP1 CP8 (a2a+p2p 2x4) PP1 DP1");
+  describe_scenario(hier, scenarios::load_scenario_text(scenarios::default_scenario_text(),
+                                                        {{"parallel.cp", "2"}, {"parallel.cp_comm_type", "a2a+p2p"},
+                                                         {"parallel.hierarchical_cp_sizes", "[1, 2]"}},
+                                                        "<default>"));
+  CHECK(parse_row(row_line(hier, "{}")).hierarchical_cp_sizes == std::vector<std::int64_t>{1, 2});
 
   std::set<std::string> keys;
   for (const auto& m : step_metrics()) {

@@ -323,11 +323,15 @@ TEST_CASE("import megatron: --cp-comm-type takes one value or the same one per l
   CHECK(with({"--cp-comm-type", "allgather"}) == sc::CpCommType::AllGather);
   CHECK(with({"--cp-comm-type", "all_gather", "all_gather", "all_gather", "all_gather", "--bf16"}) == sc::CpCommType::AllGather);
   CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "p2p", "a2a", "p2p", "a2a"}),
-                       "--cp-comm-type: a different type per layer is not modelled (one of p2p, all_gather, a2a for every layer)",
+                       "--cp-comm-type: a different type per layer is not modelled (one type for every layer)", stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "ring"}), "--cp-comm-type: unknown value \"ring\" (p2p, a2a, allgather or a2a+p2p)",
                        stepsim::ScenarioError);
-  CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "a2a+p2p"}),
-                       "--cp-comm-type: \"a2a+p2p\" is not modelled (p2p, all_gather or a2a; a2a+p2p, hierarchical CP, is not)",
+  // Hierarchical: all-to-all within pairs, the ring across them; the sizes are needed.
+  CHECK(with({"--cp-comm-type", "a2a+p2p", "--hierarchical-context-parallel-sizes", "2", "1"}) == sc::CpCommType::A2AP2P);
+  CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "a2a+p2p"}), doctest::Contains("parallel.hierarchical_cp_sizes: is needed"),
                        stepsim::ScenarioError);
+  CHECK_THROWS_WITH_AS(with({"--cp-comm-type", "a2a+p2p", "--hierarchical-context-parallel-sizes", "2", "x"}),
+                       "--hierarchical-context-parallel-sizes: must be positive integers, got \"x\"", stepsim::ScenarioError);
 }
 
 TEST_CASE("import megatron: the pipeline split options map onto the layout fields, without warnings") {

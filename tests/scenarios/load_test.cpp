@@ -251,6 +251,12 @@ TEST_CASE("sharding, its distributed_optimizer alias, and the recomputation and 
   CHECK(load({}).parallel.cp_comm_type == scenarios::CpCommType::P2P);
   CHECK(load({"parallel.cp_comm_type=all_gather"}).parallel.cp_comm_type == scenarios::CpCommType::AllGather);
   CHECK(load({"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a"}).parallel.cp_comm_type == scenarios::CpCommType::A2A);
+  const auto hier = load({"parallel.tp=1", "parallel.cp=4", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2, 2]"}).parallel;
+  CHECK(hier.cp_a2a_size() == 2);
+  CHECK(hier.cp_ring_size() == 2);
+  const auto ring = load({}).parallel;
+  CHECK(ring.cp_a2a_size() == 1);
+  CHECK(ring.cp_ring_size() == ring.cp);
 }
 
 TEST_CASE("every model and GPU preset loads") {
@@ -352,6 +358,16 @@ TEST_CASE("bad input: one clear error naming the field") {
       {"", {"parallel.cp_comm_type=ring"}, "parallel.cp_comm_type", "unknown value"},
       {"", {"model.kv_heads=2", "parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a"}, "parallel.cp_comm_type",
        "a2a needs cp=2 to divide the heads per TP rank (16) and the kv_heads per TP rank (1)"},
+      {"", {"parallel.hierarchical_cp_sizes=[1, 1]"}, "parallel.hierarchical_cp_sizes", "applies to cp_comm_type \"a2a+p2p\" only"},
+      {"", {"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p"}, "parallel.hierarchical_cp_sizes", "is needed"},
+      {"", {"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2]"},
+       "parallel.hierarchical_cp_sizes", "a list of two sizes"},
+      {"", {"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2, 2]"},
+       "parallel.hierarchical_cp_sizes", "must be cp=2"},
+      {"", {"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[0, 2]"},
+       "parallel.hierarchical_cp_sizes", "integer in 1 .. 65536"},
+      {"", {"model.kv_heads=2", "parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2, 1]"},
+       "parallel.hierarchical_cp_sizes", "the all-to-all groups need their size 2 to divide"},
       {"", {"parallel.sharding=optimizer", "parallel.distributed_optimizer=false"}, "parallel.distributed_optimizer", "contradicts sharding"},
       {"", {"parallel.sharding=none", "parallel.distributed_optimizer=true"}, "parallel.distributed_optimizer", "contradicts sharding"},
       {"", {"parallel.sharding=none", "parallel.distributed_optimizer=false", "parallel.overlap_param_gather=true"},

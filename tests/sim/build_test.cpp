@@ -17,6 +17,7 @@
 #include "stepsim/workload/kernels.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/memory_events.hpp"
+#include "stepsim/topology/cluster.hpp"
 
 using namespace stepsim;
 using scenarios::Schedule;
@@ -533,6 +534,44 @@ TEST_CASE("CP all_gather and a2a: the CP group's collectives in line after each 
       CHECK(count.size() == 1);
     }
   }
+}
+
+TEST_CASE("CP a2a+p2p: all-to-all groups of consecutive CP ranks, the ring across them, and its ends are a2a and p2p") {
+  const std::vector<std::string> base{"parallel.tp=1", "parallel.cp=4", "parallel.pp=2", "training.global_batch=8"};
+  const auto with = [&](std::vector<std::string> more) {
+    auto sets = base;
+    sets.insert(sets.end(), more.begin(), more.end());
+    return scenario(sets);
+  };
+  const auto s = with({"parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2, 2]"});
+  const auto b = build(s);
+  const topology::Placement pl(s.parallel, s.parallel.rank_order);
+  const auto cp = pl.cp_group(pl.rank({0, 0, 0, 0}));
+  REQUIRE(cp.size() == 4);
+  bool a2a = false;
+  double ring_fwd = 0, ring_bwd = 0;  // ring steps of stage 0's layers, summed over its ops
+  for (const auto& op : b.graph.ops) {
+    if (op.stage != 0 || op.group < 0) continue;
+    const auto& g = b.graph.groups[static_cast<std::size_t>(op.group)];
+    if (g.kind == workload::GroupKind::ContextA2A) {
+      a2a = true;
+      CHECK(g.instances[0] == std::vector<std::int64_t>{cp[0], cp[1]});  // consecutive CP ranks
+      CHECK(op.label == "cp.a2a");
+    }
+    if (g.kind == workload::GroupKind::ContextRing) {
+      CHECK(g.instances[0] == std::vector<std::int64_t>{cp[0], cp[2]});  // the same place in the next group
+      (op.phase == sim::Phase::Forward ? ring_fwd : ring_bwd) += op.count;
+    }
+  }
+  CHECK(a2a);
+  // r - 1 = 1 step per layer forward, 2 backward, for the stage's 16 layers and 8 micro-batches.
+  CHECK(ring_fwd == 16.0 * 8);
+  CHECK(ring_bwd == 2.0 * 16 * 8);
+  // Groups of all the CP ranks and no ring: Ulysses; groups of one and a ring of all: the p2p ring.
+  const auto makespan = [&](const scenarios::Scenario& x) { return sim::run_analytic(build(x).graph).makespan_s; };
+  CHECK(makespan(with({"parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[4, 1]"})) ==
+        makespan(with({"parallel.cp_comm_type=a2a"})));
+  CHECK(makespan(with({"parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[1, 4]"})) == makespan(with({})));
 }
 
 TEST_CASE("the CP ring op is a send/recv, as its plan") {

@@ -155,6 +155,27 @@ TEST_CASE("CP a2a (Ulysses): all-to-alls of Q, K, V and O forward, of dO, dQ, dK
   CHECK(count_bytes(l.backward.collectives, k) == 4);
 }
 
+TEST_CASE("CP a2a+p2p: all-to-alls within groups of u ranks, then a ring of r steps across them (u r = c)") {
+  auto s = base();
+  s.parallel.tp = 1;
+  s.parallel.cp = 4;
+  s.parallel.cp_comm_type = scenarios::CpCommType::A2AP2P;
+  s.parallel.hierarchical_cp_sizes = {2, 2};
+  const auto l = workload::layer_program(s);
+  // n = s b / c = 1024, d_h = 128: Q and O 2 n a d_h with a = 8; K and V 2 n k d_h with k = 2; the
+  // ring passes a rank's K and V, 4 n k d_h, in r - 1 = 1 step forward and twice that backward.
+  const double q = 2.0 * 1024 * 8 * 128, k = 2.0 * 1024 * 2 * 128;
+  CHECK(count_of(l.forward.collectives, GroupKind::ContextA2A, Collective::AllToAll) == 4);
+  CHECK(count_of(l.backward.collectives, GroupKind::ContextA2A, Collective::AllToAll) == 4);
+  CHECK(count_of(l.forward.collectives, GroupKind::Context, Collective::AllToAll) == 0);
+  CHECK(count_of(l.forward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 1);
+  CHECK(count_of(l.backward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 2);
+  for (const auto& c : l.forward.collectives) {
+    if (c.group == GroupKind::ContextA2A) CHECK((c.bytes == q || c.bytes == k));
+    if (c.group == GroupKind::ContextRing) CHECK(c.bytes == 2.0 * k);
+  }
+}
+
 TEST_CASE("activations: stored per layer, and the chunk of the first virtual stage keeps the token ids") {
   auto s = base();
   const auto p = workload::step_program(s);

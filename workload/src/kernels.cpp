@@ -33,6 +33,8 @@ struct Dims {
   bool gpt = false;     // learned positions and dropout, no RoPE
   bool unfused = false;  // Megatron's unfused attention: s x s scores, softmax, dropout in memory
   scenarios::CpCommType cp_type = scenarios::CpCommType::P2P;  // how the CP group shares K and V
+  double cp_a2a = 1;   // CP ranks exchanging all-to-all (Ulysses): heads split this many ways
+  double cp_ring = 1;  // CP ranks passing K and V around a ring: the attention's steps
   scenarios::TrainingPrecision precision = scenarios::TrainingPrecision::Bf16;
   bool fp8 = false;     // the layers' GEMMs in FP8 (any FP8 recipe)
   double micro_batches = 1;  // per pipeline per step (the weights' FP8 cast is once per step)
@@ -63,6 +65,8 @@ Dims dims(const Scenario& s) {
   x.gpt = gpt_family(s.model);
   x.unfused = s.training.attention == scenarios::Attention::Unfused;
   x.cp_type = s.parallel.cp_comm_type;
+  x.cp_a2a = d(s.parallel.cp_a2a_size());
+  x.cp_ring = d(s.parallel.cp_ring_size());
   x.precision = s.training.precision;
   x.fp8 = s.training.fp8();
   x.micro_batches = d(std::max<std::int64_t>(s.micro_batches(), 1));
@@ -224,19 +228,30 @@ double attention_forward_flops(const Dims& x) {
 }
 
 // How a rank's attention sees the sequence under CP: the c steps of the p2p ring (its s/c queries
-// against each rank's s/c keys in turn), its s/c queries against all s gathered keys (allgather),
-// or all s queries and keys with a/c of its heads (a2a, Ulysses). Without CP: all of it.
-bool cp_ring(const Dims& x) { return x.c > 1 && x.cp_type == scenarios::CpCommType::P2P; }
-bool cp_ulysses(const Dims& x) { return x.c > 1 && x.cp_type == scenarios::CpCommType::A2A; }
+// against each rank's s/c keys in turn), its s/c queries against all s gathered keys (all_gather),
+// all s queries and keys with a/c of its heads (a2a, Ulysses), or, with a2a+p2p, the ring's r
+// steps over s/r queries and keys with a/u of its heads (u the all-to-all groups' size, u r = c).
+// Without CP: all of it.
+bool cp_ring(const Dims& x) { return x.cp_ring > 1; }
+bool cp_ulysses(const Dims& x) { return x.cp_a2a > 1; }
+bool cp_gathered(const Dims& x) { return x.c > 1 && x.cp_type == scenarios::CpCommType::AllGather; }
 // Q, K and V the attention reads: the rank's own, 2 n (a + 2k) d_h / t, and with gathered keys
 // (allgather) the K and V of the other c - 1 ranks too.
 double attention_qkv_bytes(const Dims& x) {
   const double own = 2.0 * x.n * (x.a + 2.0 * x.kv) * x.dh / x.t;
-  if (x.c > 1 && x.cp_type == scenarios::CpCommType::AllGather) return own + (x.c - 1.0) * 2.0 * x.n * 2.0 * x.kv * x.dh / x.t;
+  if (cp_gathered(x)) return own + (x.c - 1.0) * 2.0 * x.n * 2.0 * x.kv * x.dh / x.t;
   return own;
 }
 // The p2p ring's c steps each read the rank's Q and a K, V block and write a partial output.
-double ring_steps(const Dims& x) { return cp_ring(x) ? x.c : 1.0; }
+double ring_steps(const Dims& x) { return cp_ring(x) ? x.cp_ring : 1.0; }
+// Query rows of one attention product: s / c gathered or on the p2p ring, s / r with a2a+p2p, s
+// under Ulysses.
+double attention_queries(const Dims& x) {
+  if (cp_gathered(x)) return x.s / x.c;
+  return x.s / x.cp_ring;
+}
+// Products of one rank: b a / t, the heads split u ways after the all-to-all.
+double attention_batch(const Dims& x) { return cp_ulysses(x) ? x.b * x.a / (x.t * x.cp_a2a) : x.b * x.a / x.t; }
 
 // Forward: read Q, K and V (attention_qkv_bytes), write O (2 n a d_h / t) and the fp32 LSE
 // (4 n a / t), once per ring step.
@@ -244,10 +259,10 @@ Kernel attention_kernel(std::string name, const Dims& x) {
   Kernel g;
   g.name = std::move(name);
   g.kind = KernelKind::Attention;
-  g.m = cp_ulysses(x) ? x.s : x.s / x.c;
+  g.m = attention_queries(x);
   g.n = cp_ring(x) ? x.s : g.m;
   g.k = x.dh;
-  g.batch = cp_ulysses(x) ? x.b * x.a / (x.t * x.c) : x.b * x.a / x.t;
+  g.batch = attention_batch(x);
   return g;
 }
 
@@ -261,11 +276,11 @@ Kernel attention_forward(const Dims& x) {
   return g;
 }
 
-// CP p2p only: merging the c partial outputs with their LSE; each of the c - 1 merges reads two
-// partial outputs and LSEs and writes one.
+// The p2p ring only: merging the partial outputs of its r steps with their LSE; each of the r - 1
+// merges reads two partial outputs and LSEs and writes one.
 Kernel attention_cp_merge(std::string name, const Dims& x) {
   const double one = 2.0 * x.n * x.a * x.dh / x.t + 4.0 * x.n * x.a / x.t;
-  return memory(std::move(name), (x.c - 1.0) * 3.0 * one);
+  return memory(std::move(name), (x.cp_ring - 1.0) * 3.0 * one);
 }
 
 // Backward: recompute S = QK^T and P, then dV, dP, dQ, dK: 2.5 x forward executed, 2 x forward in
@@ -296,10 +311,6 @@ Kernel attention_backward(const Dims& x) {
 // product in m, n, k; flops and bytes are those of the whole batch. model_flops is half of the
 // executed FLOPs (the causal count), so that the layer's model_flops equal the fused path's.
 
-// Batch of b a / t products (b a / (t c) under Ulysses).
-double attention_batch(const Dims& x) { return cp_ulysses(x) ? x.b * x.a / (x.t * x.c) : x.b * x.a / x.t; }
-// Query rows per product: s / c (s under Ulysses).
-double attention_queries(const Dims& x) { return cp_ulysses(x) ? x.s : x.s / x.c; }
 // Elements of the scores of one rank: b a s^2 / (t c).
 double score_elems(const Dims& x) { return attention_batch(x) * attention_queries(x) * x.s; }
 

@@ -113,10 +113,11 @@ std::string to_string(Collective c) {
 }
 
 std::string to_string(GroupKind g) {
-  static constexpr scenarios::NameTable<GroupKind, 9> kNames{{
+  static constexpr scenarios::NameTable<GroupKind, 10> kNames{{
       {"tp", GroupKind::Tensor}, {"cp", GroupKind::Context}, {"dp", GroupKind::DataContext},
       {"dp-instance", GroupKind::DataContextInstance}, {"dp-replicas", GroupKind::DataContextReplicas}, {"cp-ring", GroupKind::ContextRing},
-      {"embedding", GroupKind::EmbeddingTie}, {"pp", GroupKind::Pipeline}, {"world", GroupKind::World}}};
+      {"embedding", GroupKind::EmbeddingTie}, {"pp", GroupKind::Pipeline}, {"world", GroupKind::World},
+      {"cp-a2a", GroupKind::ContextA2A}}};
   return scenarios::name_of(kNames, g);
 }
 
@@ -197,41 +198,54 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
     const double kv_bytes = 4.0 * x.tokens_per_rank * d(s.model.kv_heads) * dh / d(x.tp);
     const bool attention_rerun = full || (selective && mods.core_attn);
     const double reruns = attention_rerun ? 1.0 : 0.0;
-    const auto add = [&](PassProgram& pass, Collective c, double bytes, double count) {
-      pass.collectives.push_back(CollectiveWork{GroupKind::Context, c, bytes, count, Overlap::AfterCompute});
+    const auto add = [&](PassProgram& pass, GroupKind g, Collective c, double bytes, double count) {
+      pass.collectives.push_back(CollectiveWork{g, c, bytes, count, Overlap::AfterCompute});
+    };
+    // The p2p ring (c - 1 steps; across the all-to-all groups with a2a+p2p): K and V of one rank per
+    // step beside the attention, dK and dV too in the backward (twice the forward's traffic).
+    const auto ring = [&](double ranks) {
+      if (ranks <= 1.0) return;
+      l.forward.collectives.push_back(
+          CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, ranks - 1.0, Overlap::WithCompute});
+      l.backward.collectives.push_back(
+          CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, (2.0 + reruns) * (ranks - 1.0), Overlap::WithCompute});
+    };
+    // Ulysses (TransformerEngine's AttnFuncWithCPAndQKVOA2A; the first step of a2a+p2p): the
+    // forward's all-to-alls turn the sequence-split Q, K and V into head-split ones before the
+    // attention and its output back after it; the backward's turn dO before and dQ, dK, dV after.
+    // Each all-to-all's S is the rank's tensor: 2 n a d_h / t for Q, O and their gradients,
+    // 2 n k d_h / t for K and V.
+    const auto all_to_all = [&](GroupKind g) {
+      const double q_bytes = 2.0 * x.tokens_per_rank * d(s.model.heads) * dh / d(x.tp);
+      const double k_bytes = 0.5 * kv_bytes;
+      add(l.forward, g, Collective::AllToAll, q_bytes, 2.0);
+      add(l.forward, g, Collective::AllToAll, k_bytes, 2.0);
+      add(l.backward, g, Collective::AllToAll, q_bytes, 2.0 * (1.0 + reruns));
+      add(l.backward, g, Collective::AllToAll, k_bytes, 2.0 * (1.0 + reruns));
     };
     switch (s.parallel.cp_comm_type) {
-      case scenarios::CpCommType::P2P: {
-        const double ring = d(x.cp - 1);
-        l.forward.collectives.push_back(
-            CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, ring, Overlap::WithCompute});
-        l.backward.collectives.push_back(
-            CollectiveWork{GroupKind::ContextRing, Collective::SendRecv, kv_bytes, (2.0 + reruns) * ring, Overlap::WithCompute});
+      case scenarios::CpCommType::P2P:
+        ring(d(x.cp));
         break;
-      }
       case scenarios::CpCommType::AllGather: {
         // TransformerEngine's AttnFuncWithCPAndKVAllGather: the forward gathers every rank's K and V
         // (S = c x the local bytes) before its attention; the backward, which keeps only the local
         // K and V, gathers them again and reduce-scatters dK and dV after its attention.
         const double gathered = d(x.cp) * kv_bytes;
-        add(l.forward, Collective::AllGather, gathered, 1.0);
-        add(l.backward, Collective::AllGather, gathered, 1.0 + reruns);
-        add(l.backward, Collective::ReduceScatter, gathered, 1.0);
+        add(l.forward, GroupKind::Context, Collective::AllGather, gathered, 1.0);
+        add(l.backward, GroupKind::Context, Collective::AllGather, gathered, 1.0 + reruns);
+        add(l.backward, GroupKind::Context, Collective::ReduceScatter, gathered, 1.0);
         break;
       }
-      case scenarios::CpCommType::A2A: {
-        // Ulysses (TransformerEngine's AttnFuncWithCPAndQKVOA2A): the forward's all-to-alls turn the
-        // sequence-split Q, K and V into head-split ones before the attention and its output back
-        // after it; the backward's turn dO before and dQ, dK, dV after. Each all-to-all's S is the
-        // rank's tensor: 2 n a d_h / t for Q, O and their gradients, 2 n k d_h / t for K, V.
-        const double q_bytes = 2.0 * x.tokens_per_rank * d(s.model.heads) * dh / d(x.tp);
-        const double k_bytes = 0.5 * kv_bytes;
-        add(l.forward, Collective::AllToAll, q_bytes, 2.0);
-        add(l.forward, Collective::AllToAll, k_bytes, 2.0);
-        add(l.backward, Collective::AllToAll, q_bytes, 2.0 * (1.0 + reruns));
-        add(l.backward, Collective::AllToAll, k_bytes, 2.0 * (1.0 + reruns));
+      case scenarios::CpCommType::A2A:
+        all_to_all(GroupKind::Context);
         break;
-      }
+      case scenarios::CpCommType::A2AP2P:
+        // After the all-to-all a rank holds a2a times its tokens with 1/a2a of its heads: its K
+        // and V take the bytes they had, and the ring passes them as in p2p.
+        if (s.parallel.cp_a2a_size() > 1) all_to_all(GroupKind::ContextA2A);
+        ring(d(s.parallel.cp_ring_size()));
+        break;
     }
   }
   const LayerActivations acts = layer_activations(s, x);

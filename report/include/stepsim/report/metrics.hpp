@@ -58,10 +58,12 @@ struct Layout {
   std::int64_t micro_batch = 1;
   std::string recompute;
   std::string cp_comm_type;  // how CP shares K and V (empty or "p2p": the ring)
+  std::vector<std::int64_t> hierarchical_cp_sizes;  // a2a+p2p: all-to-all group and ring sizes
 };
 [[nodiscard]] Layout layout_of(const scenarios::Scenario& s);
 [[nodiscard]] Layout layout_of(const SweepRow& r);
-// "TP8 CP1 PP4 DP4" (" VPP2" when interleaved; "CP4 (a2a)" when CP does not use the p2p ring);
+// "TP8 CP1 PP4 DP4" (" VPP2" when interleaved; "CP4 (a2a)", "CP8 (a2a+p2p 2x4)" when CP does not
+// use the p2p ring alone);
 // with `training`, then ", 1f1b, mb 1" and ", recompute selective" when recomputing.
 [[nodiscard]] std::string layout_label(const Layout& l, bool training = false);
 

@@ -45,6 +45,7 @@ struct SweepRow {
   std::string schedule;
   std::string recompute;
   std::string cp_comm_type = "p2p";   // written only when not p2p (rows of older files have none)
+  std::vector<std::int64_t> hierarchical_cp_sizes;  // a2a+p2p only
   std::optional<std::int64_t> paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes;
   std::string engine;                 // empty when not simulated
   // Simulated rows only.

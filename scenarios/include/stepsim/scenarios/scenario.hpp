@@ -180,8 +180,9 @@ enum class Schedule { GPipe, OneFOneB, Interleaved };
 // TransformerEngine's cp_comm_type): P2P passes K and V around a ring beside the attention of each
 // step (and dK, dV in the backward); AllGather gathers K and V before the attention and
 // reduce-scatters dK and dV after it; A2A (DeepSpeed-Ulysses) trades the sequence split for a head
-// split by all-to-alls of Q, K and V before the attention and of its output after it.
-enum class CpCommType { P2P, AllGather, A2A };
+// split by all-to-alls of Q, K and V before the attention and of its output after it; A2AP2P
+// (hierarchical) runs A2A within groups of consecutive CP ranks and the P2P ring across them.
+enum class CpCommType { P2P, AllGather, A2A, A2AP2P };
 
 // What is sharded over the data-parallel group (DP x CP), in Megatron-FSDP's names: nothing;
 // the optimizer state (Megatron's distributed optimizer, ZeRO-1); also the main gradients, each
@@ -219,9 +220,29 @@ struct ParallelSpec {
   bool overlap_param_gather = true;             // follows the two above when not given (the loader)
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
   CpCommType cp_comm_type = CpCommType::P2P;
+  // a2a+p2p: the sizes of the all-to-all groups and of the ring across them (Megatron
+  // --hierarchical-context-parallel-sizes); their product is cp. Empty otherwise.
+  std::vector<std::int64_t> hierarchical_cp_sizes;
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
 
   [[nodiscard]] std::int64_t microbatch_group() const { return microbatch_group_size.value_or(pp); }
+  // The CP ranks that exchange Q, K, V and O all-to-all (Ulysses) and those that pass K and V
+  // around a ring: (cp, 1) for a2a, (1, cp) for p2p, the hierarchical sizes for a2a+p2p, (1, 1)
+  // for all_gather (neither).
+  [[nodiscard]] std::int64_t cp_a2a_size() const {
+    switch (cp_comm_type) {
+      case CpCommType::A2A: return cp;
+      case CpCommType::A2AP2P: return hierarchical_cp_sizes.size() == 2 ? hierarchical_cp_sizes[0] : 1;
+      default: return 1;
+    }
+  }
+  [[nodiscard]] std::int64_t cp_ring_size() const {
+    switch (cp_comm_type) {
+      case CpCommType::P2P: return cp;
+      case CpCommType::A2AP2P: return hierarchical_cp_sizes.size() == 2 ? hierarchical_cp_sizes[1] : 1;
+      default: return 1;
+    }
+  }
   [[nodiscard]] bool shards_optimizer() const { return sharding != Sharding::None; }
   [[nodiscard]] bool shards_grads() const { return sharding == Sharding::OptimizerGrads || sharding == Sharding::OptimizerGradsParams; }
   [[nodiscard]] bool shards_params() const { return sharding == Sharding::OptimizerGradsParams; }
@@ -357,8 +378,8 @@ inline constexpr NameTable<TrainingPrecision, 4> kTrainingPrecisionNames{{{"bf16
                                                                          {"fp8-current", TrainingPrecision::Fp8Current},
                                                                          {"mxfp8", TrainingPrecision::Mxfp8}}};
 inline constexpr NameTable<Attention, 2> kAttentionNames{{{"flash", Attention::Flash}, {"unfused", Attention::Unfused}}};
-inline constexpr NameTable<CpCommType, 3> kCpCommTypeNames{
-    {{"p2p", CpCommType::P2P}, {"all_gather", CpCommType::AllGather}, {"a2a", CpCommType::A2A}}};
+inline constexpr NameTable<CpCommType, 4> kCpCommTypeNames{
+    {{"p2p", CpCommType::P2P}, {"all_gather", CpCommType::AllGather}, {"a2a", CpCommType::A2A}, {"a2a+p2p", CpCommType::A2AP2P}}};
 inline constexpr NameTable<Schedule, 3> kScheduleNames{
     {{"1f1b", Schedule::OneFOneB}, {"gpipe", Schedule::GPipe}, {"interleaved", Schedule::Interleaved}}};
 inline constexpr NameTable<CollectiveAlgorithm, 4> kCollectiveAlgorithmNames{{{"auto", CollectiveAlgorithm::Auto},

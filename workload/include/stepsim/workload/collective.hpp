@@ -22,6 +22,7 @@ enum class GroupKind : std::uint8_t {
   EmbeddingTie,  // the first and the last stage (tied embedding gradient)
   Pipeline,      // a rank and the same rank of a neighbouring stage
   World,         // every rank
+  ContextA2A,    // a2a+p2p: an all-to-all group of consecutive ranks of the CP group
 };
 [[nodiscard]] std::string to_string(GroupKind g);
 
