@@ -86,7 +86,8 @@ const costmodel::ComputeModel& SimulationCache::compute(const scenarios::GpuSpec
   return *cm;
 }
 
-// Ops per pass: per layer group its compute, with CP a ring op and a join, with TP a collective
+// Ops per pass: per layer group its compute, with CP a ring op and a join (and the in-line CP
+// collectives of the other types), with TP a collective
 // (and a join when overlapped; in the backward with software.tp_backward_overlap one beside the
 // compute and one in line); per pass a pipeline send. About 300 bytes each once built.
 double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
@@ -95,7 +96,11 @@ double estimated_ops(const scenarios::Scenario& s, bool per_layer) {
   std::int64_t per_chunk = 1;
   if (per_layer)
     per_chunk = std::max(per_chunk, scenarios::pipeline_layout(s).max_chunk_layers());
-  const double cp = p.cp > 1 ? 2.0 : 0.0;
+  // CP: the ring and its join; in line, up to two all-to-alls (Q and O, K and V of another size)
+  // or an all-gather (and a reduce-scatter backward).
+  double cp = p.cp_ring_size() > 1 ? 2.0 : 0.0;
+  if (p.cp_a2a_size() > 1) cp += 2.0;
+  if (p.cp > 1 && p.cp_comm_type == scenarios::CpCommType::AllGather) cp += 1.5;
   const double tp_fwd = p.tp > 1 ? (p.tp_comm_overlap ? 2.0 : 1.0) : 0.0;
   const double tp_bwd = p.tp > 1 ? (p.tp_comm_overlap || s.software.tp_backward_overlap ? 2.0 : 1.0) : 0.0;
   const double per_group_pair = 2.0 * (1.0 + cp) + tp_fwd + tp_bwd;  // a forward and a backward
