@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "stepsim/memory/round.hpp"
 #include "stepsim/workload/params.hpp"
@@ -250,11 +251,14 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
       // A forward allocates its chunk's bytes and then runs the loss (the last chunk); a backward
       // starts with the loss's backward and frees the chunk's bytes when it ends.
       std::int64_t held_acts = 0, held_out = 0;
+      std::vector<std::int64_t> stage_chunk_bytes;  // per chunk of the stage, looked up per pass
+      for (std::int64_t j = 0; j < s.parallel.vpp; ++j) stage_chunk_bytes.push_back(chunk_bytes(stage, j));
       for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage,
                                                                  s.parallel.microbatch_group())) {
         const bool forward = pass.kind == workload::PassKind::Forward;
         const bool loss = stage == p - 1 && pass.chunk == last_chunk;
-        const std::int64_t chunk = chunk_bytes(stage, pass.chunk), loss_out = loss ? out_bytes : 0, extra = loss ? copy : 0;
+        const std::int64_t chunk = stage_chunk_bytes[static_cast<std::size_t>(pass.chunk)], loss_out = loss ? out_bytes : 0,
+                           extra = loss ? copy : 0;
         if (forward) {
           held_acts += chunk;
           held_out += loss_out;
