@@ -52,8 +52,9 @@ const char* kBase = R"("base": {"model": "llama-3.1-8b", "cluster": {"preset": "
 
 }  // namespace
 
-TEST_CASE("layout prechecks: the example sweep and the GPT-3 175B bench sweep") {
+TEST_CASE("layout prechecks: the example sweeps and the GPT-3 175B bench sweep") {
   check_same(read(STEPSIM_SOURCE_DIR "/scenarios/examples/sweep-llama70b-h100.json"));
+  check_same(read(STEPSIM_SOURCE_DIR "/scenarios/examples/sweep-long-context-cp.json"));  // CP types, a2a's head rule
   check_same(read(STEPSIM_SOURCE_DIR "/bench/sweeps/gpt3-175b-a100-4096.json"));
 }
 
