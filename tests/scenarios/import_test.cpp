@@ -33,6 +33,15 @@ sc::Imported import_file(const std::string& name) {
   return sc::model_from_hf_config(sc::read_input_file(file), file);
 }
 
+// A Megatron command line, `base` then `more`, imported for one node.
+sc::Imported import_on_one_node(const std::vector<std::string>& base, const std::vector<std::string>& more) {
+  auto args = base;
+  args.insert(args.end(), more.begin(), more.end());
+  sc::MegatronImportOptions o;
+  o.nodes = 1;
+  return sc::scenario_from_megatron_args(args, o);
+}
+
 }  // namespace
 
 TEST_CASE("import hf: Llama 3.1 8B's config.json is the llama-3.1-8b preset") {
@@ -269,12 +278,8 @@ TEST_CASE("split_arguments: quotes, continuations and comments") {
 TEST_CASE("import megatron: sharding, gradient dtype, recomputation options and optimizer offload") {
   const std::vector<std::string> base{"--num-layers", "8", "--hidden-size", "256", "--num-attention-heads", "8", "--vocab-size", "1000",
                                       "--seq-length", "512", "--global-batch-size", "8"};
-  auto with = [&](std::vector<std::string> more) {
-    auto args = base;
-    args.insert(args.end(), more.begin(), more.end());
-    sc::MegatronImportOptions o;
-    o.nodes = 1;
-    const auto imported = sc::scenario_from_megatron_args(args, o);
+  auto with = [&](const std::vector<std::string>& more) {
+    const auto imported = import_on_one_node(base, more);
     return std::make_pair(sc::load_scenario_text(imported.json), imported.warnings);
   };
   CHECK(with({}).first.parallel.sharding == sc::Sharding::None);
@@ -309,12 +314,8 @@ TEST_CASE("import megatron: sharding, gradient dtype, recomputation options and 
 TEST_CASE("import megatron: --cp-comm-type takes one value or the same one per layer, all_gather under either spelling") {
   const std::vector<std::string> base{"--num-layers", "4", "--hidden-size", "256", "--num-attention-heads", "8", "--vocab-size", "1000",
                                       "--seq-length", "512", "--global-batch-size", "8", "--context-parallel-size", "2"};
-  auto with = [&](std::vector<std::string> more) {
-    auto args = base;
-    args.insert(args.end(), more.begin(), more.end());
-    sc::MegatronImportOptions o;
-    o.nodes = 1;
-    const auto imported = sc::scenario_from_megatron_args(args, o);
+  auto with = [&](const std::vector<std::string>& more) {
+    const auto imported = import_on_one_node(base, more);
     for (const auto& w : imported.warnings) CHECK(w.find("cp-comm-type") == std::string::npos);
     return sc::load_scenario_text(imported.json).parallel.cp_comm_type;
   };
