@@ -120,13 +120,16 @@ Layout layout_of(const scenarios::Scenario& s) {
 Layout layout_of(const SweepRow& r) { return {r.tp, r.cp, r.pp, r.dp, r.vpp, r.schedule, r.micro_batch, r.recompute, r.cp_comm_type,
                                              r.hierarchical_cp_sizes}; }
 
-std::string layout_label(const Layout& l, bool training) {
-  std::string s = "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp);
-  if (l.cp > 1 && !l.cp_comm_type.empty() && l.cp_comm_type != "p2p") {
-    s += " (" + l.cp_comm_type;
+std::string cp_comm_suffix(const Layout& l) {
+  if (l.cp <= 1 || l.cp_comm_type.empty() || l.cp_comm_type == "p2p") return std::string();
+  std::string s = " (" + l.cp_comm_type;
+  if (l.cp_comm_type == "a2a+p2p")
     for (std::size_t i = 0; i < l.hierarchical_cp_sizes.size(); ++i) s += (i == 0 ? " " : "x") + std::to_string(l.hierarchical_cp_sizes[i]);
-    s += ")";
-  }
+  return s + ")";
+}
+
+std::string layout_label(const Layout& l, bool training) {
+  std::string s = "TP" + std::to_string(l.tp) + " CP" + std::to_string(l.cp) + cp_comm_suffix(l);
   s += " PP" + std::to_string(l.pp) + " DP" + std::to_string(l.dp);
   if (l.vpp > 1) s += " VPP" + std::to_string(l.vpp);
   if (!training) return s;

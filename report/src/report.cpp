@@ -165,6 +165,7 @@ Table ranked_table(const SweepResultSet& s, std::size_t top) {
     if (show_model) row.push_back(r.model);
     if (show_cluster) row.push_back(r.cluster.empty() ? r.gpu : r.cluster);
     for (auto v : {r.gpus, r.tp, r.cp, r.pp, r.dp, r.vpp, r.micro_batch}) row.push_back(std::to_string(v));
+    row[row.size() - 5] += cp_comm_suffix(layout_of(r));  // the CP cell
     row.push_back(r.schedule);
     row.push_back(r.recompute);
     row.push_back(status_text(r));

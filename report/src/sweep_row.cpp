@@ -159,8 +159,8 @@ void detail::put_step_fields(OrderedJson& j, const SweepRow& r) {
   j["gpus"] = r.gpus;
   j["tp"] = r.tp;
   j["cp"] = r.cp;
-  if (!r.cp_comm_type.empty() && r.cp_comm_type != "p2p") j["cp_comm_type"] = r.cp_comm_type;
-  if (!r.hierarchical_cp_sizes.empty()) j["hierarchical_cp_sizes"] = r.hierarchical_cp_sizes;
+  j["cp_comm_type"] = r.cp_comm_type;
+  j["hierarchical_cp_sizes"] = r.hierarchical_cp_sizes.empty() ? OrderedJson(nullptr) : OrderedJson(r.hierarchical_cp_sizes);
   j["pp"] = r.pp;
   j["dp"] = r.dp;
   j["vpp"] = r.vpp;
@@ -266,7 +266,7 @@ SweepRow parse_row(const std::string& line, const std::string& origin, std::int6
   r.schedule = f.str("schedule");
   r.recompute = f.str("recompute");
   if (const std::string t = f.str("cp_comm_type"); !t.empty()) r.cp_comm_type = t;
-  if (const auto it = j.find("hierarchical_cp_sizes"); it != j.end()) {
+  if (const auto it = j.find("hierarchical_cp_sizes"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) throw ScenarioError(origin + ".hierarchical_cp_sizes", "must be a list of sizes");
     for (const auto& v : *it) {
       if (!v.is_number_integer()) throw ScenarioError(origin + ".hierarchical_cp_sizes", "must be a list of integer sizes");

@@ -567,8 +567,6 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
   p.cp_comm_type = r.choice_param("cp_comm_type", kCpCommTypeNames);
   if (const Json* sizes = r.raw("hierarchical_cp_sizes")) {
     const std::string at = r.path("hierarchical_cp_sizes");
-    if (p.cp_comm_type != CpCommType::A2AP2P)
-      throw ScenarioError(at, "applies to cp_comm_type \"a2a+p2p\" only (cp_comm_type is \"" + to_string(p.cp_comm_type) + "\")");
     if (!sizes->is_array() || sizes->size() != 2)
       throw ScenarioError(at, "must be a list of two sizes: the all-to-all groups' and the ring's, e.g. [2, 4]");
     for (const Json& e : *sizes) {
@@ -740,9 +738,12 @@ std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_give
   if (auto e = pipeline_layout_error(s)) return e;
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
     return ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
-  if (p.cp_comm_type == CpCommType::A2AP2P && p.hierarchical_cp_sizes[0] * p.hierarchical_cp_sizes[1] != p.cp)
-    return ScenarioError("parallel.hierarchical_cp_sizes", "the sizes' product (" + str(p.hierarchical_cp_sizes[0]) + " x " +
-                                                               str(p.hierarchical_cp_sizes[1]) + ") must be cp=" + str(p.cp));
+  // As Megatron: given, the sizes multiply to cp whatever the type (only a2a+p2p uses them).
+  if (const auto& h = p.hierarchical_cp_sizes; !h.empty() || p.cp_comm_type == CpCommType::A2AP2P) {
+    if (h.size() != 2) return ScenarioError("parallel.hierarchical_cp_sizes", "must be a list of two sizes: the all-to-all groups' and the ring's");
+    if (h[0] * h[1] != p.cp)
+      return ScenarioError("parallel.hierarchical_cp_sizes", "the sizes' product (" + str(h[0]) + " x " + str(h[1]) + ") must be cp=" + str(p.cp));
+  }
   // Ulysses splits each TP rank's query and key-value heads over its all-to-all group.
   if (const std::int64_t a2a = p.cp_a2a_size(); a2a > 1 && ((m.heads / p.tp) % a2a != 0 || (m.kv_heads / p.tp) % a2a != 0)) {
     const bool whole = p.cp_comm_type == CpCommType::A2A;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -386,9 +387,17 @@ class Enumerator {
       const auto& name = spec_.axes[ai].name;
       set_path(t, name, name == "parallel.vpp" ? Json(1) : Json("1f1b"), "axes." + name);
     }
+    // The hierarchical CP sizes must multiply to the layout's cp: read with cp 1 as [1, 1], then
+    // restored, so that each layout is judged with the sizes given.
+    std::optional<Json> cp_sizes;
+    if (Json* p = t.contains("parallel") && t["parallel"].is_object() ? &t["parallel"] : nullptr; p != nullptr && p->contains("hierarchical_cp_sizes")) {
+      cp_sizes = (*p)["hierarchical_cp_sizes"];
+      neutral_cp_sizes((*p)["hierarchical_cp_sizes"]);
+    }
     template_ok_ = false;
     try {
       template_ = detail::read_scenario(t.dump(), {}, spec_.origin, template_dp_given_);
+      if (cp_sizes) template_.parallel.hierarchical_cp_sizes = cp_sizes->get<std::vector<std::int64_t>>();
       template_parallel_ = template_.parallel;
       template_ok_ = true;
     } catch (const ScenarioError&) {
@@ -423,6 +432,14 @@ class Enumerator {
     return detail::cross_field_error(template_, template_dp_given_);
   }
 
+  // Hierarchical CP sizes that any cp of 1 accepts ([1, 1]), when they are well-formed (else the
+  // loader names the error).
+  static void neutral_cp_sizes(Json& sizes) {
+    if (sizes.is_array() && sizes.size() == 2 && sizes[0].is_number_integer() && sizes[1].is_number_integer() && sizes[0].get<std::int64_t>() >= 1 &&
+        sizes[1].get<std::int64_t>() >= 1 && sizes[0].get<std::int64_t>() <= 65536 && sizes[1].get<std::int64_t>() <= 65536)
+      sizes = Json::array({1, 1});
+  }
+
   // Loads the scenario with a layout every model and cluster accept: errors left are malformed values.
   void check_schema(const Json& cur, std::int64_t world) {
     Json n = cur;
@@ -430,6 +447,7 @@ class Enumerator {
       for (const char* k : {"tp", "cp", "pp", "vpp"})
         if (p->contains(k) && (*p)[k].is_number_integer()) (*p)[k] = 1;
       if (p->contains("dp") && (*p)["dp"].is_number_integer()) p->erase("dp");
+      if (p->contains("hierarchical_cp_sizes")) neutral_cp_sizes((*p)["hierarchical_cp_sizes"]);
       if (p->contains("schedule") && (*p)["schedule"].is_string()) {
         const auto s = (*p)["schedule"].get<std::string>();
         if (s == "1f1b" || s == "gpipe" || s == "interleaved") (*p)["schedule"] = "1f1b";

@@ -267,7 +267,7 @@ TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
   const auto csv = sweep_report(s, opts(ReportFormat::Csv)).text;
   CHECK(csv.rfind("rank,index,key,status,reason,model,", 0) == 0);  // the header first, no comment line
   CHECK(count_lines(csv) == 1 + 6);
-  CHECK(csv.find("\n1,0,tp=8 pp=4 engine=simgrid,simulated,,llama-3.1-70b,dgx-h100,h100-sxm-80gb,128,8,1,4,4,1,1,1024,8192,1f1b,"
+  CHECK(csv.find("\n1,0,tp=8 pp=4 engine=simgrid,simulated,,llama-3.1-70b,dgx-h100,h100-sxm-80gb,128,8,1,p2p,,4,4,1,1,1024,8192,1f1b,"
                  "none,simgrid,62.0,135300.1,") != std::string::npos);
   CHECK(sweep_report(s, opts(ReportFormat::Csv)).meta_json.find("\"generator\": \"stepsim 0.1.0\"") != std::string::npos);
 
@@ -562,8 +562,8 @@ TEST_CASE("one layout label for scenarios and sweep rows, the metric registry fo
   SweepRow r;
   r.tp = 8, r.pp = 4, r.dp = 2, r.schedule = "1f1b", r.micro_batch = 2, r.recompute = "none";
   CHECK(layout_label(layout_of(r), true) == "TP8 CP1 PP4 DP2, 1f1b, mb 2");
-  // The CP communication type shows beside CP when it is not the ring, and a row keeps it (its
-  // line names it only then, so rows of the ring read as before).
+  // The CP communication type shows beside CP when it is not the ring, and a row keeps it (rows of
+  // older files, without it, read as the ring).
   const auto gathered = scenarios::load_scenario_text(scenarios::default_scenario_text(),
                                                  {{"parallel.cp", "2"}, {"parallel.cp_comm_type", "all_gather"}}, "<default>");
   CHECK(layout_label(layout_of(gathered)) == "TP8 CP2 (all_gather) PP4 DP" + std::to_string(gathered.parallel.dp));
@@ -576,8 +576,9 @@ TEST_CASE("one layout label for scenarios and sweep rows, the metric registry fo
   SweepRow ring;
   ring.status = "pruned";
   describe_scenario(ring, s);
-  CHECK(row_line(ring, "{}").find("cp_comm_type") == std::string::npos);
+  CHECK(row_line(ring, "{}").find("\"cp_comm_type\":\"p2p\",\"hierarchical_cp_sizes\":null") != std::string::npos);
   CHECK(parse_row(row_line(ring, "{}")).cp_comm_type == "p2p");
+  CHECK(parse_row(R"({"status": "pruned", "gpus": 8, "global_batch": 8, "seq_len": 8})").cp_comm_type == "p2p");  // an older file's row
   SweepRow hier;
   hier.status = "pruned", hier.gpus = 8, hier.cp = 8, hier.schedule = "1f1b", hier.cp_comm_type = "a2a+p2p", hier.hierarchical_cp_sizes = {2, 4};
   CHECK(layout_label(layout_of(hier)) == "TP1 CP8 (a2a+p2p 2x4) PP1 DP1");

@@ -254,6 +254,8 @@ TEST_CASE("sharding, its distributed_optimizer alias, and the recomputation and 
   const auto hier = load({"parallel.tp=1", "parallel.cp=4", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2, 2]"}).parallel;
   CHECK(hier.cp_a2a_size() == 2);
   CHECK(hier.cp_ring_size() == 2);
+  // Given with another type (as Megatron allows), the sizes are checked and unused.
+  CHECK(load({"parallel.cp=2", "parallel.dp=1", "parallel.hierarchical_cp_sizes=[2, 1]"}).parallel.cp_a2a_size() == 1);
   const auto ring = load({}).parallel;
   CHECK(ring.cp_a2a_size() == 1);
   CHECK(ring.cp_ring_size() == ring.cp);
@@ -358,7 +360,7 @@ TEST_CASE("bad input: one clear error naming the field") {
       {"", {"parallel.cp_comm_type=ring"}, "parallel.cp_comm_type", "unknown value"},
       {"", {"model.kv_heads=2", "parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a"}, "parallel.cp_comm_type",
        "a2a needs cp=2 to divide the heads per TP rank (16) and the kv_heads per TP rank (1)"},
-      {"", {"parallel.hierarchical_cp_sizes=[1, 1]"}, "parallel.hierarchical_cp_sizes", "applies to cp_comm_type \"a2a+p2p\" only"},
+      {"", {"parallel.hierarchical_cp_sizes=[2, 2]"}, "parallel.hierarchical_cp_sizes", "(2 x 2) must be cp=1"},
       {"", {"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p"}, "parallel.hierarchical_cp_sizes", "is needed"},
       {"", {"parallel.cp=2", "parallel.dp=1", "parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2]"},
        "parallel.hierarchical_cp_sizes", "a list of two sizes"},

@@ -70,6 +70,13 @@ TEST_CASE("layout prechecks: dp lists, every schedule, values outside the reader
       "training.recompute": ["none", "full"], "parallel.vpp": [1, 2, 4]}})");
 }
 
+TEST_CASE("layout prechecks: hierarchical CP sizes in the base, checked against each layout's cp, with any CP type") {
+  check_same(R"({"base": {"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 2},
+      "training": {"seq_len": 40, "global_batch": 16}, "parallel": {"hierarchical_cp_sizes": [2, 2]}},
+      "axes": {"parallel.tp": "auto", "parallel.cp": [1, 2, 4], "parallel.pp": "auto",
+               "parallel.cp_comm_type": ["p2p", "a2a+p2p"]}})");
+}
+
 TEST_CASE("layout prechecks: a sweep without a valid candidate names the loader's first reason") {
   check_same(std::string("{") + kBase + R"(, "axes": {"parallel.tp": [3, 5], "parallel.pp": [1, 2]}})");
   check_same(std::string("{") + kBase + R"(, "axes": {"parallel.schedule": ["interleaved"], "parallel.vpp": [1, 3]}})");

@@ -517,7 +517,7 @@ TEST_CASE("CP all_gather and a2a: the CP group's collectives in line after each 
       CHECK(g.groups[static_cast<std::size_t>(op.group)].kind == workload::GroupKind::Context);
       count[op.label] += op.count;
       if (op.label == "cp.a2a") CHECK((op.message_bytes == q || op.message_bytes == 0.5 * kv));
-      else CHECK(op.message_bytes == 2.0 * kv);  // gathered: c x the rank's K and V
+      else CHECK(op.message_bytes == kv);  // gathered K, or V: c x the rank's one
       // In line: it starts when the op before it in its group ends.
       const auto before = g.predecessors(static_cast<std::int32_t>(i));
       REQUIRE(before.size() == 1);
@@ -526,8 +526,8 @@ TEST_CASE("CP all_gather and a2a: the CP group's collectives in line after each 
     }
     CHECK(in_line > 0);
     if (std::string(type) == "all_gather") {
-      CHECK(count["cp.kv_ag"] == 2.0 * layers * m);  // each forward and each backward gathers
-      CHECK(count["cp.dkv_rs"] == layers * m);
+      CHECK(count["cp.kv_ag"] == 4.0 * layers * m);  // each forward and each backward gathers K and V
+      CHECK(count["cp.dkv_rs"] == 2.0 * layers * m);
       CHECK(count.size() == 2);
     } else {
       CHECK(count["cp.a2a"] == 8.0 * layers * m);  // Q, K, V, O forward; dO, dQ, dK, dV backward

@@ -103,18 +103,18 @@ TEST_CASE("CP: c - 1 ring steps of K and V per forward, twice that backward (onc
   CHECK(count_of(l.backward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 9);
 }
 
-TEST_CASE("CP all_gather: K and V gathered before the attention each way, dK and dV reduce-scattered after it, in line") {
+TEST_CASE("CP all_gather: K and V gathered before the attention each way, dK and dV reduce-scattered after it, one collective each, in line") {
   auto s = base();
   s.parallel.cp = 4;
   s.parallel.tp = 2;
   s.parallel.cp_comm_type = scenarios::CpCommType::AllGather;
   auto l = workload::layer_program(s);
-  // S = c x 4 n k d_h / t = 4 * 4 * 1024 * 2 * 128 / 2.
-  const double gathered = 4.0 * 4.0 * 1024 * 2 * 128 / 2;
+  // K and V each: S = c x 2 n k d_h / t = 4 * 2 * 1024 * 2 * 128 / 2.
+  const double gathered = 4.0 * 2.0 * 1024 * 2 * 128 / 2;
   CHECK(count_of(l.forward.collectives, GroupKind::ContextRing, Collective::SendRecv) == 0);
-  CHECK(count_of(l.forward.collectives, GroupKind::Context, Collective::AllGather) == 1);
-  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 1);
-  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 1);
+  CHECK(count_of(l.forward.collectives, GroupKind::Context, Collective::AllGather) == 2);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 2);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 2);
   for (const auto* pass : {&l.forward, &l.backward})
     for (const auto& c : pass->collectives)
       if (c.group == GroupKind::Context) {
@@ -124,8 +124,8 @@ TEST_CASE("CP all_gather: K and V gathered before the attention each way, dK and
   // A recomputed attention gathers once more.
   s.training.recompute = scenarios::Recompute::Selective;
   l = workload::layer_program(s);
-  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 2);
-  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 1);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 4);
+  CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 2);
 }
 
 TEST_CASE("CP a2a (Ulysses): all-to-alls of Q, K, V and O forward, of dO, dQ, dK, dV backward, in line") {

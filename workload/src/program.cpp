@@ -228,13 +228,14 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
         ring(d(x.cp));
         break;
       case scenarios::CpCommType::AllGather: {
-        // TransformerEngine's AttnFuncWithCPAndKVAllGather: the forward gathers every rank's K and V
-        // (S = c x the local bytes) before its attention; the backward, which keeps only the local
-        // K and V, gathers them again and reduce-scatters dK and dV after its attention.
-        const double gathered = d(x.cp) * kv_bytes;
-        add(l.forward, GroupKind::Context, Collective::AllGather, gathered, 1.0);
-        add(l.backward, GroupKind::Context, Collective::AllGather, gathered, 1.0 + reruns);
-        add(l.backward, GroupKind::Context, Collective::ReduceScatter, gathered, 1.0);
+        // TransformerEngine's AttnFuncWithCPAndKVAllGather: the forward gathers every rank's K and,
+        // separately, V (S = c x the local bytes of one) before its attention; the backward, which
+        // keeps only the local K and V, gathers them again and reduce-scatters dK and dV after its
+        // attention, one collective each.
+        const double gathered = d(x.cp) * 0.5 * kv_bytes;
+        add(l.forward, GroupKind::Context, Collective::AllGather, gathered, 2.0);
+        add(l.backward, GroupKind::Context, Collective::AllGather, gathered, 2.0 * (1.0 + reruns));
+        add(l.backward, GroupKind::Context, Collective::ReduceScatter, gathered, 2.0);
         break;
       }
       case scenarios::CpCommType::A2A:

@@ -66,5 +66,8 @@ struct Layout {
 // use the p2p ring alone);
 // with `training`, then ", 1f1b, mb 1" and ", recompute selective" when recomputing.
 [[nodiscard]] std::string layout_label(const Layout& l, bool training = false);
+// " (a2a)", " (a2a+p2p 2x4)": how CP shares keys and values when not by the p2p ring alone; empty
+// for the ring and without CP.
+[[nodiscard]] std::string cp_comm_suffix(const Layout& l);
 
 }  // namespace stepsim::report

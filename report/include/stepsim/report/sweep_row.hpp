@@ -44,8 +44,8 @@ struct SweepRow {
   std::int64_t micro_batch = 1, global_batch = 0, seq_len = 0;
   std::string schedule;
   std::string recompute;
-  std::string cp_comm_type = "p2p";   // written only when not p2p (rows of older files have none)
-  std::vector<std::int64_t> hierarchical_cp_sizes;  // a2a+p2p only
+  std::string cp_comm_type = "p2p";   // rows of older files have none: p2p
+  std::vector<std::int64_t> hierarchical_cp_sizes;  // a2a+p2p only (null in the row otherwise)
   std::optional<std::int64_t> paper_total_bytes, stepsim_peak_bytes, gpu_memory_bytes;
   std::string engine;                 // empty when not simulated
   // Simulated rows only.
@@ -70,7 +70,8 @@ void set_step_figures(SweepRow& r, const StepReport& rep);
 [[nodiscard]] SweepRow step_row(const scenarios::Scenario& s, const StepReport& rep);
 
 // The keys of one step, in the order every output writes them (run, compare and report JSON,
-// sweep rows, CSV columns): model, cluster, gpu, gpus, tp, cp, pp, dp, vpp, micro_batch,
+// sweep rows, CSV columns): model, cluster, gpu, gpus, tp, cp, cp_comm_type, hierarchical_cp_sizes,
+// pp, dp, vpp, micro_batch,
 // global_batch, seq_len, schedule, recompute, engine, step_time_s, tokens_per_s,
 // tokens_per_s_per_gpu, tflops_per_gpu, mfu, bubble_fraction, exposed_comm_fraction,
 // peak_memory_bytes, gpu_memory_bytes, oom, time_to_train_s, gpu_hours, cost_usd,

@@ -220,8 +220,9 @@ struct ParallelSpec {
   bool overlap_param_gather = true;             // follows the two above when not given (the loader)
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
   CpCommType cp_comm_type = CpCommType::P2P;
-  // a2a+p2p: the sizes of the all-to-all groups and of the ring across them (Megatron
-  // --hierarchical-context-parallel-sizes); their product is cp. Empty otherwise.
+  // The sizes of a2a+p2p's all-to-all groups and of the ring across them (Megatron
+  // --hierarchical-context-parallel-sizes; as there, they may be given with another type, unused);
+  // their product is cp. Empty when not given.
   std::vector<std::int64_t> hierarchical_cp_sizes;
   std::string rank_order = "tp-cp-dp-pp";       // first token varies fastest (Megatron)
 
