@@ -188,6 +188,9 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   // Several distributed-optimizer instances: the group within an instance (reduce-scatter and
   // all-gather) and the group across the instances (all-reduce of the shards), beside DP x CP.
   if (p.distributed_optimizer_instances > 1) groups += (p.shard_group_size() > 1 ? 1 : 0) + 1;
+  // a2a+p2p: the all-to-all groups and the ring across them are communicators of their own
+  // (Megatron's hierarchical CP groups), each used when it spans more than one rank.
+  if (p.cp > 1 && p.cp_comm_type == scenarios::CpCommType::A2AP2P) groups += (p.cp_a2a_size() > 1 ? 1 : 0) + (p.cp_ring_size() > 1 ? 1 : 0);
   st.nccl = to_bytes(groups * s.memory.nccl_buffer_bytes_per_group);
   st.workspaces = library_workspace_bytes(s);
   // The distributed optimizer (parameters not sharded) gathers the parameters in place into the

@@ -79,6 +79,20 @@ TEST_CASE("sharding: weights, gradients and optimizer state divided over DP x CP
   CHECK(term(zero3_inline, "gathered_params_bytes") == b(2 * (kVocabShard + 4096)));
 }
 
+TEST_CASE("CP a2a+p2p: the all-to-all groups and the ring across them are two more NCCL groups") {
+  // TP 2 x CP 4 on 8 GPUs: TP, CP and DP x CP; a2a+p2p [2, 2] adds its two groups, [4, 1] the
+  // all-to-all groups only; the other types none.
+  const std::vector<std::string> cp4{"parallel.cp=4"};
+  const auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), cp4.begin(), cp4.end());
+    return term(memory::stepsim_estimate(llama8b(more)), "nccl_buffers_bytes");
+  };
+  CHECK(with({}) == b(3 * 0.5 * memory::kGiB));
+  CHECK(with({"parallel.cp_comm_type=a2a"}) == b(3 * 0.5 * memory::kGiB));
+  CHECK(with({"parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[2, 2]"}) == b(5 * 0.5 * memory::kGiB));
+  CHECK(with({"parallel.cp_comm_type=a2a+p2p", "parallel.hierarchical_cp_sizes=[4, 1]"}) == b(4 * 0.5 * memory::kGiB));
+}
+
 TEST_CASE("distributed-optimizer instances: the sharded state divided over DP x CP / N, two more NCCL groups") {
   // DP 4, N = 2: each instance of 2 ranks holds the whole optimizer state, 12 P / 2 per rank.
   const auto one = memory::stepsim_estimate(llama8b({}));
