@@ -162,7 +162,7 @@ TEST_CASE("attention under CP all_gather and a2a: one kernel, gathered or head-s
   // a2a+p2p with all-to-all groups of 2 and no ring is Ulysses; with groups of 1 and a ring of 2 it
   // is the ring.
   const Scenario h_a2a = tiny({{"model.kv_heads", "4"}, {"parallel.cp_comm_type", "\"a2a+p2p\""}, {"parallel.hierarchical_cp_sizes", "[2, 1]"}});
-  const Kernel& ha = find(stepsim::workload::layer_forward(h_a2a), "attn.fwd");
+  const Kernel ha = find(stepsim::workload::layer_forward(h_a2a), "attn.fwd");  // a copy: the list is a temporary
   CHECK(ha.m == a2a.m);
   CHECK(ha.batch == a2a.batch);
   CHECK(ha.bytes == a2a.bytes);
