@@ -7,6 +7,7 @@
 
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
+#include "stepsim/report/kernel_report.hpp"
 #include "stepsim/report/memory_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
@@ -125,6 +126,27 @@ void register_memory(CLI::App& app) {
   });
 }
 
+void register_kernels(CLI::App& app) {
+  auto* cmd = app.add_subcommand("kernels", "the kernels of one rank as the cost model prices them: shape, FLOPs, bytes, time, what bounds it");
+  auto args = std::make_shared<ScenarioArgs>();
+  auto format = std::make_shared<std::string>("table");
+  auto out = std::make_shared<std::string>();
+  auto stage = std::make_shared<std::int64_t>(0);
+  add_scenario_options(*cmd, *args);
+  add_format_option(*cmd, *format, {"table", "md", "csv", "json"}, "table, md, csv or json");
+  add_out_option(*cmd, *out);
+  cmd->add_option("--stage", *stage, "pipeline stage whose rank is shown (0 is the first)");
+  cmd->callback([args, format, out, stage]() {
+    const auto s = load(*args);
+    const auto r = report::kernel_report(s, *stage);
+    emit(*format == "json" ? report::kernel_json(r)
+         : *format == "csv" ? report::kernel_csv(r)
+         : *format == "md"  ? report::kernel_markdown(r)
+                            : report::kernel_text(r),
+         *out);
+  });
+}
+
 void register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "simulate one training step: time, throughput, MFU, bubble, memory over time, OOM point");
   auto args = std::make_shared<ScenarioArgs>();
@@ -202,6 +224,7 @@ const std::vector<CommandFamily>& command_families() {
   static const std::vector<CommandFamily> families = {
       {{"memory"}, register_memory},
       {{"run"}, register_run},
+      {{"kernels"}, register_kernels},
       {{"report"}, register_report},
       {{"sweep", "merge", "compare"}, register_sweep},
       {{"validate", "calibrate"}, register_validate},

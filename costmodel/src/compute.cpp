@@ -63,13 +63,14 @@ double ComputeModel::gemm_rate_flops(const workload::Kernel& k) const {
   return gpu_.matmul_fp8_flops * gpu_.efficiency.fp8_gemm_fraction();
 }
 
-double ComputeModel::gemm_time_s(const workload::Kernel& k) const {
+double ComputeModel::gemm_compute_s(const workload::Kernel& k) const {
   const GemmTiling t = gemm_tiling(k);
   const double sms = gpu_.sms > 0 ? static_cast<double>(gpu_.sms) : 1.0;
   const double sm_rate = gemm_rate_flops(k) / sms;
-  const double compute_s = t.waves * 2.0 * t.tile_m * t.tile_n * k.k / sm_rate;
-  return std::max(compute_s, memory_time_s(k));
+  return t.waves * 2.0 * t.tile_m * t.tile_n * k.k / sm_rate;
 }
+
+double ComputeModel::gemm_time_s(const workload::Kernel& k) const { return std::max(gemm_compute_s(k), memory_time_s(k)); }
 
 namespace {
 
@@ -143,18 +144,27 @@ double ComputeModel::attention_occupancy_factor(const workload::Kernel& k) const
   return bench * (1.0 / whole + (c - 1.0) / half) / c;
 }
 
-double ComputeModel::attention_time_s(const workload::Kernel& k) const {
-  const double compute_s = k.flops / (attention_rate_flops(k) * gpu_.efficiency.attn_max) * attention_occupancy_factor(k);
-  return std::max(compute_s, memory_time_s(k));
+double ComputeModel::attention_compute_s(const workload::Kernel& k) const {
+  return k.flops / (attention_rate_flops(k) * gpu_.efficiency.attn_max) * attention_occupancy_factor(k);
 }
 
-double ComputeModel::time_s(const workload::Kernel& k) const {
-  if (k.kind == workload::KernelKind::Host) return software_.microbatch_host_s;
-  double body = 0;
-  if (k.kind == workload::KernelKind::Memory || k.flops <= 0) body = memory_time_s(k);
-  else if (k.kind == workload::KernelKind::Gemm) body = gemm_time_s(k);
-  else body = attention_time_s(k);
-  return software_.kernel_launch_s + body;
+double ComputeModel::attention_time_s(const workload::Kernel& k) const { return std::max(attention_compute_s(k), memory_time_s(k)); }
+
+KernelTime ComputeModel::breakdown(const workload::Kernel& k) const {
+  KernelTime t;
+  if (k.kind == workload::KernelKind::Host) {
+    t.body_s = software_.microbatch_host_s;
+    return t;
+  }
+  t.launch_s = software_.kernel_launch_s;
+  t.memory_s = memory_time_s(k);
+  if (k.kind == workload::KernelKind::Memory || k.flops <= 0) {
+    t.body_s = t.memory_s;
+    return t;
+  }
+  t.compute_s = k.kind == workload::KernelKind::Gemm ? gemm_compute_s(k) : attention_compute_s(k);
+  t.body_s = std::max(t.compute_s, t.memory_s);
+  return t;
 }
 
 double ComputeModel::time_s(const std::vector<workload::Kernel>& ks) const {

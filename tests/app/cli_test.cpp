@@ -53,6 +53,21 @@ TEST_CASE("stepsim memory --format json has the contract keys and is byte-identi
     CHECK_MESSAGE(a.out.find(key) != std::string::npos, key);
 }
 
+TEST_CASE("stepsim kernels: one rank's kernels, a stage that does not exist is an input error, no partial file") {
+  const auto r = run("kernels " + kExample + " --format csv");
+  CHECK(r.status == 0);
+  CHECK(r.out.rfind("stage,section,layers,per,count,kernel,", 0) == 0);
+  CHECK(r.out.find(",layer forward,0-31,micro-batch,32,qkv.fprop,gemm,") != std::string::npos);
+  CHECK(r.out == run("kernels " + kExample + " --format csv").out);
+  const std::string out = tmpdir() + "/kernels-bad.json";
+  std::filesystem::remove(out);
+  const auto bad = run("kernels " + kExample + " --stage 1 --format json --out " + out);
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--stage: stage 1 does not exist (the pipeline has stages 0 to 0)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK(run("kernels --format xml").status == 2);
+}
+
 TEST_CASE("the default scenario runs without a file") {
   const auto r = run("memory");
   CHECK(r.status == 0);

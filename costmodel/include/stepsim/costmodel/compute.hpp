@@ -35,6 +35,18 @@ struct GemmTiling {
 // ceil(ctas / slots); 1 when either is not positive.
 [[nodiscard]] double attention_wave_occupancy(double ctas, double slots);
 
+// What a kernel's time is made of: the launch gap and the body, the larger of its arithmetic term
+// (GEMM: waves x tile FLOPs at the per-SM matmul rate; attention: FLOPs at the published rate and
+// occupancy; 0 for memory and host kernels) and its HBM term (bytes at hbm_eff of the bandwidth);
+// a Host kernel's body is the stack's per-pass host time.
+struct KernelTime {
+  double launch_s = 0;
+  double compute_s = 0;
+  double memory_s = 0;
+  double body_s = 0;
+  [[nodiscard]] double total_s() const { return launch_s + body_s; }
+};
+
 class ComputeModel {
  public:
   // The model of `gpu` (ceilings, SMs, tile, efficiency) under `software` (attention curves,
@@ -43,16 +55,22 @@ class ComputeModel {
   ComputeModel(const scenarios::GpuSpec& gpu, const scenarios::SoftwareSpec& software);
 
   // Launch gap plus the kernel's body (see above); a Host kernel is the stack's per-pass host time.
-  [[nodiscard]] double time_s(const workload::Kernel& k) const;
+  [[nodiscard]] double time_s(const workload::Kernel& k) const { return breakdown(k).total_s(); }
+  // The terms of time_s(k).
+  [[nodiscard]] KernelTime breakdown(const workload::Kernel& k) const;
   [[nodiscard]] double time_s(const std::vector<workload::Kernel>& ks) const;
-  // GEMM body: max(waves x tile FLOPs / (per-SM matmul rate), bytes / HBM).
+  // GEMM body: max(gemm_compute_s, bytes / HBM).
   [[nodiscard]] double gemm_time_s(const workload::Kernel& k) const;
+  // waves x tile FLOPs / (per-SM matmul rate).
+  [[nodiscard]] double gemm_compute_s(const workload::Kernel& k) const;
   [[nodiscard]] GemmTiling gemm_tiling(const workload::Kernel& k) const;
   // The GEMM ceiling at full tiles and waves: matmul_bf16 x gemm_max, or for an FP8 kernel
   // matmul_fp8 x gemm_fp8_max (gemm_max when the efficiency gives none).
   [[nodiscard]] double gemm_rate_flops(const workload::Kernel& k) const;
-  // Attention body: max(flops / (published rate x attn_max) x attention_occupancy_factor, bytes / HBM).
+  // Attention body: max(attention_compute_s, bytes / HBM).
   [[nodiscard]] double attention_time_s(const workload::Kernel& k) const;
+  // flops / (published rate x attn_max) x attention_occupancy_factor.
+  [[nodiscard]] double attention_compute_s(const workload::Kernel& k) const;
   // How much longer the kernel's grid keeps the SMs than the published figures' grid did, both in
   // waves of CTAs over the SMs (FlashAttention-2: one CTA per 128 query rows (forward) or keys
   // (backward) per sequence and head; 2 (forward) or 1 (backward) CTAs per SM): the published
@@ -75,9 +93,10 @@ class ComputeModel {
   [[nodiscard]] const Efficiency& efficiency() const { return gpu_.efficiency; }
   [[nodiscard]] const scenarios::GpuSpec& gpu() const { return gpu_; }
   [[nodiscard]] const scenarios::SoftwareSpec& software() const { return software_; }
+  // The kernel's bytes at hbm_eff of the HBM bandwidth.
+  [[nodiscard]] double memory_time_s(const workload::Kernel& k) const;
 
  private:
-  [[nodiscard]] double memory_time_s(const workload::Kernel& k) const;
   scenarios::GpuSpec gpu_;
   scenarios::SoftwareSpec software_;
 };
