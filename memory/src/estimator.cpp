@@ -284,7 +284,11 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"optimizer_bytes", s.training.optimizer_offload_fraction > 0 ? "optimizer (fp32 master, Adam m, v; on GPU)" : "optimizer (fp32 master, Adam m, v)", st.optimizer},
         {"activations_bytes", "activations (in-flight)", acts},
         {"output_layer_bytes", "output layer + loss (fp32 and bf16 logits)", output},
-        {"recompute_bytes", "recomputation working set", recompute},
+        {"recompute_bytes",
+         s.parallel.cp > 1 && s.parallel.cp_comm_type == scenarios::CpCommType::AllGather
+             ? "recomputation + gathered CP K, V, dK, dV"
+             : "recomputation working set",
+         recompute},
         {"cuda_context_bytes", "CUDA context", st.cuda_context},
         {"workspaces_bytes", "cuBLAS, cuBLASLt and TE workspaces", st.workspaces},
         {"nccl_buffers_bytes", "NCCL communicator buffers", st.nccl},

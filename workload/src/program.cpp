@@ -192,6 +192,7 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
       add(l.backward, Collective::AllReduce, rerun, tp_overlap);
     }
   }
+  double cp_backward_transient = 0;  // beyond the stored activations, during the backward's attention
   if (x.cp > 1) {
     const double dh = h / d(s.model.heads);
     // K and V of the rank's tokens (bf16): 2 x 2 n k d_h / t.
@@ -236,6 +237,10 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
         add(l.forward, GroupKind::Context, Collective::AllGather, gathered, 2.0);
         add(l.backward, GroupKind::Context, Collective::AllGather, gathered, 2.0 * (1.0 + reruns));
         add(l.backward, GroupKind::Context, Collective::ReduceScatter, gathered, 2.0);
+        // While its attention runs, the backward holds the gathered K and V and their gradients
+        // at the gathered size (dK and dV are zeroed at c times the local shape, then
+        // reduce-scattered): four tensors of S bytes, freed when the layer's backward ends.
+        cp_backward_transient = 4.0 * gathered;
         break;
       }
       case scenarios::CpCommType::A2A:
@@ -259,6 +264,7 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
   } else {
     l.stored_activation_bytes = selective ? stored_bytes_selective(mods, acts) : l.working_set_bytes;
   }
+  l.backward_transient_bytes += cp_backward_transient;
   return l;
 }
 
