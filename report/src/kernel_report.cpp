@@ -248,55 +248,46 @@ std::string kernel_csv(const KernelReport& r) {
 
 std::string kernel_json(const KernelReport& r) {
   using nlohmann::ordered_json;
-  ordered_json j;
-  j["summary"] = r.summary;
-  j["stage"] = r.stage;
-  j["stages"] = r.stages;
-  j["micro_batches"] = r.micro_batches;
-  j["gpu"] = r.gpu;
-  j["software"] = r.software;
-  j["attention"] = r.attention;
-  j["gemm_rate_flops"] = r.gemm_rate_flops;
-  j["hbm_Bps"] = r.hbm_Bps;
-  j["launch_s"] = r.launch_s;
   ordered_json sections = ordered_json::array();
   for (const auto& sec : r.sections) {
-    ordered_json js;
-    js["name"] = sec.name;
-    js["layers"] = sec.layers.empty() ? ordered_json(nullptr) : ordered_json(sec.layers);
-    js["per"] = sec.per_step ? "step" : "micro-batch";
-    js["count"] = sec.count;
-    js["time_s"] = sec.time_s;
-    js["flops"] = sec.flops;
-    js["bytes"] = sec.bytes;
     ordered_json kernels = ordered_json::array();
     for (const auto& row : sec.rows) {
       const Kernel& k = row.kernel;
-      ordered_json jk;
-      jk["name"] = k.name;
-      jk["kind"] = kind_name(k.kind);
-      if (k.kind == KernelKind::Gemm || k.kind == KernelKind::Attention) {
-        jk["m"] = k.m;
-        jk["n"] = k.n;
-        jk["k"] = k.k;
-        jk["batch"] = k.batch;
-      }
-      jk["flops"] = k.flops;
-      jk["model_flops"] = k.model_flops;
-      jk["bytes"] = k.bytes;
-      jk["launch_s"] = row.time.launch_s;
-      jk["compute_s"] = row.time.compute_s;
-      jk["memory_s"] = row.time.memory_s;
-      jk["time_s"] = row.time.total_s();
-      jk["bound"] = row.bound;
+      ordered_json jk = {{"name", k.name}, {"kind", kind_name(k.kind)}};
+      if (k.kind == KernelKind::Gemm || k.kind == KernelKind::Attention)
+        jk.update(ordered_json{{"m", k.m}, {"n", k.n}, {"k", k.k}, {"batch", k.batch}});
+      jk.update(ordered_json{{"flops", k.flops},
+                             {"model_flops", k.model_flops},
+                             {"bytes", k.bytes},
+                             {"launch_s", row.time.launch_s},
+                             {"compute_s", row.time.compute_s},
+                             {"memory_s", row.time.memory_s},
+                             {"time_s", row.time.total_s()},
+                             {"bound", row.bound}});
       kernels.push_back(std::move(jk));
     }
-    js["kernels"] = std::move(kernels);
-    sections.push_back(std::move(js));
+    sections.push_back(ordered_json{{"name", sec.name},
+                                    {"layers", sec.layers.empty() ? ordered_json(nullptr) : ordered_json(sec.layers)},
+                                    {"per", sec.per_step ? "step" : "micro-batch"},
+                                    {"count", sec.count},
+                                    {"time_s", sec.time_s},
+                                    {"flops", sec.flops},
+                                    {"bytes", sec.bytes},
+                                    {"kernels", std::move(kernels)}});
   }
-  j["sections"] = std::move(sections);
-  j["micro_batch_s"] = r.micro_batch_s;
-  j["step_s"] = r.step_s;
+  const ordered_json j = {{"summary", r.summary},
+                          {"stage", r.stage},
+                          {"stages", r.stages},
+                          {"micro_batches", r.micro_batches},
+                          {"gpu", r.gpu},
+                          {"software", r.software},
+                          {"attention", r.attention},
+                          {"gemm_rate_flops", r.gemm_rate_flops},
+                          {"hbm_Bps", r.hbm_Bps},
+                          {"launch_s", r.launch_s},
+                          {"sections", std::move(sections)},
+                          {"micro_batch_s", r.micro_batch_s},
+                          {"step_s", r.step_s}};
   return j.dump(2) + "\n";
 }
 
