@@ -286,7 +286,7 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"output_layer_bytes", "output layer + loss (fp32 and bf16 logits)", output},
         {"recompute_bytes",
          s.parallel.cp > 1 && s.parallel.cp_comm_type == scenarios::CpCommType::AllGather
-             ? "recomputation + gathered CP K, V, dK, dV"
+             ? (s.training.recompute == scenarios::Recompute::Full ? "recomputation + all-gather CP buffers" : "all-gather CP buffers (backward)")
              : "recomputation working set",
          recompute},
         {"cuda_context_bytes", "CUDA context", st.cuda_context},

@@ -1,5 +1,6 @@
 #include "stepsim/report/kernel_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -32,7 +33,6 @@ const char* kind_name(KernelKind k) {
 
 std::string bound_of(const Kernel& k, const costmodel::KernelTime& t) {
   if (k.kind == KernelKind::Host) return "host";
-  if (t.launch_s > t.body_s) return "launch";
   if (t.compute_s > 0 && t.compute_s >= t.memory_s) return k.kind == KernelKind::Gemm ? "matmul" : "attention";
   return "HBM";
 }
@@ -76,27 +76,41 @@ std::string shape_text(const Kernel& k) {
   return s;
 }
 
-std::string per_text(const KernelSection& sec) {
-  if (sec.per_step) return "once per step";
-  if (!sec.layers.empty()) return "layers " + sec.layers + ", each once per micro-batch";
-  return sec.count == 1 ? "once per micro-batch" : std::to_string(sec.count) + " times per micro-batch";
-}
-
 std::string ms(double s) { return fixed(s * 1e3, 3) + " ms"; }
+
+// "layers 0-19, each once per micro-batch: 3.062 ms per layer, x 20 = 61.240 ms per micro-batch".
+std::string per_text(const KernelSection& sec) {
+  const std::string one = ms(sec.time_s);
+  if (sec.per_step) return "once per step: " + one;
+  const std::string total = ", x " + std::to_string(sec.count) + " = " + ms(static_cast<double>(sec.count) * sec.time_s) + " per micro-batch";
+  if (!sec.layers.empty()) {
+    if (sec.count == 1) return "layer " + sec.layers + ", once per micro-batch: " + one;
+    return "layers " + sec.layers + ", each once per micro-batch: " + one + " per layer" + total;
+  }
+  if (sec.count == 1) return "once per micro-batch: " + one;
+  return std::to_string(sec.count) + " passes per micro-batch: " + one + " per pass" + total;
+}
 
 std::string header(const KernelReport& r) {
   std::ostringstream os;
   os << r.summary << "\n";
   os << "stage " << r.stage << " of " << r.stages << ": the kernels of one rank, priced on " << r.gpu << " under " << r.software
-     << " (attention " << r.attention << "); GEMM ceiling " << fixed(r.gemm_rate_flops / 1e12, 1) << " TFLOP/s, HBM "
-     << fixed(r.hbm_Bps / 1e9, 0) << " GB/s, launch gap " << fixed(r.launch_s * 1e6, 2) << " us\n";
+     << " (attention " << r.attention << "); GEMM ceiling " << fixed(r.gemm_rate_flops / 1e12, 1) << " TFLOP/s";
+  if (r.gemm_fp8_rate_flops > 0) os << " (FP8 " << fixed(r.gemm_fp8_rate_flops / 1e12, 1) << ")";
+  os << ", HBM " << fixed(r.hbm_Bps / 1e9, 0) << " GB/s\n";
+  os << "kernel us: a kernel's own time, as a profiler shows it, and TFLOP/s and GB/s over it; the step adds the stack's launch gap of "
+     << fixed(r.launch_s * 1e6, 2) << " us before each kernel (in the section times)\n";
   return os.str();
 }
 
 std::string footer(const KernelReport& r) {
   std::ostringstream os;
   os << "one micro-batch on stage " << r.stage << ": " << ms(r.micro_batch_s) << " of kernels\n";
-  os << "one step (" << r.micro_batches << " micro-batches): " << fixed(r.step_s, 4) << " s of kernels\n";
+  os << "one step (" << r.micro_batches << " micro-batches): " << (r.step_s < 1 ? ms(r.step_s) : fixed(r.step_s, 4) + " s")
+     << " of kernels\n";
+  if (r.cp > 1)
+    os << "With context parallelism an attention row stands for all the kernels of its CP ring or gather (a profile shows one "
+          "per step).\n";
   os << "Kernel time alone: the step graph adds communication, the slowdown of compute beside it "
         "(efficiency.comm_slowdown) and the pipeline's waits (stepsim run).\n";
   return os.str();
@@ -104,13 +118,13 @@ std::string footer(const KernelReport& r) {
 
 Table section_table(const KernelSection& sec) {
   Table t;
-  t.caption = sec.name + " (" + per_text(sec) + "): " + ms(sec.time_s) + ", " + fixed(sec.flops / 1e9, 1) + " GFLOP, " +
-              fixed(sec.bytes / 1e6, 1) + " MB";
-  t.columns = {"kernel", "kind", "shape (m x n x k)", "GFLOP", "MB", "time us", "TFLOP/s", "GB/s", "bound"};
+  t.caption = sec.name + " (" + per_text(sec) + "; " + fixed(sec.flops / 1e9, 1) + " GFLOP, " + fixed(sec.bytes / 1e6, 1) + " MB" +
+              (sec.count > 1 ? " each)" : ")");
+  t.columns = {"kernel", "kind", "shape (m x n x k)", "GFLOP", "MB", "kernel us", "TFLOP/s", "GB/s", "bound"};
   t.right_aligned = {false, false, false, true, true, true, true, true, false};
   for (const KernelRow& row : sec.rows) {
     const Kernel& k = row.kernel;
-    const double time_s = row.time.total_s();
+    const double time_s = row.time.body_s;
     t.rows.push_back({k.name, kind_name(k.kind), shape_text(k), k.flops > 0 ? fixed(k.flops / 1e9, 2) : "-", fixed(k.bytes / 1e6, 2),
                       fixed(time_s * 1e6, 1), k.flops > 0 && time_s > 0 ? fixed(k.flops / time_s / 1e12, 1) : "-",
                       k.bytes > 0 && time_s > 0 ? fixed(k.bytes / time_s / 1e9, 0) : "-", row.bound});
@@ -139,15 +153,27 @@ KernelReport kernel_report(const Scenario& s, std::int64_t stage) {
   Kernel probe;
   probe.kind = KernelKind::Gemm;
   r.gemm_rate_flops = model.gemm_rate_flops(probe);
+  if (s.training.fp8()) {
+    probe.fp8 = true;
+    r.gemm_fp8_rate_flops = model.gemm_rate_flops(probe);
+  }
   r.hbm_Bps = s.cluster.gpu.hbm_Bps * s.cluster.gpu.efficiency.hbm_eff;
   r.launch_s = s.software.kernel_launch_s;
+  r.cp = s.parallel.cp;
   r.stage = stage;
   r.stages = layout.stages();
   r.micro_batches = s.micro_batches();
 
-  // The stage's layers, grouped by the program they share, in order of first appearance.
-  std::vector<const workload::LayerProgram*> programs;
-  std::vector<std::vector<std::int64_t>> layers_of;
+  // The stage's layers, grouped by the kernels they run (layers whose programs differ only in
+  // memory share a group), in order of first appearance.
+  struct Group {
+    const workload::LayerProgram* program;
+    std::vector<std::int64_t> layers;
+  };
+  std::vector<Group> groups;
+  const auto same_kernels = [](const workload::LayerProgram& a, const workload::LayerProgram& b) {
+    return a.forward.kernels == b.forward.kernels && a.recompute == b.recompute && a.backward.kernels == b.backward.kernels;
+  };
   bool first = false, last = false;
   for (std::int64_t j = 0; j < layout.chunks_per_stage(); ++j) {
     first = first || layout.is_first(stage, j);
@@ -155,39 +181,37 @@ KernelReport kernel_report(const Scenario& s, std::int64_t stage) {
     const std::int64_t begin = layout.first_layer(stage, j);
     for (std::int64_t l = begin; l < begin + layout.layers(stage, j); ++l) {
       const auto* p = prog.layers[static_cast<std::size_t>(l)].get();
-      std::size_t i = 0;
-      while (i < programs.size() && programs[i] != p) ++i;
-      if (i == programs.size()) {
-        programs.push_back(p);
-        layers_of.emplace_back();
-      }
-      layers_of[i].push_back(l);
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.program == p || same_kernels(*x.program, *p); });
+      if (g == groups.end()) g = groups.insert(groups.end(), Group{p, {}});
+      g->layers.push_back(l);
     }
   }
-  const auto add = [&](KernelSection sec) {
-    if (!sec.rows.empty()) r.sections.push_back(std::move(sec));
+  for (auto& g : groups) std::sort(g.layers.begin(), g.layers.end());
+  const auto add = [&](std::string name, const std::vector<Kernel>& kernels, bool per_step, std::int64_t count, std::string layers = {}) {
+    if (kernels.empty()) return;
+    auto sec = section(model, std::move(name), kernels, per_step, count);
+    sec.layers = std::move(layers);
+    r.sections.push_back(std::move(sec));
   };
-  if (first) add(section(model, "embedding forward", prog.embedding_forward.kernels, false, 1));
-  for (std::size_t i = 0; i < programs.size(); ++i) {
-    const auto n = static_cast<std::int64_t>(layers_of[i].size());
-    for (auto [name, kernels] : {std::pair{"layer forward", &programs[i]->forward.kernels},
-                                 std::pair{"layer recompute", &programs[i]->recompute},
-                                 std::pair{"layer backward", &programs[i]->backward.kernels}}) {
-      auto sec = section(model, name, *kernels, false, n);
-      sec.layers = ranges(layers_of[i]);
-      add(std::move(sec));
-    }
-  }
+  // In the order a micro-batch runs them: forward, loss, backward.
+  if (first) add("embedding forward", prog.embedding_forward.kernels, false, 1);
+  for (const auto& g : groups)
+    add("layer forward", g.program->forward.kernels, false, static_cast<std::int64_t>(g.layers.size()), ranges(g.layers));
   if (last) {
-    add(section(model, "output forward", prog.output_forward.kernels, false, 1));
-    add(section(model, "output backward", prog.output_backward.kernels, false, 1));
+    add("output forward", prog.output_forward.kernels, false, 1);
+    add("output backward", prog.output_backward.kernels, false, 1);
   }
-  if (first) add(section(model, "embedding backward", prog.embedding_backward.kernels, false, 1));
-  if (s.software.microbatch_host_s > 0) add(section(model, "host", workload::host_pass(), false, 2 * layout.chunks_per_stage()));
+  for (auto g = groups.rbegin(); g != groups.rend(); ++g) {
+    const auto n = static_cast<std::int64_t>(g->layers.size());
+    add("layer recompute", g->program->recompute, false, n, ranges(g->layers));
+    add("layer backward", g->program->backward.kernels, false, n, ranges(g->layers));
+  }
+  if (first) add("embedding backward", prog.embedding_backward.kernels, false, 1);
+  if (s.software.microbatch_host_s > 0) add("host", workload::host_pass(), false, 2 * layout.chunks_per_stage());
   const double params = workload::stage_params(s, stage);
   const double shard = s.parallel.shards_optimizer() ? params / static_cast<double>(s.parallel.shard_group_size()) : params;
-  add(section(model, "gradient buffer zeroing", workload::zero_grad_buffer(s, params), true, 1));
-  add(section(model, "optimizer step", workload::optimizer_step(s, shard), true, 1));
+  add("gradient buffer zeroing", workload::zero_grad_buffer(s, params), true, 1);
+  add("optimizer step", workload::optimizer_step(s, shard), true, 1);
 
   double per_step = 0;
   for (const auto& sec : r.sections) (sec.per_step ? per_step : r.micro_batch_s) += static_cast<double>(sec.count) * sec.time_s;
@@ -222,27 +246,37 @@ std::string kernel_text(const KernelReport& r) {
   return os.str();
 }
 
+// Each line of `text` a paragraph of its own (Markdown joins adjacent lines).
+std::string paragraphs(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '\n' ? std::string("\n\n") : std::string(1, c);
+  return out;
+}
+
 std::string kernel_markdown(const KernelReport& r) {
   std::ostringstream os;
-  os << header(r);
-  for (const auto& sec : r.sections) os << "\n" << to_markdown(section_table(sec));
-  os << "\n" << footer(r);
+  os << paragraphs(header(r));
+  for (const auto& sec : r.sections) os << to_markdown(section_table(sec)) << "\n";
+  os << paragraphs(footer(r));
   return os.str();
 }
 
 std::string kernel_csv(const KernelReport& r) {
   Table t;
-  t.columns = {"stage", "section",     "layers",    "per",       "count",     "kernel",   "kind",   "m",     "n",
-               "k",     "batch",       "flops",     "model_flops", "bytes",   "launch_s", "compute_s", "memory_s", "time_s",
-               "bound"};
-  for (const auto& sec : r.sections)
+  t.columns = {"stage", "section", "layers", "per", "count", "runs_per_step", "kernel", "kind", "m", "n", "k", "batch", "flops",
+               "model_flops", "bytes", "launch_s", "compute_s", "memory_s", "kernel_s", "time_s", "bound"};
+  for (const auto& sec : r.sections) {
+    const std::int64_t runs = sec.per_step ? sec.count : sec.count * r.micro_batches;
     for (const auto& row : sec.rows) {
       const Kernel& k = row.kernel;
+      const bool shaped = k.kind == KernelKind::Gemm || k.kind == KernelKind::Attention;
+      const auto dim_cell = [&](double v) { return shaped ? number(v) : std::string(); };
       t.rows.push_back({std::to_string(r.stage), sec.name, sec.layers, sec.per_step ? "step" : "micro-batch", std::to_string(sec.count),
-                        k.name, kind_name(k.kind), number(k.m), number(k.n), number(k.k), number(k.batch), number(k.flops),
-                        number(k.model_flops), number(k.bytes), number(row.time.launch_s), number(row.time.compute_s),
-                        number(row.time.memory_s), number(row.time.total_s()), row.bound});
+                        std::to_string(runs), k.name, kind_name(k.kind), dim_cell(k.m), dim_cell(k.n), dim_cell(k.k), dim_cell(k.batch),
+                        number(k.flops), number(k.model_flops), number(k.bytes), number(row.time.launch_s), number(row.time.compute_s),
+                        number(row.time.memory_s), number(row.time.body_s), number(row.time.total_s()), row.bound});
     }
+  }
   return to_csv(t);
 }
 
@@ -262,6 +296,7 @@ std::string kernel_json(const KernelReport& r) {
                              {"launch_s", row.time.launch_s},
                              {"compute_s", row.time.compute_s},
                              {"memory_s", row.time.memory_s},
+                             {"kernel_s", row.time.body_s},
                              {"time_s", row.time.total_s()},
                              {"bound", row.bound}});
       kernels.push_back(std::move(jk));
@@ -283,6 +318,8 @@ std::string kernel_json(const KernelReport& r) {
                           {"software", r.software},
                           {"attention", r.attention},
                           {"gemm_rate_flops", r.gemm_rate_flops},
+                          {"gemm_fp8_rate_flops", r.gemm_fp8_rate_flops > 0 ? ordered_json(r.gemm_fp8_rate_flops) : ordered_json(nullptr)},
+                          {"cp", r.cp},
                           {"hbm_Bps", r.hbm_Bps},
                           {"launch_s", r.launch_s},
                           {"sections", std::move(sections)},

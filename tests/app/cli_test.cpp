@@ -56,8 +56,9 @@ TEST_CASE("stepsim memory --format json has the contract keys and is byte-identi
 TEST_CASE("stepsim kernels: one rank's kernels, a stage that does not exist is an input error, no partial file") {
   const auto r = run("kernels " + kExample + " --format csv");
   CHECK(r.status == 0);
-  CHECK(r.out.rfind("stage,section,layers,per,count,kernel,", 0) == 0);
-  CHECK(r.out.find(",layer forward,0-31,micro-batch,32,qkv.fprop,gemm,") != std::string::npos);
+  CHECK(r.out.rfind("stage,section,layers,per,count,runs_per_step,kernel,", 0) == 0);
+  // 32 layers, each run once per micro-batch: 32 x 512 micro-batches per step.
+  CHECK(r.out.find(",layer forward,0-31,micro-batch,32,16384,qkv.fprop,gemm,") != std::string::npos);
   CHECK(r.out == run("kernels " + kExample + " --format csv").out);
   const std::string out = tmpdir() + "/kernels-bad.json";
   std::filesystem::remove(out);

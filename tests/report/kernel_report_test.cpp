@@ -7,6 +7,7 @@
 
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/driver/simulate.hpp"
+#include "stepsim/report/format.hpp"
 #include "stepsim/report/kernel_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
@@ -134,6 +135,20 @@ TEST_CASE("kernel report: its step is the step graph's compute when nothing runs
   }
 }
 
+TEST_CASE("kernel report: layers that run the same kernels share a section, and FP8 names its GEMM ceiling") {
+  // Uniform full recomputation in groups of 3: the groups' first layers keep their input, the
+  // others nothing, but every layer runs the same kernels.
+  const auto r = kernel_report(default_with({{"training.recompute", "full"}, {"training.recompute_num_layers", "3"}}), 0);
+  int forward = 0;
+  for (const auto& sec : r.sections) forward += sec.name == "layer forward";
+  CHECK(forward == 1);
+  CHECK(find_section(r, "layer recompute").layers == "0-19");
+  CHECK(r.gemm_fp8_rate_flops == 0);
+  const auto fp8 = kernel_report(default_with({{"training.precision", "fp8-delayed"}}), 0);
+  CHECK(fp8.gemm_fp8_rate_flops > fp8.gemm_rate_flops);
+  CHECK(kernel_text(fp8).find("(FP8 " + fixed(fp8.gemm_fp8_rate_flops / 1e12, 1) + ")") != std::string::npos);
+}
+
 TEST_CASE("kernel report: writers") {
   const auto r = kernel_report(default_with(), 0);
   const auto j = nlohmann::json::parse(kernel_json(r));
@@ -146,7 +161,9 @@ TEST_CASE("kernel report: writers") {
   CHECK(k0["name"] == "qkv.fprop");
   CHECK(k0["m"] == 8192);
   const std::string csv = kernel_csv(r);
-  CHECK(csv.rfind("stage,section,layers,per,count,kernel,kind,m,n,k,batch,flops,model_flops,bytes,launch_s,compute_s,memory_s,time_s,bound\n", 0) == 0);
+  CHECK(csv.rfind("stage,section,layers,per,count,runs_per_step,kernel,kind,m,n,k,batch,flops,model_flops,bytes,launch_s,compute_s,memory_s,"
+                  "kernel_s,time_s,bound\n",
+                  0) == 0);
   std::size_t rows = 0;
   for (const auto& sec : r.sections) rows += sec.rows.size();
   CHECK(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')) == rows + 1);

@@ -237,10 +237,12 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
         add(l.forward, GroupKind::Context, Collective::AllGather, gathered, 2.0);
         add(l.backward, GroupKind::Context, Collective::AllGather, gathered, 2.0 * (1.0 + reruns));
         add(l.backward, GroupKind::Context, Collective::ReduceScatter, gathered, 2.0);
-        // While its attention runs, the backward holds the gathered K and V and their gradients
-        // at the gathered size (dK and dV are zeroed at c times the local shape, then
-        // reduce-scattered): four tensors of S bytes, freed when the layer's backward ends.
-        cp_backward_transient = 4.0 * gathered;
+        // The backward's buffers (TransformerEngine allocates them at the gathered size and frees
+        // them when the attention's backward returns): the gathered K and V and the zeroed dK and
+        // dV (4 S); the two query chunks' dK and dV, kept to the end, over the keys each chunk
+        // sees, (r + 1) and (2c - r) of the 2c sequence chunks, together (2c + 1) / (2c) S each;
+        // and the reordered copy of dK made before the reduce-scatter while the rest lives (S).
+        cp_backward_transient = (5.0 + 2.0 * (2.0 * d(x.cp) + 1.0) / (2.0 * d(x.cp))) * gathered;
         break;
       }
       case scenarios::CpCommType::A2A:

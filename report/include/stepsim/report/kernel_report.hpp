@@ -20,19 +20,19 @@ namespace stepsim::report {
 
 struct KernelRow {
   workload::Kernel kernel;
-  costmodel::KernelTime time;
-  // What sets the kernel's time: "matmul" or "attention" (its arithmetic term), "HBM" (its bytes),
-  // "launch" (the launch gap exceeds its body), "host" (the stack's host time).
+  costmodel::KernelTime time;  // time.body_s: the kernel itself (what a profiler shows); total_s(): with the launch gap
+  // What sets the kernel's body: "matmul" or "attention" (its arithmetic term), "HBM" (its bytes),
+  // "host" (the stack's host time).
   std::string bound;
 };
 
 struct KernelSection {
   std::string name;        // "layer forward", "embedding backward", "optimizer step", ...
-  std::string layers;      // layer sections: the model layers on the stage that run this program ("0-19, 40-59")
+  std::string layers;      // layer sections: the model layers on the stage that run these kernels ("0-19, 40-59")
   bool per_step = false;   // once per step (else once per micro-batch)
   std::int64_t count = 1;  // runs per micro-batch (layer sections: layers; host: passes) or per step
   std::vector<KernelRow> rows;
-  double time_s = 0;  // one run: the sum of its kernels' times
+  double time_s = 0;  // one run: the sum of its kernels' times, launch gaps included
   double flops = 0;   // one run: executed FLOPs
   double bytes = 0;   // one run: HBM bytes
 };
@@ -40,7 +40,9 @@ struct KernelSection {
 struct KernelReport {
   std::string summary;  // scenario_summary()
   std::string gpu, software, attention;
-  double gemm_rate_flops = 0;  // the GEMM ceiling the GPU's efficiency gives (matmul x gemm_max)
+  double gemm_rate_flops = 0;      // the BF16 GEMM ceiling the GPU's efficiency gives (matmul x gemm_max)
+  double gemm_fp8_rate_flops = 0;  // the FP8 one, when the scenario trains in FP8 (else 0)
+  std::int64_t cp = 1;             // context parallelism (the attention rows stand for its steps)
   double hbm_Bps = 0;          // HBM bandwidth at hbm_eff
   double launch_s = 0;         // the stack's launch gap per kernel
   std::int64_t stage = 0, stages = 1, micro_batches = 1;
