@@ -108,9 +108,11 @@ std::string footer(const KernelReport& r) {
   os << "one micro-batch on stage " << r.stage << ": " << ms(r.micro_batch_s) << " of kernels\n";
   os << "one step (" << r.micro_batches << " micro-batches): " << (r.step_s < 1 ? ms(r.step_s) : fixed(r.step_s, 4) + " s")
      << " of kernels\n";
-  if (r.cp > 1)
-    os << "With context parallelism an attention row stands for all the kernels of its CP ring or gather (a profile shows one "
-          "per step).\n";
+  using scenarios::CpCommType;
+  if (r.cp > 1 && (r.cp_comm_type == CpCommType::P2P || r.cp_comm_type == CpCommType::A2AP2P))
+    os << "With the CP ring an attention row stands for the kernels of all its steps (a profile shows one per step).\n";
+  if (r.cp > 1 && r.cp_comm_type == CpCommType::AllGather)
+    os << "With all-gather CP an attention row stands for the kernels of the rank's two query chunks.\n";
   os << "Kernel time alone: the step graph adds communication, the slowdown of compute beside it "
         "(efficiency.comm_slowdown) and the pipeline's waits (stepsim run).\n";
   return os.str();
@@ -160,6 +162,7 @@ KernelReport kernel_report(const Scenario& s, std::int64_t stage) {
   r.hbm_Bps = s.cluster.gpu.hbm_Bps * s.cluster.gpu.efficiency.hbm_eff;
   r.launch_s = s.software.kernel_launch_s;
   r.cp = s.parallel.cp;
+  r.cp_comm_type = s.parallel.cp_comm_type;
   r.stage = stage;
   r.stages = layout.stages();
   r.micro_batches = s.micro_batches();
@@ -317,9 +320,10 @@ std::string kernel_json(const KernelReport& r) {
                           {"gpu", r.gpu},
                           {"software", r.software},
                           {"attention", r.attention},
+                          {"cp", r.cp},
+                          {"cp_comm_type", scenarios::to_string(r.cp_comm_type)},
                           {"gemm_rate_flops", r.gemm_rate_flops},
                           {"gemm_fp8_rate_flops", r.gemm_fp8_rate_flops > 0 ? ordered_json(r.gemm_fp8_rate_flops) : ordered_json(nullptr)},
-                          {"cp", r.cp},
                           {"hbm_Bps", r.hbm_Bps},
                           {"launch_s", r.launch_s},
                           {"sections", std::move(sections)},

@@ -171,6 +171,10 @@ TEST_CASE("kernel report: writers") {
   CHECK(text.find("qkv.fprop") != std::string::npos);
   CHECK(text.find("one step (256 micro-batches)") != std::string::npos);
   CHECK(kernel_markdown(r).find("| qkv.fprop ") != std::string::npos);
+  CHECK(text.find("CP ring") == std::string::npos);
+  const auto ring = kernel_report(default_with({{"parallel.cp", "2"}, {"parallel.dp", "2"}}), 0);
+  CHECK(kernel_text(ring).find("With the CP ring an attention row stands for the kernels of all its steps") != std::string::npos);
+  CHECK(nlohmann::json::parse(kernel_json(ring))["cp_comm_type"] == "p2p");
   CHECK_THROWS_AS((void)kernel_report(default_with(), 4), ScenarioError);
   CHECK_THROWS_AS((void)kernel_report(default_with(), -1), ScenarioError);
 }

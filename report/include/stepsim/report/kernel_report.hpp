@@ -42,7 +42,8 @@ struct KernelReport {
   std::string gpu, software, attention;
   double gemm_rate_flops = 0;      // the BF16 GEMM ceiling the GPU's efficiency gives (matmul x gemm_max)
   double gemm_fp8_rate_flops = 0;  // the FP8 one, when the scenario trains in FP8 (else 0)
-  std::int64_t cp = 1;             // context parallelism (the attention rows stand for its steps)
+  std::int64_t cp = 1;             // context parallelism
+  scenarios::CpCommType cp_comm_type = scenarios::CpCommType::P2P;
   double hbm_Bps = 0;          // HBM bandwidth at hbm_eff
   double launch_s = 0;         // the stack's launch gap per kernel
   std::int64_t stage = 0, stages = 1, micro_batches = 1;
