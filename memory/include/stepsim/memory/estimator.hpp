@@ -87,8 +87,8 @@ struct StepsimEstimate {
 // forward) and while its gradient is cast back (the start of that chunk's backward), 2sbv/(tc).
 [[nodiscard]] std::int64_t logits_copy_bytes(const workload::StepProgram& program);
 // Transient bytes of a backward pass beyond the stored activations (full recomputation: the
-// largest checkpoint group's activations, rebuilt at once; all-gather CP: the gathered K and V
-// and their gradients at the gathered size).
+// largest checkpoint group's activations, rebuilt at once; all-gather CP: the buffers of the
+// attention's backward at the gathered size, (7 + 1/c) S; workload/program.cpp).
 [[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
 [[nodiscard]] std::int64_t backward_transient_bytes(const workload::StepProgram& program);
 // Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.

@@ -47,7 +47,7 @@ struct LayerProgram {
   std::vector<Kernel> recompute;   // forward work the backward re-runs (model_flops 0)
   double stored_activation_bytes = 0;  // allocated by the forward, freed by the backward
   double working_set_bytes = 0;        // activations of the layer without recomputation
-  double backward_transient_bytes = 0; // held during the backward beyond the stored bytes (full recomputation; all-gather CP's gathered K, V, dK, dV)
+  double backward_transient_bytes = 0; // held during the backward beyond the stored bytes (full recomputation; all-gather CP's backward buffers)
 };
 
 // How full recomputation treats one layer of a model chunk (Megatron's recompute_method and
