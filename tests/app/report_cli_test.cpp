@@ -133,6 +133,20 @@ TEST_CASE("stepsim report: bad input exits 2 with one line naming the problem, n
   }
 }
 
+// One headless Chromium screenshot of `page` into `shot`, with a new profile each time. The shared
+// memory flag keeps Chromium off a small /dev/shm (a container's 64 MB), where it can stall.
+static bool screenshot(const std::string& dir, const std::string& page, const std::string& shot, int attempt) {
+  const std::string profile = dir + "/profile-" + std::to_string(attempt);
+  std::filesystem::remove_all(profile);
+  std::filesystem::create_directories(profile);
+  std::filesystem::remove(shot);
+  const std::string cmd =
+      "timeout -k 5 45 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --disable-quic "
+      "--no-first-run --disable-background-networking --disable-component-update --disable-sync --user-data-dir='" +
+      profile + "' --screenshot='" + shot + "' --window-size=1200,1600 'file://" + page + "' >>'" + dir + "/log' 2>&1";
+  return std::system(cmd.c_str()) == 0 && std::filesystem::exists(shot);
+}
+
 TEST_CASE("the HTML report renders in a headless browser") {
   if (!std::filesystem::exists("/usr/bin/chromium")) {
     MESSAGE("skipped: chromium not installed");
@@ -140,18 +154,25 @@ TEST_CASE("the HTML report renders in a headless browser") {
     return;
   }
   const std::string dir = cli::tmpdir() + "/browser";
-  std::filesystem::create_directories(dir + "/profile");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
   const std::string html = dir + "/report.html";
   const auto r = cli::run("report --engine analytic --compare-set parallel.schedule=interleaved --compare-set parallel.vpp=2 "
                           "--format html --out " + html);
   REQUIRE(r.status == 0);
   const std::string shot = dir + "/shot.png";
-  const std::string cmd =
-      "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-      "--disable-background-networking --disable-component-update --disable-sync --user-data-dir='" + dir +
-      "/profile' --screenshot='" + shot + "' --window-size=1200,1600 'file://" + html + "' >'" + dir + "/log' 2>&1";
-  const int status = std::system(cmd.c_str());
-  CHECK_MESSAGE(status == 0, cli::slurp(dir + "/log"));
+  bool rendered = false;
+  for (int attempt = 0; attempt < 2 && !rendered; ++attempt) rendered = screenshot(dir, html, shot, attempt);
+  if (!rendered) {
+    // A browser that cannot render a one-line page either is the machine's problem, not the report's.
+    const auto control = cli::write_file("browser/control.html", "<!DOCTYPE html><html><body><p>control</p></body></html>\n");
+    if (!screenshot(dir, control, dir + "/control.png", 2)) {
+      MESSAGE("skipped: chromium does not render a one-line page here either\n" << cli::slurp(dir + "/log"));
+      std::cout << "skipped: chromium does not render a one-line page here\n";
+      return;
+    }
+  }
+  CHECK_MESSAGE(rendered, cli::slurp(dir + "/log"));
   REQUIRE(std::filesystem::exists(shot));
   const auto png = cli::slurp(shot);
   CHECK(png.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
