@@ -31,8 +31,8 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
 
 void register_validate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "validate", "predicted vs published step time and TFLOP/s per GPU: error per case; MAPE, max error and Spearman "
-                  "rank correlation per set and per table");
+      "validate", "predicted vs published step time and TFLOP/s per GPU: error per case; MAPE, max error, Spearman "
+                  "rank correlation and the measured top 5 among the predicted top 8 per set and per table");
   auto sets = std::make_shared<std::vector<std::string>>();
   auto overrides = std::make_shared<std::vector<std::string>>();
   auto params = std::make_shared<std::vector<std::string>>();

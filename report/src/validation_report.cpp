@@ -89,6 +89,24 @@ std::optional<double> spearman_rank_correlation(const std::vector<double>& x, co
   return sxy / std::sqrt(sxx * syy);
 }
 
+std::size_t top_overlap(const std::vector<double>& measured, const std::vector<double>& predicted, std::size_t top_measured,
+                        std::size_t top_predicted) {
+  if (measured.size() != predicted.size()) throw InternalError("top_overlap: measured and predicted differ in size");
+  // The positions of the k largest values, ties in position order.
+  const auto top = [](const std::vector<double>& v, std::size_t k) {
+    std::vector<std::size_t> order(v.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] > v[b]; });
+    order.resize(std::min(k, order.size()));
+    return order;
+  };
+  const auto best_predicted = top(predicted, top_predicted);
+  std::size_t n = 0;
+  for (const std::size_t i : top(measured, top_measured))
+    if (std::find(best_predicted.begin(), best_predicted.end(), i) != best_predicted.end()) ++n;
+  return n;
+}
+
 ValidationStats validation_stats(const std::vector<ValidationCase>& cases) {
   ValidationStats s;
   s.records = cases.size();
@@ -104,6 +122,13 @@ ValidationStats validation_stats(const std::vector<ValidationCase>& cases) {
     predicted.push_back(p);
   }
   if (same_quantity) s.spearman = spearman_rank_correlation(measured, predicted);
+  const bool memory = !cases.empty() && cases.front().measured_peak_allocated_gib.has_value();
+  if (same_quantity && !memory && cases.size() > kTopPredicted) {
+    // Fastest first: a step time ranks by its negation.
+    if (cases.front().measured_step_time_s)
+      for (std::size_t i = 0; i < measured.size(); ++i) measured[i] = -measured[i], predicted[i] = -predicted[i];
+    s.top_measured_in_top_predicted = top_overlap(measured, predicted, kTopMeasured, kTopPredicted);
+  }
   return s;
 }
 
@@ -125,10 +150,18 @@ namespace {
 
 std::string opt_ratio(const std::optional<double>& v) { return v ? fixed(*v, 3) : "-"; }
 
+// "4/5", or "-" where the check does not apply.
+std::string top_cell(const ValidationStats& s) {
+  return s.top_measured_in_top_predicted ? std::to_string(*s.top_measured_in_top_predicted) + "/" + std::to_string(kTopMeasured) : "-";
+}
+
 // "MAPE 3.1 %, max 9.0 %, Spearman 0.812, 12 records"
 std::string stats_line(const ValidationStats& s) {
-  return "MAPE " + percent(s.mape, 1, false) + ", max " + percent(s.max_abs_error, 1, false) + ", Spearman " +
-         opt_ratio(s.spearman) + ", " + std::to_string(s.records) + " records";
+  std::string line = "MAPE " + percent(s.mape, 1, false) + ", max " + percent(s.max_abs_error, 1, false) + ", Spearman " +
+                     opt_ratio(s.spearman);
+  if (s.top_measured_in_top_predicted)
+    line += ", measured top " + std::to_string(kTopMeasured) + " in predicted top " + std::to_string(kTopPredicted) + ": " + top_cell(s);
+  return line + ", " + std::to_string(s.records) + " records";
 }
 
 nlohmann::ordered_json stats_json(const ValidationStats& s) {
@@ -137,17 +170,19 @@ nlohmann::ordered_json stats_json(const ValidationStats& s) {
   j["mape"] = s.mape;
   j["max_abs_error"] = s.max_abs_error;
   j["spearman"] = s.spearman ? nlohmann::ordered_json(*s.spearman) : nlohmann::ordered_json(nullptr);
+  j["top5_measured_in_top8_predicted"] =
+      s.top_measured_in_top_predicted ? nlohmann::ordered_json(*s.top_measured_in_top_predicted) : nlohmann::ordered_json(nullptr);
   return j;
 }
 
 // One row per set and per table of the set: name, table, records, MAPE, max, Spearman.
 Table summary_table(const ValidationReport& r) {
   Table t;
-  t.columns = {"set", "table", "records", "MAPE", "max error", "Spearman"};
-  t.right_aligned = {false, false, true, true, true, true};
+  t.columns = {"set", "table", "records", "MAPE", "max error", "Spearman", "top 5 in top 8"};
+  t.right_aligned = {false, false, true, true, true, true, true};
   auto row = [&](const std::string& set, const std::string& table, const ValidationStats& s) {
     t.rows.push_back({set, table, std::to_string(s.records), percent(s.mape, 1, false), percent(s.max_abs_error, 1, false),
-                      opt_ratio(s.spearman)});
+                      opt_ratio(s.spearman), top_cell(s)});
   };
   for (const auto& set : r.sets) {
     row(set.name, "(whole set)", set.stats);
@@ -182,7 +217,9 @@ std::string notes_text() {
   return "error = predicted / measured - 1 on the measured quantity (step time where published, peak allocated memory for\n"
          "memory records, else TFLOP/s per GPU);\n"
          "TFLOP/s per GPU = the record's FLOP formula / (step time x GPUs); Spearman = rank correlation of predicted vs\n"
-         "measured values within the group (ties averaged; - for fewer than 2 records or constant values).\n";
+         "measured values within the group (ties averaged; - for fewer than 2 records or constant values);\n"
+         "top 5 in top 8 = how many of the 5 fastest records as measured are among the 8 fastest as predicted (- for memory\n"
+         "records and groups of 8 records or fewer).\n";
 }
 
 }  // namespace
@@ -371,18 +408,20 @@ const ValidationStats* find_table(const ValidationReport& r, const std::string& 
   return nullptr;
 }
 
-// Rows: set (whole) and its tables; for each of committed / fitted / cross-validated: MAPE, max, Spearman.
+// Rows: set (whole) and its tables; for each of committed / fitted / cross-validated: MAPE, max, Spearman
+// and the measured top 5 among the predicted top 8.
 Table cross_summary_table(const CrossValidationReport& r) {
   Table t;
-  t.columns = {"set", "table", "records", "MAPE", "max", "Spearman", "fit MAPE", "fit max", "fit Spearman", "CV MAPE",
-               "CV max", "CV Spearman"};
-  t.right_aligned = {false, false, true, true, true, true, true, true, true, true, true, true};
+  t.columns = {"set", "table", "records", "MAPE", "max", "Spearman", "top 5/8", "fit MAPE", "fit max", "fit Spearman",
+               "fit top 5/8", "CV MAPE", "CV max", "CV Spearman", "CV top 5/8"};
+  t.right_aligned.assign(t.columns.size(), true);
+  t.right_aligned[0] = t.right_aligned[1] = false;
   auto cells = [](const ValidationStats* s, std::vector<std::string>& row) {
     if (!s || s->records == 0) {
-      row.insert(row.end(), {"-", "-", "-"});
+      row.insert(row.end(), {"-", "-", "-", "-"});
       return;
     }
-    row.insert(row.end(), {percent(s->mape, 1, false), percent(s->max_abs_error, 1, false), opt_ratio(s->spearman)});
+    row.insert(row.end(), {percent(s->mape, 1, false), percent(s->max_abs_error, 1, false), opt_ratio(s->spearman), top_cell(*s)});
   };
   for (const auto& set : r.committed.sets) {
     auto add = [&](const std::string& table, const ValidationStats& committed, const ValidationStats* fitted,
@@ -420,7 +459,8 @@ Table fits_table(const CrossValidationReport& r) {
 }
 
 std::string cross_notes(const CrossValidationReport& r) {
-  std::string s = "MAPE/max/Spearman: with the embedded efficiency files (as validate); fit: each GPU's parameters (";
+  std::string s = "MAPE/max/Spearman/top 5/8 (the measured top 5 among the predicted top 8): with the embedded efficiency files (as "
+                  "validate); fit: each GPU's parameters (";
   for (std::size_t i = 0; i < r.params.size(); ++i) s += (i ? ", " : "") + r.params[i];
   s += "; - where a GPU's fit does not set one) fitted on every record of the GPU (in-sample);\nCV: fitted on the GPU's records outside the table, "
        "predicting the table (leave one table out); a set's CV row pools its tables' predictions.\n";

@@ -46,6 +46,39 @@ TEST_CASE("Spearman: ranks with ties averaged, against a hand-computed case") {
   CHECK_FALSE(spearman_rank_correlation({1, 2}, {1, 2, 3}));
 }
 
+TEST_CASE("the measured top 5 among the predicted top 8: a hand-computed case, step times ranked shortest first") {
+  using stepsim::report::top_overlap;
+  // Measured top 3 of 6: positions 5, 4, 3. Predicted top 4: 0, 1, 2, 5 -> only 5 of them: 1.
+  CHECK(top_overlap({1, 2, 3, 4, 5, 6}, {9, 8, 7, 1, 2, 6.5}, 3, 4) == 1);
+  CHECK(top_overlap({1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}, 3, 4) == 3);
+  // Ties go to the earlier position: measured top 1 of {7, 7} is position 0; predicted top 1 of {5, 5} too.
+  CHECK(top_overlap({7, 7}, {5, 5}, 1, 1) == 1);
+  CHECK(top_overlap({7, 7}, {4, 5}, 1, 1) == 0);
+  CHECK_THROWS(static_cast<void>(top_overlap({1, 2}, {1}, 1, 1)));
+
+  // Nine TFLOP/s records, measured 1..9 (top 5: m5..m9); predicted puts m1, m2, m3 on top, then m9
+  // ... m4: the predicted top 8 holds m9 ... m5 all but m4, so 5 of 5.
+  std::vector<ValidationCase> cases;
+  const double predicted[] = {100, 99, 98, 1, 5, 6, 7, 8, 9};
+  for (int i = 0; i < 9; ++i) cases.push_back(tflops_case("m" + std::to_string(i + 1), "t", i + 1, predicted[i]));
+  auto s = stepsim::report::validation_stats(cases);
+  REQUIRE(s.top_measured_in_top_predicted);
+  CHECK(*s.top_measured_in_top_predicted == 5);
+  // Predicted m5 last of all: it falls out of the top 8.
+  cases[4].predicted_tflops_per_gpu = 0.5;
+  CHECK(*stepsim::report::validation_stats(cases).top_measured_in_top_predicted == 4);
+  // As step times the order turns: the shortest measured (m1 ... m5) are the fastest; predicted
+  // shortest: m4 (1), m5 (0.5 now), m6 ... m9, m3 (98), m2 (99) -> m1 is out: 4 of 5.
+  for (auto& c : cases) {
+    c.measured_step_time_s = c.measured_tflops_per_gpu;
+    c.predicted_step_time_s = c.predicted_tflops_per_gpu;
+  }
+  CHECK(*stepsim::report::validation_stats(cases).top_measured_in_top_predicted == 4);
+  // Eight records or fewer: every record is in the predicted top 8, so there is nothing to check.
+  cases.pop_back();
+  CHECK_FALSE(stepsim::report::validation_stats(cases).top_measured_in_top_predicted);
+}
+
 TEST_CASE("validation figures per set and per table: MAPE, max |error|, Spearman") {
   stepsim::report::ValidationSetResult set;
   set.name = "s";
@@ -80,6 +113,7 @@ TEST_CASE("validation figures per set and per table: MAPE, max |error|, Spearman
   const auto j = nlohmann::json::parse(stepsim::report::validation_json(r));
   CHECK(j["sets"][0]["max_abs_error"].get<double>() == doctest::Approx(0.2));
   CHECK(j["sets"][0]["tables"][1]["spearman"].is_null());
+  CHECK(j["sets"][0]["top5_measured_in_top8_predicted"].is_null());  // four records
   CHECK(j["sets"][0]["skipped"][0]["reason"] == "FP8 is not modelled yet");
   const auto md = stepsim::report::validation_markdown(r);
   CHECK(md.find("| s | fp8-row | FP8 is not modelled yet |") != std::string::npos);

@@ -2,7 +2,8 @@
 // `stepsim validate`: every record of the embedded validation sets (driver/data/validation/)
 // simulated and compared with its published measurement: predicted vs measured step time and
 // TFLOP/s per GPU, the signed error of each case, and per set and per table the mean absolute
-// percentage error, the largest error and the Spearman rank correlation of the layouts. Skipped
+// percentage error, the largest error, the Spearman rank correlation of the layouts and how many of
+// the 5 fastest as measured are among the 8 fastest as predicted. Skipped
 // records are listed with their reason. Also the leave-one-table-out cross-validation of the
 // calibrated efficiency parameters and the list of GPUs with measured records.
 

@@ -1,6 +1,7 @@
 #pragma once
 // The result of `stepsim validate` (predicted vs published step time and TFLOP/s per GPU per record;
-// MAPE, max |error| and the Spearman rank correlation per set and per table), its cross-validated
+// MAPE, max |error|, the Spearman rank correlation and the measured top 5 among the predicted top 8
+// per set and per table), its cross-validated
 // form (`--cross-validate`), the GPU coverage (`--gpus`) and their writers.
 
 #include <cstddef>
@@ -48,7 +49,16 @@ struct ValidationStats {
   // their average rank); none with fewer than 2 records, when either side is constant, or when the
   // cases do not all compare the same quantity.
   std::optional<double> spearman;
+  // How many of the kTopMeasured fastest records as measured are among the kTopPredicted fastest
+  // as predicted (fastest: the shortest step time, or the most TFLOP/s per GPU); none for memory
+  // records, for cases that do not all compare the same quantity, and for groups of kTopPredicted
+  // records or fewer (where the answer could only be all of them).
+  std::optional<std::size_t> top_measured_in_top_predicted;
 };
+
+// The ranking check of a group: the measured top 5 among the predicted top 8.
+inline constexpr std::size_t kTopMeasured = 5;
+inline constexpr std::size_t kTopPredicted = 8;
 
 struct ValidationTableResult {
   std::string name;
@@ -76,13 +86,18 @@ struct ValidationReport {
 // Spearman's rank correlation: Pearson's correlation of the ranks, tied values sharing the mean of
 // the ranks they span. None when the sizes differ, n < 2, or either side has a single distinct value.
 [[nodiscard]] std::optional<double> spearman_rank_correlation(const std::vector<double>& x, const std::vector<double>& y);
-// MAPE, max |error| and Spearman of a group of cases.
+// How many of the `top_measured` largest of `measured` are among the `top_predicted` largest of
+// `predicted` (the same positions; ties broken by position, the earlier first).
+[[nodiscard]] std::size_t top_overlap(const std::vector<double>& measured, const std::vector<double>& predicted, std::size_t top_measured,
+                                      std::size_t top_predicted);
+// MAPE, max |error|, Spearman and the top-5-in-top-8 count of a group of cases.
 [[nodiscard]] ValidationStats validation_stats(const std::vector<ValidationCase>& cases);
 // The figures of a set's records, overall and per table (records and skipped are set by the caller).
 void summarize(ValidationSetResult& set);
 
 // Writers (deterministic, fixed decimals). JSON keys: engine, overrides, sets[{name, records_count,
-// mape, max_abs_error, spearman, tables[{name, records_count, mape, max_abs_error, spearman}],
+// mape, max_abs_error, spearman, top5_measured_in_top8_predicted, tables[{name, records_count, mape,
+// max_abs_error, spearman, top5_measured_in_top8_predicted}],
 // records[{name, table, gpu, measured_step_time_s, predicted_step_time_s, measured_tflops_per_gpu,
 // predicted_tflops_per_gpu, flops_formula, error}; memory records: {name, table, gpu,
 // measured_peak_allocated_gib, predicted_peak_allocated_gib, error}], skipped[{name, table,
