@@ -492,6 +492,7 @@ class Builder {
     t.usable = rec.ok && t.send.kind != PassRef::None && (!forward || t.end.kind != PassRef::None);
     if (!t.usable) return;
     t.micro_batch = static_cast<std::int32_t>(ps.micro_batch);
+    t.first_op = rec.base;
     t.ops.assign(out_.graph.ops.begin() + rec.base, out_.graph.ops.end());
     t.edges = std::move(rec.edges);
   }
@@ -539,6 +540,7 @@ class Builder {
   struct PassTemplate {
     bool recorded = false, usable = false;
     std::int32_t micro_batch = -1;
+    std::int32_t first_op = -1;  // the recorded pass's first op in the graph
     std::vector<Op> ops;
     std::vector<std::pair<PassRef, PassRef>> edges;
     PassRef end, send;  // the pass's end (forward) and its send, what the next passes wait for
@@ -551,8 +553,12 @@ class Builder {
     const auto base = static_cast<std::int32_t>(out_.graph.ops.size());
     const auto mb32 = static_cast<std::int32_t>(mb);
     out_.graph.append_ops(t.ops.data(), t.ops.size());
-    for (auto i = static_cast<std::size_t>(base); i < out_.graph.ops.size(); ++i)
-      if (out_.graph.ops[i].micro_batch == t.micro_batch) out_.graph.ops[i].micro_batch = mb32;
+    for (auto i = static_cast<std::size_t>(base); i < out_.graph.ops.size(); ++i) {
+      Op& o = out_.graph.ops[i];
+      if (o.micro_batch == t.micro_batch) o.micro_batch = mb32;
+      // Priced as the recorded pass's op it copies (the same work, group, size and count).
+      o.cost_of = t.first_op + static_cast<std::int32_t>(i - static_cast<std::size_t>(base));
+    }
     const auto at = [&](PassRef r) { return r.kind == PassRef::Own ? base + r.index : r.kind == PassRef::Last ? last : input; };
     for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -420,7 +421,17 @@ class Coster {
       work_attention_s.push_back(w.shares_sms ? cm_.comm_slowed_time_s(attention) : attention);
     }
     const bool network = !cl_.spec().ideal_network;
-    for (auto& op : g_.ops) {
+    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
+      Op& op = g_.ops[i];
+      // A copy of an op of a repeated pass costs what that op costs, priced before it.
+      if (op.cost_of >= 0) {
+        const auto src = static_cast<std::size_t>(op.cost_of);
+        if (src >= i || g_.ops[src].kind != op.kind) throw InternalError("op " + std::to_string(i) + " is priced as op " +
+                                                                           std::to_string(src) + ", not an earlier op of its kind");
+        op.duration_s = g_.ops[src].duration_s;
+        op.plan = g_.ops[src].plan;
+        continue;
+      }
       switch (op.kind) {
         case OpKind::Compute:
           op.duration_s = op.work >= 0 ? work_s[static_cast<std::size_t>(op.work)] : 0.0;

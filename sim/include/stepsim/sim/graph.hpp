@@ -124,6 +124,9 @@ struct Op {
   std::int32_t work = -1;           // compute: index into StepGraph::works (its kernels and FLOPs); delay: see `count`
   std::int32_t group = -1;          // communication (and latency-only delays): index into StepGraph::groups
   std::int32_t plan = -1;           // index into StepGraph::plans (communication ops), filled by the costing pass
+  // An earlier op of the same work, group, size and count (this op is its copy in a repeated
+  // pass): the costing pass gives this op that op's duration and plan. -1 when none.
+  std::int32_t cost_of = -1;
   OpLabel label;                    // short name: "fwd", "bwd", "tp.ag_rs", "pp.send", "dp.rs", ...
   double message_bytes = 0;         // communication: size S of one collective (nccl-tests)
   double count = 1;                 // communication: identical collectives back to back; a delay
