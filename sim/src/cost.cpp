@@ -7,8 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -23,6 +23,12 @@ namespace {
 
 // Equal bit for bit (so that equal values give equal results wherever they are used).
 bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+// Whether two ops have every field the costing reads in common (so the same duration and plan).
+bool same_price(const Op& a, const Op& b) {
+  return a.kind == b.kind && a.collective == b.collective && a.work == b.work && a.group == b.group &&
+         same_bits(a.message_bytes, b.message_bytes) && same_bits(a.count, b.count);
+}
 
 // Everything a priced plan depends on besides the cluster: the inputs of plan_collective.
 struct PlanInputs {
@@ -426,8 +432,9 @@ class Coster {
       // A copy of an op of a repeated pass costs what that op costs, priced before it.
       if (op.cost_of >= 0) {
         const auto src = static_cast<std::size_t>(op.cost_of);
-        if (src >= i || g_.ops[src].kind != op.kind) throw InternalError("op " + std::to_string(i) + " is priced as op " +
-                                                                           std::to_string(src) + ", not an earlier op of its kind");
+        if (src >= i || !same_price(g_.ops[src], op))
+          throw InternalError("op " + std::to_string(i) + " is priced as op " + std::to_string(src) +
+                              ", which is not an earlier op of the same kind, work, group, size and count");
         op.duration_s = g_.ops[src].duration_s;
         op.plan = g_.ops[src].plan;
         continue;

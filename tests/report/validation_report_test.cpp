@@ -67,13 +67,18 @@ TEST_CASE("the measured top 5 among the predicted top 8: a hand-computed case, s
   // Predicted m5 last of all: it falls out of the top 8.
   cases[4].predicted_tflops_per_gpu = 0.5;
   CHECK(*stepsim::report::validation_stats(cases).top_measured_in_top_predicted == 4);
-  // As step times the order turns: the shortest measured (m1 ... m5) are the fastest; predicted
-  // shortest: m4 (1), m5 (0.5 now), m6 ... m9, m3 (98), m2 (99) -> m1 is out: 4 of 5.
-  for (auto& c : cases) {
-    c.measured_step_time_s = c.measured_tflops_per_gpu;
-    c.predicted_step_time_s = c.predicted_tflops_per_gpu;
+  // As step times the shortest are the fastest. Measured 1 ... 9 s (m1 ... m9), predicted the same
+  // but m1 at 100 s: the measured top 5 is m1 ... m5, the predicted top 8 m2 ... m9, so 4 of 5 (read
+  // the other way round, the largest first, it would be 5 of 5).
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    cases[i].measured_step_time_s = static_cast<double>(i + 1);
+    cases[i].predicted_step_time_s = i == 0 ? 100.0 : static_cast<double>(i + 1);
   }
   CHECK(*stepsim::report::validation_stats(cases).top_measured_in_top_predicted == 4);
+  // A group that mixes step times and TFLOP/s has no ranking check.
+  cases[8].measured_step_time_s.reset();
+  CHECK_FALSE(stepsim::report::validation_stats(cases).top_measured_in_top_predicted);
+  cases[8].measured_step_time_s = 9.0;
   // Eight records or fewer: every record is in the predicted top 8, so there is nothing to check.
   cases.pop_back();
   CHECK_FALSE(stepsim::report::validation_stats(cases).top_measured_in_top_predicted);

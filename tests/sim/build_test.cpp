@@ -490,6 +490,40 @@ TEST_CASE("re-costing a built graph equals a full build, for each efficiency, th
   CHECK(slow > sim::run_analytic(graph.graph).makespan_s);
 }
 
+TEST_CASE("ops copied from a recorded pass name the op they are priced as, and a wrong one is an internal error") {
+  const auto s = scenario({"parallel.cp=2", "parallel.pp=2", "parallel.tp=2", "training.global_batch=8"});
+  const topology::Cluster cluster(s.cluster);
+  const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+  sim::BuiltStep b = sim::build_step(s, cluster, cm);
+  auto& ops = b.graph.ops;
+  std::size_t copies = 0, comm_copies = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].cost_of < 0) continue;
+    ++copies;
+    const auto& src = ops[static_cast<std::size_t>(ops[i].cost_of)];
+    CHECK(static_cast<std::size_t>(ops[i].cost_of) < i);
+    CHECK(src.cost_of == -1);  // copies name the recorded op itself
+    CHECK(src.work == ops[i].work);
+    CHECK(src.duration_s == ops[i].duration_s);
+    CHECK(src.plan == ops[i].plan);
+    if (src.plan >= 0) ++comm_copies;
+  }
+  CHECK(copies > 0);
+  CHECK(comm_copies > 0);
+  // An op named as the price of one with another work or size is refused, not priced.
+  std::size_t victim = 0;
+  while (ops[victim].cost_of < 0 || ops[victim].kind != sim::OpKind::Compute) ++victim;
+  const auto end = ops.begin() + static_cast<std::ptrdiff_t>(victim);
+  const auto other = std::find_if(ops.begin(), end, [&](const sim::Op& o) {
+    return o.kind == sim::OpKind::Compute && o.work != ops[victim].work;
+  });
+  REQUIRE(other != end);  // an earlier compute op of another work (the gradient-buffer zeroing at least)
+  ops[victim].cost_of = static_cast<std::int32_t>(other - ops.begin());
+  CHECK_THROWS_AS(sim::cost_step(b.graph, cluster, cm, costmodel::CommSettings{}), InternalError);
+  ops[victim].cost_of = static_cast<std::int32_t>(victim);  // itself: not an earlier op
+  CHECK_THROWS_AS(sim::cost_step(b.graph, cluster, cm, costmodel::CommSettings{}), InternalError);
+}
+
 TEST_CASE("CP all_gather and a2a: the CP group's collectives in line after each layer group's compute, no ring") {
   for (const char* type : {"all_gather", "a2a"}) {
     CAPTURE(type);
