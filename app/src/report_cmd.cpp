@@ -156,9 +156,9 @@ void run_report(const ReportArgs& a) {
     std::filesystem::create_directories(a.svg_dir, ec);
     if (ec || !std::filesystem::is_directory(a.svg_dir, ec))
       throw ScenarioError("--svg-dir", "cannot create the directory " + a.svg_dir);
-    for (const auto& f : output.svgs) outputs.push_back({(std::filesystem::path(a.svg_dir) / f.name).string(), f.text});
+    for (auto& f : output.svgs) outputs.push_back({(std::filesystem::path(a.svg_dir) / f.name).string(), std::move(f.text)});
   }
-  outputs.push_back({a.out, output.text});
+  outputs.push_back({a.out, std::move(output.text)});
   add_csv_meta(outputs, a.out, output.meta_json);
   try {
     emit_all(outputs);

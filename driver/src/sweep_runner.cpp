@@ -540,7 +540,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
         return;
       }
       if (static_cast<std::int64_t>(top.size()) == options.refine && !faster(r, top.back())) return;
-      r.line.clear();
+      std::string().swap(r.line);
       top.insert(std::upper_bound(top.begin(), top.end(), r, faster), std::move(r));
       if (static_cast<std::int64_t>(top.size()) > options.refine) top.pop_back();
     });

@@ -30,7 +30,9 @@ std::string header_line(const ReportOptions& o) { return "stepsim " + o.version;
 std::string wrap_tables(const std::string& header, std::vector<Table> tables, ReportFormat f,
                         const std::vector<std::string>& columns = {}) {
   // --columns chooses the columns of the first (main) table.
-  if (!tables.empty()) tables.front() = select_columns(tables.front(), columns);
+  if (!tables.empty() && !columns.empty()) tables.front() = select_columns(tables.front(), columns);
+  // No comment line: the provenance goes to ReportOutput::meta_json.
+  if (f == ReportFormat::Csv) return tables.empty() ? std::string() : to_csv(tables.front());
   std::ostringstream os;
   switch (f) {
     case ReportFormat::Markdown:
@@ -39,9 +41,6 @@ std::string wrap_tables(const std::string& header, std::vector<Table> tables, Re
       break;
     case ReportFormat::Latex:
       os << latex_tables(header, tables);
-      break;
-    case ReportFormat::Csv:
-      os << to_csv(tables.front());  // no comment line: the provenance goes to ReportOutput::meta_json
       break;
     default:
       break;
@@ -193,14 +192,23 @@ Json sweep_row_json(const SweepRow& r, std::size_t rank) {
   return j;
 }
 
-// Every row, in rank order, as sweep_row_json writes it (CSV).
-Table full_table(const SweepResultSet& s) {
-  std::vector<Json> rows;
+// Every row, in rank order, as sweep_row_json writes it, as CSV with `columns` chosen (all when
+// empty): made a block of rows at a time, so that a large sweep never holds its whole table.
+std::string full_csv(const SweepResultSet& s, const std::vector<std::string>& columns) {
+  constexpr std::size_t kBlockRows = 4096;
   const auto order = ranked_rows(s);
-  for (std::size_t k = 0; k < order.size(); ++k) rows.push_back(sweep_row_json(s.rows[order[k]], k + 1));
-  Table t = detail::rows_table(rows);
-  t.caption = "All candidates";
-  return t;
+  if (order.empty()) return columns.empty() ? to_csv(Table{}) : to_csv(select_columns(Table{}, columns));
+  std::string out;
+  for (std::size_t begin = 0; begin < order.size(); begin += kBlockRows) {
+    Table t;
+    const std::size_t end = std::min(order.size(), begin + kBlockRows);
+    t.rows.reserve(end - begin);
+    for (std::size_t k = begin; k < end; ++k) detail::add_json_row(t, sweep_row_json(s.rows[order[k]], k + 1));
+    const std::string block = columns.empty() ? to_csv(t) : to_csv(select_columns(t, columns));
+    // The header line once.
+    out.append(begin == 0 ? block : block.substr(block.find('\n') + 1));
+  }
+  return out;
 }
 
 // Best value of `metric` per GPU count, one series per model/cluster, on log-log axes when the
@@ -429,7 +437,8 @@ void SweepResultsReader::add_line(const std::string& text, std::int64_t number, 
   if (text.find_first_not_of(" \t\r") == std::string::npos) return;
   try {
     out_.rows.push_back(parse_row(text, origin_ + ":" + std::to_string(number), static_cast<std::int64_t>(out_.rows.size())));
-    out_.rows.back().line.clear();
+    // The report reads the parsed fields only: the line's bytes (most of a row's) are released.
+    std::string().swap(out_.rows.back().line);
   } catch (const ScenarioError&) {
     // A last line without its newline that is not a row: a write cut short (a killed sweep).
     if (terminated || out_.rows.empty()) throw;
@@ -440,24 +449,41 @@ void SweepResultsReader::add_line(const std::string& text, std::int64_t number, 
 SweepResultSet SweepResultsReader::finish() {
   SweepResultSet out = std::move(out_);
   if (out.rows.empty()) throw ScenarioError(origin_, "no results rows (empty file)");
-  // Rows in candidate order whatever order the file has (a sweep appends them as they finish).
-  std::stable_sort(out.rows.begin(), out.rows.end(), [](const SweepRow& a, const SweepRow& b) {
-    return std::tie(a.sweep, a.index, a.key) < std::tie(b.sweep, b.index, b.key);
+  // Rows in candidate order whatever order the file has (a sweep appends them as they finish):
+  // their positions sorted (stably), then the rows moved into that order in place, so that no
+  // second array of rows is held.
+  auto& rows = out.rows;
+  std::vector<std::size_t> order(rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&rows](std::size_t a, std::size_t b) {
+    return std::tie(rows[a].sweep, rows[a].index, rows[a].key) < std::tie(rows[b].sweep, rows[b].index, rows[b].key);
   });
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    // Place i takes row order[i]: follow the cycle through i.
+    if (order[i] == i) continue;
+    SweepRow first = std::move(rows[i]);
+    std::size_t j = i;
+    while (order[j] != i) {
+      const std::size_t from = order[j];
+      rows[j] = std::move(rows[from]);
+      order[j] = j;
+      j = from;
+    }
+    rows[j] = std::move(first);
+    order[j] = j;
+  }
   // A candidate re-simulated with SimGrid has a second row with the same index (in older files):
-  // it replaces the first.
-  std::vector<SweepRow> kept;
-  std::map<std::pair<std::string, std::int64_t>, std::size_t> by_index;
-  for (auto& r : out.rows) {
-    const auto it = by_index.find({r.sweep, r.index});
-    if (it == by_index.end()) {
-      by_index[{r.sweep, r.index}] = kept.size();
-      kept.push_back(std::move(r));
-    } else if (r.simulated() && r.engine == "simgrid") {
-      kept[it->second] = std::move(r);
+  // it replaces the first. The rows of one candidate are now next to each other.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (kept > 0 && rows[kept - 1].sweep == rows[i].sweep && rows[kept - 1].index == rows[i].index) {
+      if (rows[i].simulated() && rows[i].engine == "simgrid") rows[kept - 1] = std::move(rows[i]);
+    } else {
+      if (kept != i) rows[kept] = std::move(rows[i]);
+      ++kept;
     }
   }
-  out.rows = std::move(kept);
+  rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(kept), rows.end());
   return out;
 }
 
@@ -506,7 +532,7 @@ ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& opti
       break;
     }
     case ReportFormat::Csv:
-      out.text = wrap_tables(header, {full_table(sweep)}, options.format, options.columns);
+      out.text = full_csv(sweep, options.columns);  // no comment line: the provenance goes to meta_json
       out.meta_json = csv_meta(options, "sweep", description);
       break;
     case ReportFormat::Json: {
@@ -518,11 +544,21 @@ ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& opti
       const auto c = count(sweep);
       j["counts"] = {{"total", c.total}, {"runnable", c.ok}, {"oom_pruned", c.oom_pruned},
                      {"oom_simulated", c.oom_simulated}, {"error", c.errors}};
-      Json rows = Json::array();
+      // The document as j.dump(2) writes it with the rows under "rows" (its last key), written row
+      // by row: a large sweep's rows are never all held as JSON at once.
+      out.text = j.dump(2);
+      out.text.resize(out.text.size() - 2);  // "\n}"
+      out.text += ",\n  \"rows\": [";
       const auto order = ranked_rows(sweep);
-      for (std::size_t k = 0; k < order.size(); ++k) rows.push_back(sweep_row_json(sweep.rows[order[k]], k + 1));
-      j["rows"] = rows;
-      out.text = j.dump(2) + "\n";
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        out.text += k == 0 ? "\n    " : ",\n    ";
+        const std::string row = sweep_row_json(sweep.rows[order[k]], k + 1).dump(2);
+        for (const char ch : row) {
+          out.text += ch;
+          if (ch == '\n') out.text += "    ";
+        }
+      }
+      out.text += order.empty() ? "]\n}\n" : "\n  ]\n}\n";
       break;
     }
     case ReportFormat::Html: {

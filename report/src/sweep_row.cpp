@@ -192,16 +192,20 @@ std::string detail::csv_cell(const OrderedJson& v) {
   return v.dump();
 }
 
+void detail::add_json_row(Table& t, const OrderedJson& row) {
+  if (t.rows.empty() && t.columns.empty()) {
+    for (auto it = row.begin(); it != row.end(); ++it) t.columns.push_back(it.key());
+    t.right_aligned.assign(t.columns.size(), false);
+  }
+  std::vector<std::string> cells;
+  cells.reserve(t.columns.size());
+  for (const auto& c : t.columns) cells.push_back(csv_cell(row.at(c)));
+  t.rows.push_back(std::move(cells));
+}
+
 Table detail::rows_table(const std::vector<OrderedJson>& rows) {
   Table t;
-  if (rows.empty()) return t;
-  for (auto it = rows.front().begin(); it != rows.front().end(); ++it) t.columns.push_back(it.key());
-  t.right_aligned.assign(t.columns.size(), false);
-  for (const auto& j : rows) {
-    std::vector<std::string> cells;
-    for (const auto& c : t.columns) cells.push_back(csv_cell(j.at(c)));
-    t.rows.push_back(std::move(cells));
-  }
+  for (const auto& j : rows) add_json_row(t, j);
   return t;
 }
 

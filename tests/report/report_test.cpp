@@ -246,6 +246,72 @@ TEST_CASE("sweep results: wrong types are errors, a cut-off last line is ignored
   CHECK_THROWS_AS(parse_sweep_results("{\"status\":", "r.jsonl"), ScenarioError);
 }
 
+TEST_CASE("sweep results: many rows in any order, refined twice, in CSV blocks and streamed JSON") {
+  // 9,000 candidates (more than two of the CSV writer's blocks of rows) of two sweeps, the lines
+  // in a scrambled order; candidate 7 of sweep "a" refined twice (the last refinement is kept),
+  // candidate 8 of sweep "b" has a second analytic row (the first is kept).
+  const auto line = [](const std::string& sweep, std::int64_t index, const std::string& engine, double tokens_per_s) {
+    nlohmann::ordered_json j;
+    j["index"] = index;
+    j["key"] = "k" + std::to_string(index) + (engine == "simgrid" ? " engine=simgrid" : "");
+    j["sweep"] = sweep;
+    j["status"] = "simulated";
+    j["gpus"] = 8;
+    j["engine"] = engine;
+    j["step_time_s"] = 1e6 / tokens_per_s;
+    j["tokens_per_s"] = tokens_per_s;
+    j["oom"] = false;
+    return j.dump();
+  };
+  std::vector<std::string> lines;
+  constexpr std::int64_t kPerSweep = 4500;
+  for (const std::string sweep : {"a", "b"})
+    for (std::int64_t i = 0; i < kPerSweep; ++i) lines.push_back(line(sweep, i, "analytic", 1000.0 + static_cast<double>((i * 7919) % 4500)));
+  lines.push_back(line("a", 7, "simgrid", 50.0));
+  lines.push_back(line("a", 7, "simgrid", 60.0));
+  lines.push_back(line("b", 8, "analytic", 70.0));
+  // A scramble with long permutation cycles: line i goes to place (i x 4099) mod n (4099 is prime).
+  std::vector<std::string> scrambled(lines.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) scrambled[(i * 4099) % lines.size()] = lines[i];
+  REQUIRE(std::set<std::string>(scrambled.begin(), scrambled.end()).size() == lines.size());
+  std::string text;
+  for (const auto& l : scrambled) text += l + "\n";
+  const auto s = parse_sweep_results(text, "results.jsonl");
+  REQUIRE(s.rows.size() == 2 * kPerSweep);
+  for (std::size_t i = 0; i < s.rows.size(); ++i) {
+    CHECK(s.rows[i].sweep == (i < kPerSweep ? "a" : "b"));
+    CHECK(s.rows[i].index == static_cast<std::int64_t>(i % kPerSweep));
+  }
+  // Of two refinements with the same key, the one later in the file.
+  const auto at = [&scrambled](const std::string& l) { return std::find(scrambled.begin(), scrambled.end(), l) - scrambled.begin(); };
+  const double refined = at(lines[2 * kPerSweep]) > at(lines[2 * kPerSweep + 1]) ? 50.0 : 60.0;
+  CHECK(s.rows[7].engine == "simgrid");
+  CHECK(s.rows[7].tokens_per_s == doctest::Approx(refined));
+  CHECK(s.rows[kPerSweep + 8].tokens_per_s == doctest::Approx(1000.0 + (8 * 7919) % 4500));
+
+  // CSV: one header line, then every row once in rank order across the writer's blocks.
+  const auto csv = sweep_report(s, opts(ReportFormat::Csv)).text;
+  CHECK(count_lines(csv) == 1 + s.rows.size());
+  CHECK(count_of(csv, "rank,index,key,") == 1);
+  std::istringstream in(csv);
+  std::string row;
+  std::getline(in, row);
+  for (std::size_t rank = 1; std::getline(in, row); ++rank) CHECK(row.rfind(std::to_string(rank) + ",", 0) == 0);
+  auto some = opts(ReportFormat::Csv);
+  some.columns = {"rank", "tokens_per_s"};
+  const auto picked = sweep_report(s, some).text;
+  CHECK(count_lines(picked) == 1 + s.rows.size());
+  CHECK(picked.rfind("rank,tokens_per_s\n1,5499.0\n", 0) == 0);
+
+  // JSON: the document, row by row, is what nlohmann writes for the whole of it.
+  const auto json = sweep_report(s, opts(ReportFormat::Json)).text;
+  const auto doc = nlohmann::ordered_json::parse(json);
+  CHECK(json == doc.dump(2) + "\n");
+  REQUIRE(doc["rows"].size() == s.rows.size());
+  CHECK(doc["rows"][0]["rank"] == 1);
+  CHECK(doc["rows"].back()["tokens_per_s"] == refined);
+}
+
 TEST_CASE("sweep report tables: md, csv, latex, json, deterministic") {
   const auto s = parse_sweep_results(kSweep, "results.jsonl");
   const auto md = sweep_report(s, opts(ReportFormat::Markdown)).text;
