@@ -44,7 +44,9 @@ bool is_sweep_results(const std::string& file) {
 
 // A results file of any size, read as a stream.
 report::SweepResultSet read_sweep_results(const std::string& file) {
-  report::SweepResultsReader reader(file);
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(file, ec);
+  report::SweepResultsReader reader(file, ec ? 0 : bytes);
   scenarios::for_each_input_line(file, kInputKind, [&reader](const std::string& line, std::int64_t number, bool terminated) {
     reader.add_line(line, number, terminated);
     return true;

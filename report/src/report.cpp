@@ -431,9 +431,22 @@ bool looks_like_sweep_results(const std::string& text) {
   return false;
 }
 
-SweepResultsReader::SweepResultsReader(const std::string& origin) : origin_(origin) { out_.source = base_name(origin); }
+SweepResultsReader::SweepResultsReader(const std::string& origin, std::uintmax_t file_bytes) : origin_(origin), file_bytes_(file_bytes) {
+  out_.source = base_name(origin);
+}
 
 void SweepResultsReader::add_line(const std::string& text, std::int64_t number, bool terminated) {
+  read_bytes_ += text.size() + 1;
+  // After the first rows, room for the file's rows at their mean length (and 5 % more): growing
+  // the array by doubling would hold two arrays of rows at once. At most a row per 256 bytes of
+  // the file (a row a sweep writes has over a thousand), should the first rows be short ones.
+  constexpr std::size_t kRowsBeforeEstimate = 64;
+  constexpr double kMinRowBytes = 256;
+  if (file_bytes_ > 0 && out_.rows.size() == kRowsBeforeEstimate && read_bytes_ > 0) {
+    const double file = static_cast<double>(file_bytes_);
+    const double rows = file / static_cast<double>(read_bytes_) * static_cast<double>(out_.rows.size());
+    out_.rows.reserve(static_cast<std::size_t>(std::min(rows * 1.05 + 1.0, file / kMinRowBytes + 1.0)));
+  }
   if (text.find_first_not_of(" \t\r") == std::string::npos) return;
   try {
     out_.rows.push_back(parse_row(text, origin_ + ":" + std::to_string(number), static_cast<std::int64_t>(out_.rows.size())));
@@ -550,7 +563,11 @@ ReportOutput sweep_report(const SweepResultSet& sweep, const ReportOptions& opti
       out.text.resize(out.text.size() - 2);  // "\n}"
       out.text += ",\n  \"rows\": [";
       const auto order = ranked_rows(sweep);
+      const std::size_t head_bytes = out.text.size();
       for (std::size_t k = 0; k < order.size(); ++k) {
+        // After the first rows, room for all of them at their mean length (and 5 % more), so that
+        // the text is not copied as it grows.
+        if (k == 64) out.text.reserve(head_bytes + (out.text.size() - head_bytes) / 64 * order.size() * 21 / 20 + 64);
         out.text += k == 0 ? "\n    " : ",\n    ";
         const std::string row = sweep_row_json(sweep.rows[order[k]], k + 1).dump(2);
         for (const char ch : row) {

@@ -282,6 +282,15 @@ TEST_CASE("sweep results: many rows in any order, refined twice, in CSV blocks a
     CHECK(s.rows[i].sweep == (i < kPerSweep ? "a" : "b"));
     CHECK(s.rows[i].index == static_cast<std::int64_t>(i % kPerSweep));
   }
+  // Told the file's size (or a wrong one), the reader sizes its array of rows ahead: the same rows.
+  for (const std::uintmax_t bytes : {std::uintmax_t{text.size()}, std::uintmax_t{100}, std::uintmax_t{text.size() * 3}}) {
+    SweepResultsReader reader("results.jsonl", bytes);
+    std::int64_t number = 0;
+    for (const auto& l : scrambled) reader.add_line(l, ++number, true);
+    const auto sized = reader.finish();
+    REQUIRE(sized.rows.size() == s.rows.size());
+    for (std::size_t i = 0; i < s.rows.size(); i += 97) CHECK(sized.rows[i].key == s.rows[i].key);
+  }
   // Of two refinements with the same key, the one later in the file.
   const auto at = [&scrambled](const std::string& l) { return std::find(scrambled.begin(), scrambled.end(), l) - scrambled.begin(); };
   const double refined = at(lines[2 * kPerSweep]) > at(lines[2 * kPerSweep + 1]) ? 50.0 : 60.0;

@@ -4,6 +4,7 @@
 // side by side).
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -59,13 +60,17 @@ struct SweepResultSet {
 // of their line.
 class SweepResultsReader {
  public:
-  explicit SweepResultsReader(const std::string& origin);
+  // `file_bytes`: the size of the whole input when known (0: unknown), from which the rows are
+  // counted ahead once a few have been read, so that their array is allocated once.
+  explicit SweepResultsReader(const std::string& origin, std::uintmax_t file_bytes = 0);
   // A line without its newline; `terminated`: a newline ended it.
   void add_line(const std::string& text, std::int64_t number, bool terminated);
   [[nodiscard]] SweepResultSet finish();
 
  private:
   std::string origin_;
+  std::uintmax_t file_bytes_ = 0;
+  std::uintmax_t read_bytes_ = 0;  // of the lines added so far, newlines included
   SweepResultSet out_;
 };
 // Row order of every sweep table: runnable rows by tokens/s (highest first), then the other
