@@ -81,16 +81,23 @@ CalibrateResult calibrate_records(const std::vector<ValidationRecord>& records, 
   for (const auto& p : options.params) (void)efficiency_parameter_bounds(p);  // names checked first
   std::vector<ValidationRecord> used;
   CalibrateResult r;
+  std::size_t held_out = 0;  // records on the GPU in sets that are not fitted on
   for (const auto& rec : records) {
     if (rec.skipped() || rec.measures_memory()) continue;
     const auto s = scenarios::load_scenario_text(rec.scenario_json, options.overrides,
                                                  "validation set " + rec.set + ", record " + rec.name);
     if (s.cluster.gpu.name != gpu.name) continue;
+    if (!rec.fit) {
+      ++held_out;
+      continue;
+    }
     used.push_back(rec);
     r.records.push_back(rec.set + "/" + rec.name);
   }
   if (used.empty() && !options.params.empty())
-    throw ScenarioError("--gpu", "no selected validation record runs on " + gpu.name);
+    throw ScenarioError("--gpu", held_out > 0 ? "the selected validation records on " + gpu.name +
+                                                    " are in sets that are compared, never fitted on (fit false)"
+                                              : "no selected validation record runs on " + gpu.name);
 
   r.start = calibration_start(gpu, options.base_gpu);
   // The records' graphs are built once and re-costed for every efficiency the fit tries.

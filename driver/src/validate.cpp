@@ -199,6 +199,10 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
       for (const auto& key : keys) r.not_cross_validated.push_back(key + ": the efficiency of " + gpu + " lists no fitted parameter");
       continue;
     }
+    if (std::none_of(items.begin(), items.end(), [&](const Item& it) { return it.gpu == gpu && it.record.fit; })) {
+      for (const auto& key : keys) r.not_cross_validated.push_back(key + ": no record on " + gpu + " is fitted on (its sets say fit false)");
+      continue;
+    }
     CalibrateOptions co;
     co.gpu = gpu;
     co.params = params;
@@ -206,7 +210,7 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
     auto fit_on = [&](const std::string& left_out) {
       std::vector<ValidationRecord> training;
       for (const auto& it : items)
-        if (it.gpu == gpu && it.key != left_out) training.push_back(it.record);
+        if (it.gpu == gpu && it.key != left_out && it.record.fit) training.push_back(it.record);
       const auto result = calibrate_records(training, co);
       report::CrossValidationFit f{gpu, left_out, training.size(), {}};
       for (const auto& p : r.params)
@@ -223,10 +227,15 @@ CrossValidationReport cross_validate_records(const std::vector<ValidationRecord>
     for (std::size_t i = 0; i < items.size(); ++i)
       if (items[i].gpu == gpu) fitted[i] = validate_record(items[i].record, all);
     for (const auto& key : keys) {
-      std::size_t others = 0;
-      for (const auto& it : items) others += it.gpu == gpu && it.key != key ? 1 : 0;
-      if (others == 0) {
-        r.not_cross_validated.push_back(key + ": no other record runs on " + gpu);
+      std::size_t others = 0, fitted_others = 0;
+      for (const auto& it : items)
+        if (it.gpu == gpu && it.key != key) {
+          ++others;
+          fitted_others += it.record.fit ? 1 : 0;
+        }
+      if (fitted_others == 0) {
+        r.not_cross_validated.push_back(key + (others == 0 ? ": no other record runs on " + gpu
+                                                            : ": the other records on " + gpu + " are not fitted on (their sets say fit false)"));
         continue;
       }
       const auto fold = fit_on(key);

@@ -137,10 +137,15 @@ std::vector<ValidationRecord> parse_validation_set(const std::string& text, cons
     throw ScenarioError(set_name, std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ScenarioError(set_name, "must be a JSON object");
-  const Fields set(j, set_name, {"source", "software", "cluster", "notes", "records"});
+  const Fields set(j, set_name, {"source", "software", "cluster", "notes", "fit", "records"});
   (void)set.text("source");
   for (const char* key : {"software", "cluster", "notes"})
     if (set.has(key)) (void)set.text(key);
+  bool fit = true;
+  if (set.has("fit")) {
+    if (!set.get("fit").is_boolean()) throw ScenarioError(set_name + ".fit", "must be true or false");
+    fit = set.get("fit").get<bool>();
+  }
   if (!set.has("records") || !set.get("records").is_array() || set.get("records").empty())
     throw ScenarioError(set_name + ".records", "must be a non-empty array");
   std::vector<ValidationRecord> out;
@@ -150,6 +155,7 @@ std::vector<ValidationRecord> parse_validation_set(const std::string& text, cons
   for (std::size_t i = 0; i < records.size(); ++i) {
     const std::string where = set_name + ".records[" + std::to_string(i) + "]";
     auto rec = parse_record(records[i], set_name, where);
+    rec.fit = fit;
     if (!seen.insert(rec.name).second) throw ScenarioError(where + ".name", "duplicate name '" + rec.name + "'");
     if (!rec.skipped()) {
       const int quantity = rec.measures_memory() ? 2 : rec.step_time_s ? 0 : 1;

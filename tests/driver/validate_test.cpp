@@ -348,6 +348,65 @@ TEST_CASE("cross-validation: leave one table out recovers a parameter that gener
   CHECK(none.not_cross_validated.at(0) == "korthikanti-2022-table5/full: the efficiency of a100-sxm-80gb lists no fitted parameter");
 }
 
+TEST_CASE("a set with fit false is compared but never fitted on") {
+  const char* text = R"({"source": "test", "fit": false, "records": [
+    {"name": "a", "table": "t", "skip": "not run"}]})";
+  const auto parsed = stepsim::driver::parse_validation_set(text, "held");
+  REQUIRE(parsed.size() == 1);
+  CHECK_FALSE(parsed[0].fit);
+  CHECK(stepsim::driver::parse_validation_set(R"({"source": "test", "records": [{"name": "a", "skip": "x"}]})", "s").at(0).fit);
+  CHECK_THROWS_WITH_AS((void)stepsim::driver::parse_validation_set(R"({"source": "test", "fit": "no", "records": [{"name": "a", "skip": "x"}]})", "held"),
+                       "held.fit: must be true or false", stepsim::ScenarioError);
+
+  // The two 22B records of Korthikanti's table as the simulator's own step times with gemm_max = 0.6,
+  // and a third table from a set that is not fitted on, whose "measurement" says 0.3: the fits
+  // still find 0.6 on the two fitted records, and the held-out table is predicted by them.
+  std::vector<stepsim::driver::ValidationRecord> records;
+  for (const auto& original : stepsim::driver::validation_records("korthikanti-2022-table5")) {
+    if (original.name.rfind("gpt-22b", 0) != 0) continue;
+    auto rec = synthetic_record(original, 0.6);
+    rec.table = rec.name.find("full") != std::string::npos ? "full" : "selective";
+    records.push_back(rec);
+  }
+  REQUIRE(records.size() == 2);
+  auto held = synthetic_record(records[0], 0.3);
+  held.set = "held";
+  held.table = "t";
+  held.fit = false;
+  records.push_back(held);
+  stepsim::driver::CrossValidateOptions co;
+  co.params = {"gemm_max"};
+  const auto r = stepsim::driver::cross_validate_records(records, co);
+  REQUIRE(r.fits.size() == 4);  // all records, then one fold per table
+  for (const auto& f : r.fits) {
+    CAPTURE(f.left_out);
+    CHECK(f.values.at(0) == doctest::Approx(0.6).epsilon(1e-4));
+    CHECK(f.training_records == (f.left_out.empty() || f.left_out == "held/t" ? 2U : 1U));
+  }
+  REQUIRE(r.cross_validated.sets.size() == 2);
+  const auto& cv = r.cross_validated.sets[1];
+  CHECK(cv.name == "held");
+  CHECK(cv.stats.records == 1);
+  CHECK(cv.stats.mape > 0.3);  // predicted at 0.6, "measured" at 0.3
+  CHECK(r.not_cross_validated.empty());
+
+  // calibrate leaves the record out; a table whose GPU has only records not fitted on beside it
+  // is not cross-validated, and says why.
+  stepsim::driver::CalibrateOptions cal;
+  cal.gpu = "a100-sxm-80gb";
+  cal.params = {"gemm_max"};
+  const auto fitted = stepsim::driver::calibrate_records(records, cal);
+  CHECK(fitted.records.size() == 2);
+  CHECK_THROWS_WITH_AS((void)stepsim::driver::calibrate_records({held}, cal),
+                       "--gpu: the selected validation records on a100-sxm-80gb are in sets that are compared, never fitted on (fit false)",
+                       stepsim::ScenarioError);
+  const auto alone = stepsim::driver::cross_validate_records({records[0], held}, co);
+  CHECK(alone.not_cross_validated ==
+        std::vector<std::string>{"korthikanti-2022-table5/full: the other records on a100-sxm-80gb are not fitted on (their sets say fit false)"});
+  const auto none = stepsim::driver::cross_validate_records({held}, co);
+  CHECK(none.not_cross_validated == std::vector<std::string>{"held/t: no record on a100-sxm-80gb is fitted on (its sets say fit false)"});
+}
+
 TEST_CASE("cross-validation without --params refits each GPU's listed parameters") {
   // The committed A100 80 GB file lists gemm_max and hbm_eff (stepsim calibrate wrote them).
   const auto s = stepsim::scenarios::load_scenario_text(stepsim::driver::validation_records("korthikanti-2022-table5").at(0).scenario_json);
@@ -381,8 +440,11 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   };
   CHECK(find("a100-sxm-40gb").records == 56);
   CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
-  CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10);
-  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 9);  // dgxc BF16 and FP8, Megatron-LM README
+  CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10 + 2);  // and the CI's two 7B step times
+  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 9 + 2);  // dgxc BF16 and FP8, Megatron-LM README, CI
+  CHECK(find("gb200-186gb").records == 2);
+  CHECK(find("gb200-186gb").sets == std::vector<std::string>{"megatron-lm-ci-speed"});
+  CHECK(find("gb200-186gb").efficiency_kind == "derived");
   CHECK(find("h100-sxm-94gb").records == 12 + 92);  // the calibration slice and the rest of the sweep
   CHECK(find("h100-sxm-94gb").sets == std::vector<std::string>{"fujii-2024-tsubame-h100", "fujii-2024-tsubame-h100-sweep"});
   CHECK(find("h200-sxm-141gb").records == 0);

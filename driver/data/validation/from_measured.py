@@ -385,6 +385,109 @@ CI_NOT_EXPRESSIBLE = {
 }
 
 
+def ci_record(r):
+    # The record of one CI row (test case and GPU) without its measurement: name, table, software,
+    # scenario (or the reason it is left out) and the start of its notes.
+    flags = ci_flags(r["notes"])
+    test = r["model"].removeprefix("mcore-gpt-")
+    name = f"{r['record_id']}-{test}-{r['gpu'].lower()}"
+    gpus, tp, pp, cp, dp = (int(r[k]) for k in ("gpus", "tp", "pp", "cp", "dp"))
+    vpp = int(r["vpp"]) if r["vpp"] else CI_PIPELINE_SPLIT.get(test, (False, False, 1))[2]
+    rec = OrderedDict()
+    rec["name"] = name
+    rec["table"] = f"gpt-{r['layers']}l-{r['hidden']}h-seq{r['seq_len']}"
+    rec["software"] = "megatron-core-0.20"
+    skip = ""
+    if r["vocab"].isdigit():
+        model = gpt_model(r, f"ci-{rec['table']}")
+        model["tied_embeddings"] = flags.get("untied-emb") != "True"
+        if flags.get("swiglu") == "True":
+            model["mlp"] = "swiglu"
+    else:
+        model = None
+        skip = f"the vocabulary ({r['vocab']}) is not a number in the transcription"
+    precision = r["precision"]
+    fp8 = CI_FP8.get(test)
+    if precision.startswith("fp8") and fp8 is None:
+        skip = skip or "an FP8 recipe that the transcription does not state (model_config.yaml not transcribed)"
+    if fp8 is not None and model is not None:
+        model["norm"] = fp8["norm"]
+    if "qk_layernorm" in test and model is not None:
+        # --qk-layernorm (the test name; model_config.yaml): a norm of the model's kind over the head
+        # dimension of every query and key head.
+        model["qk_norm"] = True
+    recompute = "none"
+    training = OrderedDict(seq_len=int(r["seq_len"]), global_batch=int(r["gbs"]), micro_batch=int(r["mbs"]))
+    if r["recompute"].startswith("full"):
+        parts = r["recompute"].split(":")
+        recompute = "full"
+        training["recompute"] = "full"
+        if len(parts) == 3:
+            training["recompute_method"] = parts[1]
+            training["recompute_num_layers"] = int(parts[2])
+    elif r["recompute"] not in ("none", ""):
+        skip = skip or f"recompute setting '{r['recompute']}' is not stated completely"
+    else:
+        training["recompute"] = "none"
+    local = test in CI_LOCAL_TRANSFORMER_IMPL
+    training["attention"] = "unfused" if flags.get("attention-backend") == "unfused" or local else "flash"
+    if fp8 is not None:
+        training["precision"], training["fp8_params"] = fp8["precision"], True
+    distopt = r["dist_opt"] == "True"
+    parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="interleaved" if vpp > 1 else "1f1b")
+    if vpp > 1:
+        parallel["vpp"] = vpp
+    overlap_grad = flags.get("overlap-grad") == "True"
+    parallel.update(sequence_parallel=r["sp"] == "True",
+                    sharding=CI_MEGATRON_FSDP.get(test, "optimizer" if distopt else "none"),
+                    overlap_grad_reduce=overlap_grad,
+                    overlap_param_gather=flags.get("overlap-param") == "True" and distopt and overlap_grad,
+                    tp_comm_overlap=fp8 is not None and flags.get("tp-comm-overlap") == "True")
+    micro_batches = int(r["gbs"]) // (int(r["mbs"]) * dp)
+    if test in CI_UNEVEN_PIPELINE:
+        parallel["first_stage_layers"], parallel["last_stage_layers"] = CI_UNEVEN_PIPELINE[test]
+    if test in CI_PIPELINE_SPLIT:
+        (parallel["account_for_embedding_in_pipeline_split"],
+         parallel["account_for_loss_in_pipeline_split"]) = CI_PIPELINE_SPLIT[test][:2]
+    if test in CI_MICROBATCH_GROUP:
+        parallel["microbatch_group_size"] = CI_MICROBATCH_GROUP[test]
+    if "multi_dist_optimizer_instances" in test:
+        # --num-distributed-optimizer-instances 2 (model_config.yaml): the optimizer state sharded over
+        # half of the data-parallel group, replicated across the two halves.
+        parallel["distributed_optimizer_instances"] = 2
+    not_expressible = [why for feature, why in CI_NOT_EXPRESSIBLE.items() if feature in test]
+    if not_expressible:
+        skip = not_expressible[0]
+    elif "account_for" in test and test not in CI_PIPELINE_SPLIT:
+        skip = skip or "the embedding and the loss count as pipeline layers, with flags not transcribed"
+    elif vpp > 1 and micro_batches % pp != 0 and test not in CI_MICROBATCH_GROUP:
+        skip = skip or (f"interleaving with {micro_batches} micro-batches, not a multiple of pp={pp}, and no "
+                        "micro-batch group size transcribed (Megatron refuses it with the default group of pp)")
+    if model is not None and not skip:
+        rec["scenario"] = OrderedDict(name=f"megatron-ci-{name}", model=model, cluster=CI_GPUS[r["gpu"]],
+                                      training=training, parallel=parallel)
+        software = OrderedDict()
+        if "cross_entropy_loss_fusion" in test:
+            # --cross-entropy-loss-fusion (model_config.yaml), the native implementation: the default, and
+            # arguments.py at d98e8a64 rejects the TransformerEngine one.
+            software["fused_cross_entropy"] = True
+        if (r["gpu"] == "GB200" and training["attention"] == "flash" and flags.get("deterministic") == "True"
+                and flags.get("attention-backend") == "default"):
+            # TransformerEngine's backend choice on Blackwell (dot_product_attention/utils.py,
+            # get_attention_backend; common/fused_attn/fused_attn.cpp): cuDNN attention is refused for
+            # deterministic training with dropout (Megatron's default attention dropout 0.1, which these
+            # tests keep), so FlashAttention-2 runs.
+            software["attention"] = "flash-attention-2"
+        if software:
+            rec["scenario"]["software"] = OrderedDict(preset=rec["software"], **software)
+    notes = (f"{r['record_id']}; {r['framework']}; precision {precision} "
+             + ("(FP8 current scaling, FP8 parameters, RMSNorm: model_config.yaml); " if fp8 is not None
+                else "(memory modelled as BF16); ")
+             + f"recompute {r['recompute']}; "
+             + ("transformer-impl local (model_config.yaml): unfused attention; " if local else ""))
+    return rec, skip, notes
+
+
 def megatron_ci(measured, out):
     # Peak allocated memory (torch allocated_bytes.all.peak of the last rank) of Megatron-LM's CI
     # functional tests: one record per test case and GPU with a peak_mem_gib row.
@@ -392,108 +495,12 @@ def megatron_ci(measured, out):
     for r in rows(measured / "megatron-lm-ci-golden-values-small-gpt.csv"):
         if r["measured_metric"] != "peak_mem_gib":
             continue
-        flags = ci_flags(r["notes"])
-        test = r["model"].removeprefix("mcore-gpt-")
-        name = f"{r['record_id']}-{test}-{r['gpu'].lower()}"
-        gpus, tp, pp, cp, dp = (int(r[k]) for k in ("gpus", "tp", "pp", "cp", "dp"))
-        vpp = int(r["vpp"]) if r["vpp"] else CI_PIPELINE_SPLIT.get(test, (False, False, 1))[2]
-        rec = OrderedDict()
-        rec["name"] = name
-        rec["table"] = f"gpt-{r['layers']}l-{r['hidden']}h-seq{r['seq_len']}"
-        rec["software"] = "megatron-core-0.20"
-        skip = ""
-        if r["vocab"].isdigit():
-            model = gpt_model(r, f"ci-{rec['table']}")
-            model["tied_embeddings"] = flags.get("untied-emb") != "True"
-            if flags.get("swiglu") == "True":
-                model["mlp"] = "swiglu"
-        else:
-            model = None
-            skip = f"the vocabulary ({r['vocab']}) is not a number in the transcription"
-        precision = r["precision"]
-        fp8 = CI_FP8.get(test)
-        if precision.startswith("fp8") and fp8 is None:
-            skip = skip or "an FP8 recipe that the transcription does not state (model_config.yaml not transcribed)"
-        if fp8 is not None and model is not None:
-            model["norm"] = fp8["norm"]
-        if "qk_layernorm" in test and model is not None:
-            # --qk-layernorm (the test name; model_config.yaml): a norm of the model's kind over the head
-            # dimension of every query and key head.
-            model["qk_norm"] = True
-        recompute = "none"
-        training = OrderedDict(seq_len=int(r["seq_len"]), global_batch=int(r["gbs"]), micro_batch=int(r["mbs"]))
-        if r["recompute"].startswith("full"):
-            parts = r["recompute"].split(":")
-            recompute = "full"
-            training["recompute"] = "full"
-            if len(parts) == 3:
-                training["recompute_method"] = parts[1]
-                training["recompute_num_layers"] = int(parts[2])
-        elif r["recompute"] not in ("none", ""):
-            skip = skip or f"recompute setting '{r['recompute']}' is not stated completely"
-        else:
-            training["recompute"] = "none"
-        local = test in CI_LOCAL_TRANSFORMER_IMPL
-        training["attention"] = "unfused" if flags.get("attention-backend") == "unfused" or local else "flash"
-        if fp8 is not None:
-            training["precision"], training["fp8_params"] = fp8["precision"], True
-        distopt = r["dist_opt"] == "True"
-        parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=dp, schedule="interleaved" if vpp > 1 else "1f1b")
-        if vpp > 1:
-            parallel["vpp"] = vpp
-        overlap_grad = flags.get("overlap-grad") == "True"
-        parallel.update(sequence_parallel=r["sp"] == "True",
-                        sharding=CI_MEGATRON_FSDP.get(test, "optimizer" if distopt else "none"),
-                        overlap_grad_reduce=overlap_grad,
-                        overlap_param_gather=flags.get("overlap-param") == "True" and distopt and overlap_grad,
-                        tp_comm_overlap=fp8 is not None and flags.get("tp-comm-overlap") == "True")
-        micro_batches = int(r["gbs"]) // (int(r["mbs"]) * dp)
-        if test in CI_UNEVEN_PIPELINE:
-            parallel["first_stage_layers"], parallel["last_stage_layers"] = CI_UNEVEN_PIPELINE[test]
-        if test in CI_PIPELINE_SPLIT:
-            (parallel["account_for_embedding_in_pipeline_split"],
-             parallel["account_for_loss_in_pipeline_split"]) = CI_PIPELINE_SPLIT[test][:2]
-        if test in CI_MICROBATCH_GROUP:
-            parallel["microbatch_group_size"] = CI_MICROBATCH_GROUP[test]
-        if "multi_dist_optimizer_instances" in test:
-            # --num-distributed-optimizer-instances 2 (model_config.yaml): the optimizer state sharded over
-            # half of the data-parallel group, replicated across the two halves.
-            parallel["distributed_optimizer_instances"] = 2
-        not_expressible = [why for feature, why in CI_NOT_EXPRESSIBLE.items() if feature in test]
-        if not_expressible:
-            skip = not_expressible[0]
-        elif "account_for" in test and test not in CI_PIPELINE_SPLIT:
-            skip = skip or "the embedding and the loss count as pipeline layers, with flags not transcribed"
-        elif vpp > 1 and micro_batches % pp != 0 and test not in CI_MICROBATCH_GROUP:
-            skip = skip or (f"interleaving with {micro_batches} micro-batches, not a multiple of pp={pp}, and no "
-                            "micro-batch group size transcribed (Megatron refuses it with the default group of pp)")
-        if model is not None and not skip:
-            rec["scenario"] = OrderedDict(name=f"megatron-ci-{name}", model=model, cluster=CI_GPUS[r["gpu"]],
-                                          training=training, parallel=parallel)
-            software = OrderedDict()
-            if "cross_entropy_loss_fusion" in test:
-                # --cross-entropy-loss-fusion (model_config.yaml), the native implementation: the default, and
-                # arguments.py at d98e8a64 rejects the TransformerEngine one.
-                software["fused_cross_entropy"] = True
-            if (r["gpu"] == "GB200" and training["attention"] == "flash" and flags.get("deterministic") == "True"
-                    and flags.get("attention-backend") == "default"):
-                # TransformerEngine's backend choice on Blackwell (dot_product_attention/utils.py,
-                # get_attention_backend; common/fused_attn/fused_attn.cpp): cuDNN attention is refused for
-                # deterministic training with dropout (Megatron's default attention dropout 0.1, which these
-                # tests keep), so FlashAttention-2 runs.
-                software["attention"] = "flash-attention-2"
-            if software:
-                rec["scenario"]["software"] = OrderedDict(preset=rec["software"], **software)
+        rec, skip, notes = ci_record(r)
         rec["measured"] = {"peak_allocated_gib": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-causal"
         if skip:
             rec["skip"] = skip
-        rec["notes"] = (f"{r['record_id']}; {r['framework']}; precision {precision} "
-                        + ("(FP8 current scaling, FP8 parameters, RMSNorm: model_config.yaml); " if fp8 is not None
-                           else "(memory modelled as BF16); ")
-                        + f"recompute {r['recompute']}; "
-                        + ("transformer-impl local (model_config.yaml): unfused attention; " if local else "")
-                        + r["notes"])
+        rec["notes"] = notes + r["notes"]
         records.append(rec)
     write_set(out / "megatron-lm-ci-memory.json", OrderedDict(
         source=("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "
@@ -511,6 +518,59 @@ def megatron_ci(measured, out):
         records=records))
 
 
+
+# The step time of a CI test case of a GPT of hidden size below this is not compared: the CI's tiny
+# GPT (12, 6 or 4 layers of hidden 512, sequence 1024) runs an iteration whose time is set by the host
+# (Python and kernel launches), not by the GPU's kernels.
+CI_SPEED_MIN_HIDDEN = 1024
+
+
+def megatron_ci_speed(measured, out):
+    # Iteration time of Megatron-LM's CI functional tests: one record per test case and GPU with a
+    # step_time_s row, the model's scenario as in the memory set.
+    records = []
+    for r in rows(measured / "megatron-lm-ci-golden-values-small-gpt.csv"):
+        if r["measured_metric"] != "step_time_s":
+            continue
+        rec, skip, notes = ci_record(r)
+        rec["table"] = f"{rec['table']}-{r['gpu'].lower()}"
+        flags = ci_flags(r["notes"])
+        if int(r["hidden"]) < CI_SPEED_MIN_HIDDEN:
+            skip = skip or (f"a GPT of hidden {r['hidden']} (the CI's tiny model): its iteration of "
+                            f"{float(r['measured_value']):.3g} s is bound by the host (Python, kernel launches), "
+                            "which stepsim does not model beyond a launch gap per kernel; the transcription marks "
+                            "these cases as not for absolute step time")
+        if "scenario" in rec and not skip and flags.get("no-gradient-accumulation-fusion") == "True":
+            # --no-gradient-accumulation-fusion (model_config.yaml): the weight-gradient GEMMs write a bf16
+            # gradient that a separate kernel adds to the fp32 main gradient.
+            software = rec["scenario"].setdefault("software", OrderedDict(preset=rec["software"]))
+            software["grad_accum_fusion"] = False
+        if "scenario" in rec and not skip and flags.get("deterministic") == "True":
+            # --deterministic-mode: the CI's training script (tests/functional_tests/shell_test_utils/
+            # _run_training.sh) exports NCCL_ALGO=Ring (NVLS off), which determinism.py requires.
+            rec["scenario"]["comm"] = OrderedDict(algorithm="ring")
+        if skip:
+            rec.pop("scenario", None)
+        rec["measured"] = {"step_time_s": float(r["measured_value"])}
+        rec["flops_formula"] = "megatron-causal"
+        if skip:
+            rec["skip"] = skip
+        rec["notes"] = notes + r["notes"]
+        records.append(rec)
+    write_set(out / "megatron-lm-ci-speed.json", OrderedDict(
+        source=("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "
+                "tests/functional_tests/test_cases/gpt/*/golden_values_{dev,lts}_dgx_{a100,h100,gb200}.json with their "
+                "model_config.yaml), dense GPT cases, as transcribed in megatron-lm-ci-golden-values-small-gpt.csv"),
+        software="Megatron-Core (CI dev and lts containers at that commit), TransformerEngine",
+        cluster="one DGX A100 or DGX H100 node (8 GPUs), or two GB200 trays of 4",
+        notes=("Measured: the iteration time ('iteration-time' of the last rank), the median of the golden "
+               "iterations from the third on, in seconds. The scenarios are those of megatron-lm-ci-memory with the "
+               "run's time-only flags. One table per model shape and GPU. Compared, never fitted on (fit false): the "
+               "CI runs in deterministic mode, a few iterations long, whose costs beyond the flags stepsim models "
+               "would otherwise leak into the efficiency of every other run of the GPU."),
+        fit=False,
+        records=records))
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -522,6 +582,7 @@ def main():
     fujii_tsubame_sweep(out)
     mtnlg(measured, out)
     megatron_ci(measured, out)
+    megatron_ci_speed(measured, out)
 
 
 if __name__ == "__main__":

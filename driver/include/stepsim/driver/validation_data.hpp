@@ -10,8 +10,9 @@
 
 namespace stepsim::driver {
 
-// ---- validation sets: {"source": "...", "software": "...", "cluster": "...", "notes": "...",
-// "records": [record, ...]} (software, cluster and notes optional) where a record is {"name",
+// ---- validation sets: {"source": "...", "software": "...", "cluster": "...", "notes": "...", "fit":
+// false, "records": [record, ...]} (software, cluster, notes and fit optional; "fit": false: the
+// set's records are compared but never fitted on, by calibrate or the cross-validation) where a record is {"name",
 // "table", "software", "scenario": {stepsim scenario object}, "measured": {"step_time_s" and/or
 // "tflops_per_gpu", or "peak_allocated_gib"}, "flops_formula": "narayanan-eq3" | "megatron-causal" | "megatron-pre-0.11",
 // "skip", "notes"}. tflops_per_gpu is the paper's: model_flops(scenario, flops_formula) / (step time
@@ -34,6 +35,7 @@ struct ValidationRecord {
   std::optional<double> peak_allocated_gib;  // measured peak allocated memory of the last rank (GiB)
   costmodel::FlopsFormula flops_formula = costmodel::FlopsFormula::MegatronCausal;
   std::string skip_reason;               // non-empty: listed with this reason, not simulated
+  bool fit = true;                       // false: compared only; calibrate and the cross-validation's fits leave it out
   std::string notes;
 
   [[nodiscard]] bool skipped() const { return !skip_reason.empty(); }
