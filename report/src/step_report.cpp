@@ -20,8 +20,8 @@ namespace {
 
 using Interval = std::pair<double, double>;
 
-// Merges intervals into disjoint sorted ones.
-std::vector<Interval> merged(std::vector<Interval> v) {
+// Merges intervals into disjoint sorted ones, in place.
+void merge_in_place(std::vector<Interval>& v) {
   // One stream's ops come in the order they ran: often sorted already.
   if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   // In place: the first n entries are the merged intervals so far (n <= i).
@@ -35,6 +35,10 @@ std::vector<Interval> merged(std::vector<Interval> v) {
       v[n++] = iv;
   }
   v.resize(n);
+}
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  merge_in_place(v);
   return v;
 }
 
@@ -44,6 +48,12 @@ std::vector<Interval> merged(std::vector<Interval> v) {
 // the end. (The merged form of a union is unique, so both give the same intervals.)
 class IntervalUnion {
  public:
+  // Empty again, its storage kept for the next step's intervals.
+  void clear() {
+    v_.clear();
+    sorted_ = true;
+    last_start_ = -std::numeric_limits<double>::infinity();
+  }
   void add(Interval iv) {
     if (sorted_) {
       if (iv.first >= last_start_) {
@@ -59,7 +69,17 @@ class IntervalUnion {
     }
     v_.push_back(iv);
   }
-  [[nodiscard]] std::vector<Interval> take() { return sorted_ ? std::move(v_) : merged(std::move(v_)); }
+  // The intervals as merged_intervals() left them.
+  [[nodiscard]] const std::vector<Interval>& intervals() const { return v_; }
+  // The merged intervals (merged in place; valid until the next clear or add).
+  [[nodiscard]] const std::vector<Interval>& merged_intervals() {
+    if (!sorted_) {
+      merge_in_place(v_);
+      sorted_ = true;
+      last_start_ = v_.empty() ? -std::numeric_limits<double>::infinity() : v_.back().first;
+    }
+    return v_;
+  }
 
  private:
   std::vector<Interval> v_;
@@ -112,7 +132,7 @@ void note(std::vector<int>& seen, int code) {
 // Labels are few: each op finds its label's accumulator by a linear search, and the collectives,
 // algorithms and protocols are kept as codes, named once at the end.
 std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const sim::Trace& trace,
-                                                  const std::vector<std::vector<Interval>>& compute_merged) {
+                                                  const std::vector<IntervalUnion>& compute_merged) {
   struct Acc {
     CommKindReport row;
     std::vector<int> collectives, algorithms, protocols;
@@ -167,7 +187,7 @@ std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const
     for (std::size_t dv = 0; dv < a.by_device.size(); ++dv) {
       const auto iv = merged(a.by_device[dv]);
       busy += length(iv);
-      exposed += uncovered(iv, compute_merged[dv]);
+      exposed += uncovered(iv, compute_merged[dv].intervals());
     }
     a.row.time_s = busy / devices;
     a.row.exposed_s = exposed / devices;
@@ -238,7 +258,15 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   // Communication by (device, stream): the ops of one stream run one after another, so each
   // stream's intervals come sorted, and their union is the merge of the streams' unions.
   constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
-  std::vector<IntervalUnion> compute(g.devices.size()), comm_by_stream(g.devices.size() * kStreams);
+  // Kept from one report to the next (a sweep makes thousands): cleared, their storage reused.
+  thread_local std::vector<IntervalUnion> compute, comm_by_stream;
+  thread_local std::vector<Interval> comm_all, comm_next;
+  if (compute.size() < g.devices.size()) compute.resize(g.devices.size());
+  if (comm_by_stream.size() < g.devices.size() * kStreams) comm_by_stream.resize(g.devices.size() * kStreams);
+  for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
+    compute[dv].clear();
+    for (std::size_t k = 0; k < kStreams; ++k) comm_by_stream[dv * kStreams + k].clear();
+  }
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto& op = g.ops[i];
     const Interval iv{trace.ops[i].start_s, trace.ops[i].end_s};
@@ -249,24 +277,26 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   }
   // The union of a device's communication: merged() of every interval, as the sorted merge of
   // the streams' merged() (both are the same disjoint intervals, touching ones joined).
-  const auto comm_union = [&](std::size_t dv) {
-    std::vector<Interval> all;
+  // Merged stream by stream (a stable merge: std::merge takes the earlier range's element first,
+  // as std::inplace_merge does) into the two buffers in turn.
+  const auto comm_union = [&](std::size_t dv) -> const std::vector<Interval>& {
+    comm_all.clear();
     for (std::size_t k = 0; k < kStreams; ++k) {
-      const auto one = comm_by_stream[dv * kStreams + k].take();
-      const auto middle = static_cast<std::ptrdiff_t>(all.size());
-      all.insert(all.end(), one.begin(), one.end());
-      std::inplace_merge(all.begin(), all.begin() + middle, all.end());
+      const auto& one = comm_by_stream[dv * kStreams + k].merged_intervals();
+      if (one.empty()) continue;
+      comm_next.resize(comm_all.size() + one.size());
+      std::merge(comm_all.begin(), comm_all.end(), one.begin(), one.end(), comm_next.begin());
+      comm_all.swap(comm_next);
     }
-    return merged(std::move(all));
+    merge_in_place(comm_all);
+    return comm_all;
   };
   double idle_sum = 0, exposed_sum = 0;
-  std::vector<std::vector<Interval>> compute_merged(g.devices.size());
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     StageReport st;
     st.stage = g.devices[dv].stage;
-    compute_merged[dv] = compute[dv].take();
-    const auto& cm = compute_merged[dv];
-    const auto co = comm_union(dv);
+    const auto& cm = compute[dv].merged_intervals();
+    const auto& co = comm_union(dv);
     st.compute_s = length(cm);
     st.exposed_comm_s = uncovered(co, cm);
     st.idle_s = std::max(0.0, r.step_time_s - st.compute_s - st.exposed_comm_s);
@@ -281,7 +311,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     exposed_sum += st.exposed_comm_s;
     r.stages.push_back(st);
   }
-  if (communication_rows) r.communication = communication_by_kind(g, trace, compute_merged);
+  if (communication_rows) r.communication = communication_by_kind(g, trace, compute);
   if (r.step_time_s > 0 && !g.devices.empty()) {
     r.bubble_fraction = idle_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
     r.exposed_comm_fraction = exposed_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
