@@ -488,26 +488,40 @@ def ci_record(r):
     return rec, skip, notes
 
 
+# The set-level fields of both CI sets.
+CI_SOURCE = ("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "
+             "tests/functional_tests/test_cases/gpt/*/golden_values_{dev,lts}_dgx_{a100,h100,gb200}.json with their "
+             "model_config.yaml), dense GPT cases, as transcribed in megatron-lm-ci-golden-values-small-gpt.csv")
+CI_SOFTWARE = "Megatron-Core (CI dev and lts containers at that commit), TransformerEngine"
+CI_CLUSTER = "one DGX A100 or DGX H100 node (8 GPUs), or two GB200 trays of 4"
+
+
+def ci_rows(measured, metric):
+    # The CI rows of one published metric, each with its record (ci_record).
+    for r in rows(measured / "megatron-lm-ci-golden-values-small-gpt.csv"):
+        if r["measured_metric"] == metric:
+            yield (r, *ci_record(r))
+
+
+def ci_measured(rec, skip, notes, measured):
+    # A CI record completed with its measurement, FLOP formula, reason to skip and notes, in the
+    # sets' key order.
+    rec["measured"] = measured
+    rec["flops_formula"] = "megatron-causal"
+    if skip:
+        rec["skip"] = skip
+    rec["notes"] = notes
+    return rec
+
+
 def megatron_ci(measured, out):
     # Peak allocated memory (torch allocated_bytes.all.peak of the last rank) of Megatron-LM's CI
     # functional tests: one record per test case and GPU with a peak_mem_gib row.
     records = []
-    for r in rows(measured / "megatron-lm-ci-golden-values-small-gpt.csv"):
-        if r["measured_metric"] != "peak_mem_gib":
-            continue
-        rec, skip, notes = ci_record(r)
-        rec["measured"] = {"peak_allocated_gib": float(r["measured_value"])}
-        rec["flops_formula"] = "megatron-causal"
-        if skip:
-            rec["skip"] = skip
-        rec["notes"] = notes + r["notes"]
-        records.append(rec)
+    for r, rec, skip, notes in ci_rows(measured, "peak_mem_gib"):
+        records.append(ci_measured(rec, skip, notes + r["notes"], {"peak_allocated_gib": float(r["measured_value"])}))
     write_set(out / "megatron-lm-ci-memory.json", OrderedDict(
-        source=("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "
-                "tests/functional_tests/test_cases/gpt/*/golden_values_{dev,lts}_dgx_{a100,h100,gb200}.json with their "
-                "model_config.yaml), dense GPT cases, as transcribed in megatron-lm-ci-golden-values-small-gpt.csv"),
-        software="Megatron-Core (CI dev and lts containers at that commit), TransformerEngine",
-        cluster="one DGX A100 or DGX H100 node (8 GPUs), or two GB200 trays of 4",
+        source=CI_SOURCE, software=CI_SOFTWARE, cluster=CI_CLUSTER,
         notes=("Measured: torch's peak allocated bytes (mem-max-allocated-bytes, the caching allocator's "
                "allocated_bytes.all.peak since the process started) of the last rank, the maximum over the golden "
                "iterations, in GiB. Compared: stepsim's peak of the last pipeline stage without the CUDA context, "
@@ -516,7 +530,6 @@ def megatron_ci(measured, out):
                "configuration does not state is Megatron's default (GeLU, LayerNorm, biases, tied embeddings "
                "unless the flags say otherwise). One table per model shape."),
         records=records))
-
 
 
 # The step time of a CI test case of a GPT of hidden size below this is not compared: the CI's tiny
@@ -529,10 +542,7 @@ def megatron_ci_speed(measured, out):
     # Iteration time of Megatron-LM's CI functional tests: one record per test case and GPU with a
     # step_time_s row, the model's scenario as in the memory set.
     records = []
-    for r in rows(measured / "megatron-lm-ci-golden-values-small-gpt.csv"):
-        if r["measured_metric"] != "step_time_s":
-            continue
-        rec, skip, notes = ci_record(r)
+    for r, rec, skip, notes in ci_rows(measured, "step_time_s"):
         rec["table"] = f"{rec['table']}-{r['gpu'].lower()}"
         flags = ci_flags(r["notes"])
         if int(r["hidden"]) < CI_SPEED_MIN_HIDDEN:
@@ -551,18 +561,9 @@ def megatron_ci_speed(measured, out):
             rec["scenario"]["comm"] = OrderedDict(algorithm="ring")
         if skip:
             rec.pop("scenario", None)
-        rec["measured"] = {"step_time_s": float(r["measured_value"])}
-        rec["flops_formula"] = "megatron-causal"
-        if skip:
-            rec["skip"] = skip
-        rec["notes"] = notes + r["notes"]
-        records.append(rec)
+        records.append(ci_measured(rec, skip, notes + r["notes"], {"step_time_s": float(r["measured_value"])}))
     write_set(out / "megatron-lm-ci-speed.json", OrderedDict(
-        source=("Megatron-LM CI functional tests (github.com/NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553, "
-                "tests/functional_tests/test_cases/gpt/*/golden_values_{dev,lts}_dgx_{a100,h100,gb200}.json with their "
-                "model_config.yaml), dense GPT cases, as transcribed in megatron-lm-ci-golden-values-small-gpt.csv"),
-        software="Megatron-Core (CI dev and lts containers at that commit), TransformerEngine",
-        cluster="one DGX A100 or DGX H100 node (8 GPUs), or two GB200 trays of 4",
+        source=CI_SOURCE, software=CI_SOFTWARE, cluster=CI_CLUSTER,
         notes=("Measured: the iteration time ('iteration-time' of the last rank), the median of the golden "
                "iterations from the third on, in seconds. The scenarios are those of megatron-lm-ci-memory with the "
                "run's time-only flags. One table per model shape and GPU. Compared, never fitted on (fit false): the "
