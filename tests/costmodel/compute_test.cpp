@@ -491,6 +491,9 @@ TEST_CASE("attention: the published figures by stack and architecture (scenarios
   // A100: FlashAttention-2 scaled by 0.6156; B200 cuDNN by 2.1963 (attention.json "derived").
   CHECK(rate(load("a100-sxm-80gb", R"("megatron-core-0.20")"), false, 4096) == doctest::Approx(319e12 * 0.6156));
   CHECK(rate(load("b200-180gb", R"("megatron-core-0.20")"), false, 1024) == doctest::Approx(410e12 * 2.1963));
+  // B200 FlashAttention-2: the Hopper series scaled to the published 428.6 at 16k (cudnn-frontend artifacts).
+  CHECK(rate(load("b200-180gb", R"({"attention": "flash-attention-2"})"), false, 16384) == doctest::Approx(428.6e12).epsilon(1e-4));
+  CHECK(rate(load("b200-180gb", R"({"attention": "flash-attention-2"})"), false, 4096) == doctest::Approx(319e12 * 1.2794));
   // FlashAttention-3 exists only on Hopper.
   CHECK_THROWS_WITH_AS((void)load("a100-sxm-80gb", R"({"attention": "flash-attention-3"})"),
                        doctest::Contains("software.attention: flash-attention-3 has no published figures on ampere GPUs"),
