@@ -441,18 +441,23 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   CHECK(find("a100-sxm-40gb").records == 56);
   CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
   CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10 + 2);  // and the CI's two 7B step times
-  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 9 + 2);  // dgxc BF16 and FP8, Megatron-LM README, CI
-  CHECK(find("gb200-186gb").records == 2);
-  CHECK(find("gb200-186gb").sets == std::vector<std::string>{"megatron-lm-ci-speed"});
+  // dgxc BF16 and FP8, Megatron-Bridge's FP8 runs, Megatron-LM README, CI
+  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2);
+  CHECK(find("gb200-186gb").records == 2 + 6);  // the CI's two, Megatron-Bridge's six
+  CHECK(find("gb200-186gb").sets == std::vector<std::string>{"megatron-bridge-llama", "megatron-lm-ci-speed"});
   CHECK(find("gb200-186gb").efficiency_kind == "derived");
   CHECK(find("h100-sxm-94gb").records == 12 + 92);  // the calibration slice and the rest of the sweep
   CHECK(find("h100-sxm-94gb").sets == std::vector<std::string>{"fujii-2024-tsubame-h100", "fujii-2024-tsubame-h100-sweep"});
   CHECK(find("h200-sxm-141gb").records == 0);
-  CHECK(find("b200-180gb").records == 0);
+  CHECK(find("b200-180gb").records == 4);
+  CHECK(find("b200-180gb").efficiency_kind == "derived");
+  CHECK(find("b300-288gb").records == 0);
   CHECK(find("h200-sxm-141gb").efficiency_kind == "derived");
   CHECK(find("a100-sxm-40gb").efficiency_kind == "fitted");
   const auto md = stepsim::report::gpu_coverage_markdown(gpus);
-  CHECK(md.find("| b200-180gb | 0 | - | derived | derived, no measured record |") != std::string::npos);
+  CHECK(md.find("| b300-288gb | 0 | - | derived | derived, no measured record |") != std::string::npos);
+  CHECK(md.find("| b200-180gb | 4 | megatron-bridge-llama | derived | checked against measurements (efficiency not fitted) |") !=
+        std::string::npos);
 }
 
 TEST_CASE("validate: a memory record compares the last stage's peak without context, NCCL buffers and fragmentation") {

@@ -692,7 +692,8 @@ TEST_CASE("software: the default preset, presets that share values by reference,
   CHECK(mc08.software.attention_curves.implementation == "flash-attention-2");
   CHECK(scenarios::software_preset_names() ==
         std::vector<std::string>{"megatron-core-0.20", "megatron-core-0.8", "megatron-deepspeed-2021", "megatron-lm-2021",
-                                 "megatron-lm-2022", "nemo-24.05", "nemo-24.09", "nemo-24.12", "nemo-25.02", "nemo-25.04"});
+                                 "megatron-lm-2022", "nemo-24.05", "nemo-24.09", "nemo-24.12", "nemo-25.02", "nemo-25.04",
+                                 "nemo-25.11", "nemo-26.02"});
   // The pre-core Megatron stacks: gradient-accumulation fusion only from 2022, no TransformerEngine.
   CHECK_FALSE(scenarios::load_scenario_text(kBase, {{"software", "megatron-lm-2021"}}).software.grad_accum_fusion);
   CHECK(scenarios::load_scenario_text(kBase, {{"software", "megatron-lm-2022"}}).software.grad_accum_fusion);

@@ -575,6 +575,108 @@ def megatron_ci_speed(measured, out):
         fit=False,
         records=records))
 
+
+MB_SYSTEMS = {"DGX-H100": ("dgx-h100", 8), "DGX-B200": ("dgx-b200", 8), "DGX-GB200": ("gb200-nvl72", 4)}
+MB_MODELS = {"LLAMA3_8B": ("llama3-8b", "llama-3.1-8b"), "LLAMA3_70B": ("llama3-70b", "llama-3.1-70b"),
+             "LLAMA3.1_405B": ("llama3.1-405b", "llama-3.1-405b")}
+MB_PRECISION = {"FP8-CS": "fp8-current", "FP8-MX": "mxfp8", "MXFP8": "mxfp8"}  # 25.11 writes FP8-MX, 26.02 MXFP8
+
+
+def mb_skip(r):
+    # The rows whose run stepsim cannot express, or whose layout the source does not settle.
+    if r["system"] not in MB_SYSTEMS:
+        return f"{r['system']}: no cluster preset (GB300 NVL72 is not modelled)"
+    if r["precision"] not in MB_PRECISION:
+        return f"{r['precision']} is not modelled"
+    if r["system"] == "DGX-GB200" and r["model"] == "LLAMA3_70B" and r["fsdp"] != "0":
+        return ("the recipe offloads the activations of 40 of the 80 layers to the host (cpu_offloading_num_layers "
+                "40, LLAMA3_70B GB200 FP8_CS configs), which is not modelled")
+    if r["container"] == "25.11" and r["system"] == "DGX-H100" and r["model"] == "LLAMA3_8B":
+        return ("the table's layout (FSDP 8) and the 25.11 recipe (no FSDP, 5 of the 32 layers fully recomputed: "
+                "Megatron-Bridge 8aed9a229, 2025-11-21) disagree, so the run's layout is not known")
+    return ""
+
+
+def megatron_bridge(out):
+    # NVIDIA's Megatron-Bridge performance summaries of the NeMo 25.11 and 26.02 containers: Llama 3 8B / 70B
+    # and Llama 3.1 405B pre-training in FP8 on DGX H100, DGX B200 and DGX GB200 (the recipes' settings read
+    # in Megatron-Bridge's scripts/performance at the containers' releases, v0.2.0 and v0.3.0).
+    here = Path(__file__).resolve().parent
+    records = []
+    for r in rows(here / "megatron-bridge-llama.csv"):
+        gpus, gbs, mbs, seq = (int(r[k]) for k in ("gpus", "gbs", "mbs", "seq"))
+        fsdp, tp, pp, cp = (int(r[k]) for k in ("fsdp", "tp", "pp", "cp"))
+        vp = 1 if r["vp"] == "n/a" else int(r["vp"])
+        short, model = MB_MODELS[r["model"]]
+        system = r["system"].lower().removeprefix("dgx-")
+        rec = OrderedDict()
+        precision = "fp8-mx" if MB_PRECISION.get(r["precision"]) == "mxfp8" else r["precision"].lower()
+        rec["name"] = f"{short}-{system}-{precision}-nemo-{r['container']}-gpus{gpus}"
+        rec["table"] = f"{short}-nemo-{r['container']}"
+        rec["software"] = f"nemo-{r['container']}"
+        notes = (f"{r['container']} table, {r['system']}: published {r['tokens_per_s_per_gpu']} tokens/s and "
+                 f"{r['model_tflops_per_gpu']} model TFLOP/s per GPU; step time = global batch x sequence / (tokens/s "
+                 "per GPU x GPUs), derived")
+        skip = mb_skip(r)
+        if skip:
+            rec["skip"] = skip
+            rec["notes"] = notes
+            records.append(rec)
+            continue
+        preset, per_node = MB_SYSTEMS[r["system"]]
+        cluster = OrderedDict(preset=preset, nodes=gpus // per_node)
+        if preset == "gb200-nvl72":
+            cluster["nvlink_domain_gpus"] = min(gpus, 64)
+            notes += "; NVLink domains of at most 64 GPUs (16 trays of a 72-GPU rack; inferred)"
+        training = OrderedDict(seq_len=seq, global_batch=gbs, micro_batch=mbs, recompute="none", grad_dtype="bf16",
+                               precision=MB_PRECISION[r["precision"]], fp8_params=True)
+        parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=gpus // (tp * cp * pp))
+        parallel["schedule"] = "interleaved" if vp > 1 else "1f1b"
+        if vp > 1:
+            parallel["vpp"] = vp
+        parallel["sequence_parallel"] = tp > 1
+        parallel["sharding"] = "optimizer_grads_params" if fsdp else "optimizer"
+        parallel["overlap_grad_reduce"] = True
+        # Megatron-Bridge 0.2.0 turns the parameter all-gather overlap off for MXFP8 ("causes NaN grad norm").
+        parallel["overlap_param_gather"] = not (r["container"] == "25.11" and precision == "fp8-mx")
+        parallel["tp_comm_overlap"] = tp > 1
+        if r["model"] == "LLAMA3.1_405B":
+            parallel["account_for_embedding_in_pipeline_split"] = True
+            parallel["account_for_loss_in_pipeline_split"] = True
+        scenario = OrderedDict(name=f"megatron-bridge-{rec['name']}", model=model)
+        if r["model"] == "LLAMA3_8B" and r["system"] != "DGX-H100":
+            # cuda_graph_impl local, cuda_graph_scope full_iteration in the 8B B200 and GB200 recipes.
+            scenario["software"] = OrderedDict(preset=rec["software"], cuda_graphs=True)
+        scenario["cluster"] = cluster
+        scenario["training"] = training
+        scenario["parallel"] = parallel
+        rec["scenario"] = scenario
+        rec["measured"] = {"step_time_s": round(gbs * seq / (float(r["tokens_per_s_per_gpu"]) * gpus), 6)}
+        # Megatron-Bridge's flop_utils.py: causal attention counted as half, the logits GEMM included.
+        rec["flops_formula"] = "megatron-causal"
+        rec["notes"] = notes
+        records.append(rec)
+    write_set(out / "megatron-bridge-llama.json", OrderedDict(
+        source=("NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md at "
+                "067f987df03b8355b03192d88d70f1709fedf51a, sections '25.11 NeMo Container' and '26.02 NeMo "
+                "Container', pre-training: every Llama row (transcribed in "
+                "driver/data/validation/megatron-bridge-llama.csv); the recipes read in Megatron-Bridge "
+                "scripts/performance at v0.2.0 (7af9601c9, container 25.11) and v0.3.0 (21b02e0cf, 26.02)"),
+        software=("NeMo Framework containers 25.11 and 26.02 (Megatron-Bridge 0.2.0 / 0.3.0, Megatron-core 0.15 / "
+                  "0.16, TransformerEngine 2.9 / 2.12): presets nemo-25.11 and nemo-26.02"),
+        cluster=("DGX H100 (preset dgx-h100), DGX B200 (dgx-b200) and DGX GB200 NVL72 (gb200-nvl72); mock data"),
+        notes=("Measured: tokens/s per GPU, as published, turned into step time. FP8 with current (tensorwise) "
+               "scaling (training.precision fp8-current) or MXFP8 (mxfp8), FP8 parameters, attention and the "
+               "output layer in BF16, gradients reduced in bf16, distributed optimizer with overlapped gradient "
+               "reduce-scatter and parameter all-gather, TP communication overlap (userbuffers) where TP > 1, no "
+               "recomputation, Llama 3.1 405B counting the embedding and the loss as pipeline layers, sequence 8192. "
+               "One table per model and container. Compared, never fitted on (fit false): the first measured "
+               "records of B200 and GB200, whose efficiencies are derived, and a newer stack on H100 than the one "
+               "its parameters are fitted on."),
+        fit=False,
+        records=records))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -587,6 +689,7 @@ def main():
     mtnlg(measured, out)
     megatron_ci(measured, out)
     megatron_ci_speed(measured, out)
+    megatron_bridge(out)
 
 
 if __name__ == "__main__":
