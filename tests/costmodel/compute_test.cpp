@@ -503,7 +503,7 @@ TEST_CASE("attention: the published figures by stack and architecture (scenarios
 TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
   const Scenario s = llama70b();
   // H100 80 GB is fitted on NVIDIA's Llama 3 70B table (its own fraction of its ceilings, not the
-  // TSUBAME H100 94 GB fit); H200 takes its fractions; Blackwell takes its ceilings as they are.
+  // TSUBAME H100 94 GB fit); H200 and the Blackwell GPUs take its fractions of their own ceilings.
   const Efficiency& h100 = s.cluster.gpu.efficiency;
   CHECK(h100.gemm_max > 0.8);
   CHECK(h100.gemm_max < 1.0);
@@ -512,7 +512,13 @@ TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
   CHECK(h100.gemm_max != stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency.gemm_max);
   CHECK(stepsim::scenarios::gpu_preset("h200-sxm-141gb").efficiency.gemm_max == h100.gemm_max);
   CHECK(stepsim::scenarios::gpu_preset("h200-sxm-141gb").efficiency.kind == stepsim::scenarios::EfficiencyKind::Derived);
-  CHECK(stepsim::scenarios::gpu_preset("b200-180gb").efficiency.gemm_max == 1.0);
+  for (const char* blackwell : {"b200-180gb", "gb200-186gb", "b300-288gb"}) {
+    CAPTURE(blackwell);
+    const Efficiency& e = stepsim::scenarios::gpu_preset(blackwell).efficiency;
+    CHECK(e.gemm_max == h100.gemm_max);
+    CHECK(e.gemm_fp8_max == h100.gemm_fp8_max);
+    CHECK(e.kind == stepsim::scenarios::EfficiencyKind::Derived);
+  }
   CHECK(stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency.kind == stepsim::scenarios::EfficiencyKind::Fitted);
   CHECK(h100.source == "scenarios/presets/efficiency/h100-sxm-80gb.json");
   CHECK(h100.fit.find("stepsim calibrate --gpu h100-sxm-80gb") == 0);

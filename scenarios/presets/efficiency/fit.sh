@@ -6,9 +6,9 @@
 # set has many memory-bound kernels. The H100 80 GB is fitted on NVIDIA's Llama 3 70B table (NeMo
 # containers: gemm_max on its BF16 rows, then gemm_fp8_max, the fraction of the FP8 matmul ceiling
 # that the FP8 GEMMs reach, on its FP8 rows), the 8B table and the Megatron-LM README table held out; the H200 (the same Hopper
-# SMs, clocks and matmul ceiling) takes its fractions of its own ceilings. GPUs without
-# measurements of their architecture (Blackwell) take their published ceilings as they are (their
-# files say "kind": "derived"; a file without "kind" is a fit). Usage: scenarios/presets/efficiency/fit.sh [BUILD_DIR]
+# SMs, clocks and matmul ceiling) takes its fractions of its own ceilings, and so do the Blackwell
+# GPUs, whose measured runs (megatron-bridge-llama, megatron-lm-ci-speed) are compared, never fitted
+# on (their files say "kind": "derived"; a file without "kind" is a fit). Usage: scenarios/presets/efficiency/fit.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 build=${1:-build}
@@ -28,12 +28,8 @@ cmake --build "$build" -j2 --target stepsim > /dev/null
   --records llama3-70b-nemo-24.09-fp8,llama3-70b-nemo-24.12-fp8,llama3-70b-nemo-25.02-fp8 --params gemm_fp8_max \
   --out $out/h100-sxm-80gb.json
 cmake --build "$build" -j2 --target stepsim > /dev/null
-for gpu in h200-sxm-141gb h200-nvl-141gb; do
+for gpu in h200-sxm-141gb h200-nvl-141gb b200-180gb gb200-186gb b300-288gb; do
   "$bin" calibrate --gpu $gpu --base h100-sxm-80gb --params none --out $out/$gpu.json
-  sed -i '1a\  "kind": "derived",' $out/$gpu.json
-done
-for gpu in b200-180gb gb200-186gb b300-288gb; do
-  "$bin" calibrate --gpu $gpu --params none --out $out/$gpu.json
   sed -i '1a\  "kind": "derived",' $out/$gpu.json
 done
 cmake --build "$build" -j2 --target stepsim > /dev/null
