@@ -512,7 +512,7 @@ TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
   CHECK(h100.gemm_max != stepsim::scenarios::gpu_preset("h100-sxm-94gb").efficiency.gemm_max);
   CHECK(stepsim::scenarios::gpu_preset("h200-sxm-141gb").efficiency.gemm_max == h100.gemm_max);
   CHECK(stepsim::scenarios::gpu_preset("h200-sxm-141gb").efficiency.kind == stepsim::scenarios::EfficiencyKind::Derived);
-  for (const char* blackwell : {"b200-180gb", "gb200-186gb", "b300-288gb"}) {
+  for (const char* blackwell : {"b200-180gb", "gb200-186gb", "b300-288gb", "gb300-288gb"}) {
     CAPTURE(blackwell);
     const Efficiency& e = stepsim::scenarios::gpu_preset(blackwell).efficiency;
     CHECK(e.gemm_max == h100.gemm_max);
@@ -526,7 +526,7 @@ TEST_CASE("GPU efficiency: preset files, the published ceilings as default") {
   CHECK(s.cluster.gpu.matmul_bf16_flops == doctest::Approx(794.5e12));
 
   const auto names = stepsim::scenarios::efficiency_preset_names();
-  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200-180gb", "b300-288gb", "gb200-186gb", "h100-sxm-80gb",
+  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "b200-180gb", "b300-288gb", "gb200-186gb", "gb300-288gb", "h100-sxm-80gb",
                                            "h100-sxm-94gb", "h200-nvl-141gb", "h200-sxm-141gb"});
   for (const auto& n : stepsim::scenarios::gpu_preset_names()) {
     CAPTURE(n);

@@ -452,6 +452,8 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   CHECK(find("b200-180gb").records == 4);
   CHECK(find("b200-180gb").efficiency_kind == "derived");
   CHECK(find("b300-288gb").records == 0);
+  CHECK(find("gb300-288gb").records == 4);
+  CHECK(find("gb300-288gb").efficiency_kind == "derived");
   CHECK(find("h200-sxm-141gb").efficiency_kind == "derived");
   CHECK(find("a100-sxm-40gb").efficiency_kind == "fitted");
   const auto md = stepsim::report::gpu_coverage_markdown(gpus);

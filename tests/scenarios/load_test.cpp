@@ -263,7 +263,8 @@ TEST_CASE("sharding, its distributed_optimizer alias, and the recomputation and 
 
 TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset_names().size() == 7);
-  CHECK(scenarios::gpu_preset_names().size() == 9);
+  CHECK(scenarios::gpu_preset_names().size() == 10);
+  CHECK(scenarios::gpu_preset("gb300-288gb").peak_fp8_flops == doctest::Approx(5000e12));
   for (const auto& n : scenarios::model_preset_names()) CHECK_NOTHROW(scenarios::model_preset(n));
   for (const auto& n : scenarios::gpu_preset_names()) CHECK(scenarios::gpu_preset(n).peak_bf16_flops > 0);
   CHECK(scenarios::model_preset("llama-3.1-405b").layers == 126);

@@ -576,7 +576,8 @@ def megatron_ci_speed(measured, out):
         records=records))
 
 
-MB_SYSTEMS = {"DGX-H100": ("dgx-h100", 8), "DGX-B200": ("dgx-b200", 8), "DGX-GB200": ("gb200-nvl72", 4)}
+MB_SYSTEMS = {"DGX-H100": ("dgx-h100", 8), "DGX-B200": ("dgx-b200", 8), "DGX-GB200": ("gb200-nvl72", 4),
+              "DGX-GB300": ("gb300-nvl72", 4)}
 MB_MODELS = {"LLAMA3_8B": ("llama3-8b", "llama-3.1-8b"), "LLAMA3_70B": ("llama3-70b", "llama-3.1-70b"),
              "LLAMA3.1_405B": ("llama3.1-405b", "llama-3.1-405b")}
 MB_PRECISION = {"FP8-CS": "fp8-current", "FP8-MX": "mxfp8", "MXFP8": "mxfp8"}  # 25.11 writes FP8-MX, 26.02 MXFP8
@@ -585,12 +586,18 @@ MB_PRECISION = {"FP8-CS": "fp8-current", "FP8-MX": "mxfp8", "MXFP8": "mxfp8"}  #
 def mb_skip(r):
     # The rows whose run stepsim cannot express, or whose layout the source does not settle.
     if r["system"] not in MB_SYSTEMS:
-        return f"{r['system']}: no cluster preset (GB300 NVL72 is not modelled)"
+        return f"{r['system']}: no cluster preset"
     if r["precision"] not in MB_PRECISION:
         return f"{r['precision']} is not modelled"
     if r["system"] == "DGX-GB200" and r["model"] == "LLAMA3_70B" and r["fsdp"] != "0":
         return ("the recipe offloads the activations of 40 of the 80 layers to the host (cpu_offloading_num_layers "
                 "40, LLAMA3_70B GB200 FP8_CS configs), which is not modelled")
+    if r["system"] == "DGX-GB300" and r["model"] == "LLAMA3_70B" and r["fsdp"] != "0":
+        return ("the recipe offloads the activations of 20 of the 80 layers to the host (cpu_offloading_num_layers "
+                "20, LLAMA3_70B GB300 FP8_CS configs), which is not modelled")
+    if r["container"] == "25.11" and r["system"] == "DGX-GB300" and r["model"] == "LLAMA3_8B":
+        return ("the table's micro-batch (2) and the 25.11 recipe's (4: LLAMA3_8B_GB300_FP8_CS_BASE_CONFIG, "
+                "Megatron-Bridge v0.2.0) disagree, so the run's layout is not known")
     if r["container"] == "25.11" and r["system"] == "DGX-H100" and r["model"] == "LLAMA3_8B":
         return ("the table's layout (FSDP 8) and the 25.11 recipe (no FSDP, 5 of the 32 layers fully recomputed: "
                 "Megatron-Bridge 8aed9a229, 2025-11-21) disagree, so the run's layout is not known")
@@ -625,7 +632,7 @@ def megatron_bridge(out):
             continue
         preset, per_node = MB_SYSTEMS[r["system"]]
         cluster = OrderedDict(preset=preset, nodes=gpus // per_node)
-        if preset == "gb200-nvl72":
+        if preset in ("gb200-nvl72", "gb300-nvl72"):
             cluster["nvlink_domain_gpus"] = min(gpus, 64)
             notes += "; NVLink domains of at most 64 GPUs (16 trays of a 72-GPU rack; inferred)"
         training = OrderedDict(seq_len=seq, global_batch=gbs, micro_batch=mbs, recompute="none", grad_dtype="bf16",
@@ -664,7 +671,8 @@ def megatron_bridge(out):
                 "scripts/performance at v0.2.0 (7af9601c9, container 25.11) and v0.3.0 (21b02e0cf, 26.02)"),
         software=("NeMo Framework containers 25.11 and 26.02 (Megatron-Bridge 0.2.0 / 0.3.0, Megatron-core 0.15 / "
                   "0.16, TransformerEngine 2.9 / 2.12): presets nemo-25.11 and nemo-26.02"),
-        cluster=("DGX H100 (preset dgx-h100), DGX B200 (dgx-b200) and DGX GB200 NVL72 (gb200-nvl72); mock data"),
+        cluster=("DGX H100 (preset dgx-h100), DGX B200 (dgx-b200), DGX GB200 NVL72 (gb200-nvl72) and DGX GB300 NVL72 "
+                 "(gb300-nvl72); mock data"),
         notes=("Measured: tokens/s per GPU, as published, turned into step time. FP8 with current (tensorwise) "
                "scaling (training.precision fp8-current) or MXFP8 (mxfp8), FP8 parameters, attention and the "
                "output layer in BF16, gradients reduced in bf16, distributed optimizer with overlapped gradient "

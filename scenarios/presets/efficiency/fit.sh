@@ -7,7 +7,7 @@
 # containers: gemm_max on its BF16 rows, then gemm_fp8_max, the fraction of the FP8 matmul ceiling
 # that the FP8 GEMMs reach, on its FP8 rows), the 8B table and the Megatron-LM README table held out; the H200 (the same Hopper
 # SMs, clocks and matmul ceiling) takes its fractions of its own ceilings, and so do the Blackwell
-# GPUs, whose measured runs (megatron-bridge-llama, megatron-lm-ci-speed) are compared, never fitted
+# GPUs (B200, GB200, B300, GB300), whose measured runs (megatron-bridge-llama, megatron-lm-ci-speed) are compared, never fitted
 # on (their files say "kind": "derived"; a file without "kind" is a fit). Usage: scenarios/presets/efficiency/fit.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -28,7 +28,7 @@ cmake --build "$build" -j2 --target stepsim > /dev/null
   --records llama3-70b-nemo-24.09-fp8,llama3-70b-nemo-24.12-fp8,llama3-70b-nemo-25.02-fp8 --params gemm_fp8_max \
   --out $out/h100-sxm-80gb.json
 cmake --build "$build" -j2 --target stepsim > /dev/null
-for gpu in h200-sxm-141gb h200-nvl-141gb b200-180gb gb200-186gb b300-288gb; do
+for gpu in h200-sxm-141gb h200-nvl-141gb b200-180gb gb200-186gb b300-288gb gb300-288gb; do
   "$bin" calibrate --gpu $gpu --base h100-sxm-80gb --params none --out $out/$gpu.json
   sed -i '1a\  "kind": "derived",' $out/$gpu.json
 done

@@ -47,7 +47,7 @@ inline constexpr Param kParams[] = {
   {"model.bias", Boolean, "", 0.0, "", 0, 0, false, "linear layers have biases", ""},
   {"model.qk_norm", Boolean, "", 0.0, "", 0, 0, false, "a norm (the model's norm kind) over the head dimension of every query and key head after the QKV projection, its weights shared by the heads", "Megatron --qk-layernorm; Hugging Face q_norm/k_norm (Qwen3, Gemma 3)"},
   {"cluster", Object, "object", std::nullopt, "required", 0, 0, false, "the machine; may name a cluster \"preset\" and override its fields", ""},
-  {"cluster.preset", Choice, "dgx-a100|abci-a|dgx-h100|tsubame4|dgx-h200|h200-nvl|dgx-b200|dgx-b300|gb200-nvl72", std::nullopt, "none", 0, 0, false, "cluster preset", "scenarios/presets/clusters"},
+  {"cluster.preset", Choice, "dgx-a100|abci-a|dgx-h100|tsubame4|dgx-h200|h200-nvl|dgx-b200|dgx-b300|gb200-nvl72|gb300-nvl72", std::nullopt, "none", 0, 0, false, "cluster preset", "scenarios/presets/clusters"},
   {"cluster.gpu", Preset, "preset or object", std::nullopt, "from the cluster preset", 0, 0, false, "the GPU (a preset name, or an object that may name a \"preset\" and override its fields)", "scenarios/presets/gpus"},
   {"cluster.gpu.name", String, "", std::nullopt, "custom", 0, 0, false, "name of the GPU in outputs (a preset's name)", ""},
   {"cluster.gpu.memory_gib", Number, "GiB", std::nullopt, "required", 0, 1e5, true, "device memory (a vendor's \"80 GB\" is 80 GiB)", "vendor datasheets"},
