@@ -24,14 +24,15 @@ std::vector<std::string> requested_sets(const std::vector<std::string>& names) {
 }
 
 // A memory record: stepsim's peak of the last pipeline stage (the rank the measurement is of) without
-// the terms torch's allocator does not count (CUDA context and NCCL buffers, allocated outside it)
+// the terms torch's allocator does not count (CUDA context, NCCL and userbuffers, allocated outside it)
 // or counts as reserved, not allocated (fragmentation), against the measured peak allocated bytes.
 ValidationCase validate_memory_record(const ValidationRecord& record, const scenarios::Scenario& s) {
   const auto est = memory::stepsim_estimate(s);
   const auto& last = est.stages.back();
   std::int64_t allocated = last.total_bytes;
   for (const auto& t : last.terms)
-    if (t.key == "cuda_context_bytes" || t.key == "nccl_buffers_bytes" || t.key == "fragmentation_bytes") allocated -= t.bytes;
+    if (t.key == "cuda_context_bytes" || t.key == "nccl_buffers_bytes" || t.key == "tp_overlap_buffers_bytes" || t.key == "fragmentation_bytes")
+      allocated -= t.bytes;
   ValidationCase c;
   c.name = record.name;
   c.table = record.table;
@@ -72,7 +73,11 @@ ValidationCase validate_record(const ValidationRecord& record, const ValidateOpt
   so.engine = options.engine;
   if (options.efficiency && s.cluster.gpu.name == options.efficiency_gpu) so.efficiency = options.efficiency;
   const auto sim = simulate(s, so);
-  return timed_case(record, s, sim.report.step_time_s);
+  auto c = timed_case(record, s, sim.report.step_time_s);
+  c.predicted_peak_memory_gib = static_cast<double>(sim.report.peak_memory_bytes) / memory::kGiB;
+  c.gpu_memory_gib = static_cast<double>(sim.report.gpu_memory_bytes) / memory::kGiB;
+  c.predicted_oom = sim.report.oom;
+  return c;
 }
 
 // What simulate() builds before it prices (its build options for a validation record: one op per

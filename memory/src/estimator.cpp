@@ -90,6 +90,14 @@ std::int64_t backward_transient_bytes(const workload::StepProgram& program) {
 
 std::int64_t backward_transient_bytes(const Scenario& s) { return backward_transient_bytes(workload::step_program(s)); }
 
+std::int64_t chunk_backward_transient_bytes(const workload::StepProgram& program, std::int64_t stage, std::int64_t chunk) {
+  return to_bytes(workload::chunk_backward_transient_bytes(program, stage, chunk));
+}
+
+std::int64_t backward_pass_alloc_bytes(std::int64_t working, bool loss, std::int64_t output, std::int64_t logits_copy) {
+  return loss ? std::max(logits_copy, working - output) : working;
+}
+
 std::int64_t in_flight(const Scenario& s, std::int64_t stage) {
   return workload::in_flight_passes(s.parallel.schedule, s.parallel.pp, s.micro_batches(), s.parallel.vpp, stage,
                                     s.parallel.microbatch_group());
@@ -106,7 +114,18 @@ std::int64_t fragmentation_bytes(const Scenario& s, std::int64_t dynamic_bytes) 
 // gradient): delayed scaling an fp32 amax history of training.fp8_amax_history_len entries plus
 // fp32 scale and inverse scale; current scaling an fp32 amax, scale and inverse scale; MXFP8 none
 // beyond the block scales. training.fp8_params (Megatron --fp8-param-gather, TE's FP8 parameters)
-// keeps the GEMM weights in FP8 only: no bf16 copy of them, the FP8 transpose still cached.
+// keeps the GEMM weights in FP8 only: no bf16 copy of them, the FP8 transpose still cached (none
+// on Blackwell with per-tensor scaling).
+namespace {
+
+// Whether TransformerEngine keeps an FP8 transpose of each GEMM weight beside its FP8 data: not on
+// Blackwell with per-tensor scaling (below), always with MXFP8.
+bool keeps_fp8_transposes(const Scenario& s) {
+  return s.training.precision == scenarios::TrainingPrecision::Mxfp8 || s.cluster.gpu.architecture != scenarios::GpuArchitecture::Blackwell;
+}
+
+}  // namespace
+
 Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
   Fp8StaticBytes b;
   if (!s.training.fp8()) return b;
@@ -114,8 +133,12 @@ Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
   const bool mx = s.training.precision == scenarios::TrainingPrecision::Mxfp8;
   const double per_copy = mx ? 1.0 + 1.0 / 32.0 : 1.0;
   // With FP8 parameters the FP8 data is the weight itself (counted in the weights term) and only
-  // the transpose is an extra copy.
-  const double copies = s.training.fp8_params ? 1.0 : 2.0;
+  // the transpose is an extra copy. Blackwell's FP8 GEMMs take either orientation of a per-tensor
+  // scaled operand, so TransformerEngine keeps no transpose there (utils.py
+  // is_non_tn_fp8_gemm_supported: compute capability 10.x, the B200, GB200, B300 and GB300 of the
+  // presets; Float8TensorStorage.update_usage then drops the transpose);
+  // MXFP8 scales blocks along one dimension and keeps both orientations everywhere.
+  const double copies = (s.training.fp8_params ? 0.0 : 1.0) + (keeps_fp8_transposes(s) ? 1.0 : 0.0);
   b.weight_copies = to_bytes(copies * per_copy * layers * workload::layer_gemm_weights(s));
   constexpr double kTensorsPerGemm = 5.0, kGemmsPerLayer = 4.0;
   double per_tensor = 0;
@@ -146,10 +169,11 @@ std::int64_t library_workspace_bytes(const Scenario& s) {
 
 struct StaticTerms {
   std::int64_t weights = 0, grads = 0, optimizer = 0, cuda_context = 0, workspaces = 0, nccl = 0, grad_bucket = 0, gathered_params = 0,
-               pp_buffers = 0;
+               pp_buffers = 0, tp_overlap = 0;
   Fp8StaticBytes fp8;
   std::int64_t sum() const {
-    return weights + grads + optimizer + cuda_context + workspaces + nccl + grad_bucket + gathered_params + pp_buffers + fp8.sum();
+    return weights + grads + optimizer + cuda_context + workspaces + nccl + grad_bucket + gathered_params + pp_buffers + tp_overlap +
+           fp8.sum();
   }
 };
 
@@ -204,6 +228,19 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   // prefetched (overlap_param_gather).
   if (p.shards_params() && dp_active)
     st.gathered_params = to_bytes(2.0 * largest_unit_params(s, stage) * (p.overlap_param_gather ? 2.0 : 1.0));
+  // TP communication overlap: TransformerEngine's userbuffers, one set per process that every layer
+  // reuses, each [S, h] with S = s b / c the TP group's tokens (Megatron passes that shape to
+  // initialize_ub): the all-gathers of QKV's and FC1's inputs (ring exchange) and of their dgrad
+  // (bulk), and of the dgrads of proj and FC2 (ring exchange), 6 buffers in FP8 when training in
+  // FP8, else bf16; the reduce-scatters after proj and FC2 (pipeline) and of QKV's and FC1's wgrad
+  // (bulk), 4 in bf16 (TransformerEngine module/base.py initialize_ub, its default methods, 1.9 to
+  // 2.12; 2.7 on adds two 1-byte wgrad buffers for MXFP8, not counted). Mapped with cuMemCreate
+  // outside torch's caching allocator (userbuffers-host.cpp), so torch's peak does not count them.
+  if (p.tp_comm_overlap && p.tp > 1) {
+    const double S = d(s.training.seq_len) * d(s.training.micro_batch) / d(p.cp);
+    const double all_gather_bytes = s.training.fp8() ? 1.0 : 2.0;
+    st.tp_overlap = to_bytes(S * d(s.model.hidden) * (6.0 * all_gather_bytes + 4.0 * 2.0));
+  }
   // Pipeline: receive buffers for one activation and one gradient shard, 2sbh/(ct) each.
   if (p.pp > 1) {
     const double shard = 2.0 * (x.tokens_per_rank * d(s.model.hidden)) / (p.sequence_parallel ? d(p.tp) : 1.0);
@@ -234,7 +271,6 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
   const auto chunk_bytes = [&](std::int64_t stage, std::int64_t chunk) { return memory::chunk_activation_bytes(program, s, stage, chunk); };
   const std::int64_t out_bytes = output_transient_bytes(program);
   const std::int64_t logits_copy = logits_copy_bytes(program);
-  const std::int64_t recompute = backward_transient_bytes(program);
   for (std::int64_t stage = 0; stage < p; ++stage) {
     StageEstimate se;
     se.stage = stage;
@@ -244,18 +280,29 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     // their chunk's activations, backward passes free them. With one chunk every pass holds the
     // same bytes, so the peak is the in-flight count times one pass; with interleaving the chunks
     // differ (stage 0's chunk 0 also holds the token ids), so the schedule is followed pass by pass.
-    std::int64_t acts = 0, output = 0;
+    // A backward pass allocates its working set (backward_pass_alloc_bytes) beside what it frees
+    // only at its end; on the last stage's loss chunk the logits' copy comes first.
+    std::int64_t acts = 0, output = 0, backward = 0;
     const std::int64_t last_chunk = s.parallel.vpp - 1;
     const std::int64_t copy = stage == p - 1 ? logits_copy : 0;
     if (s.parallel.vpp == 1) {
+      // The peak is the backward right after the forward that fills the in-flight count.
       acts = se.in_flight * chunk_bytes(stage, 0);
-      output = stage == p - 1 ? se.in_flight * out_bytes + copy : 0;
+      const bool loss = stage == p - 1;
+      const std::int64_t working = backward_pass_alloc_bytes(memory::chunk_backward_transient_bytes(program, stage, 0), loss, out_bytes, copy);
+      output = loss ? se.in_flight * out_bytes + copy : 0;
+      backward = working - (loss ? copy : 0);
     } else {
       // A forward allocates its chunk's bytes and then runs the loss (the last chunk); a backward
-      // starts with the loss's backward and frees the chunk's bytes when it ends.
+      // starts with the loss's backward and its working set and frees them with the chunk's bytes
+      // when it ends.
       std::int64_t held_acts = 0, held_out = 0;
       std::vector<std::int64_t> stage_chunk_bytes;  // per chunk of the stage, looked up per pass
-      for (std::int64_t j = 0; j < s.parallel.vpp; ++j) stage_chunk_bytes.push_back(chunk_bytes(stage, j));
+      std::vector<std::int64_t> stage_chunk_working;
+      for (std::int64_t j = 0; j < s.parallel.vpp; ++j) {
+        stage_chunk_bytes.push_back(chunk_bytes(stage, j));
+        stage_chunk_working.push_back(memory::chunk_backward_transient_bytes(program, stage, j));
+      }
       for (const auto& pass : workload::stage_schedule(s.parallel.schedule, p, s.micro_batches(), s.parallel.vpp, stage,
                                                                  s.parallel.microbatch_group())) {
         const bool forward = pass.kind == workload::PassKind::Forward;
@@ -266,9 +313,13 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
           held_acts += chunk;
           held_out += loss_out;
         }
-        if (held_acts + held_out + extra > acts + output) {
+        // A backward's allocation: the logits' copy (counted with the output) and its working set.
+        const std::int64_t working =
+            forward ? 0 : backward_pass_alloc_bytes(stage_chunk_working[static_cast<std::size_t>(pass.chunk)], loss, out_bytes, extra) - extra;
+        if (held_acts + held_out + extra + working > acts + output + backward) {
           acts = held_acts;
           output = held_out + extra;
+          backward = working;
         }
         if (!forward) {
           held_acts -= chunk;
@@ -276,7 +327,7 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         }
       }
     }
-    const std::int64_t dynamic = acts + output + recompute;
+    const std::int64_t dynamic = acts + output + backward;
     const std::int64_t frag = fragmentation_bytes(s, dynamic);
     se.terms = {
         {"weights_bytes", weights_label(s), st.weights},
@@ -284,11 +335,9 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
         {"optimizer_bytes", s.training.optimizer_offload_fraction > 0 ? "optimizer (fp32 master, Adam m, v; on GPU)" : "optimizer (fp32 master, Adam m, v)", st.optimizer},
         {"activations_bytes", "activations (in-flight)", acts},
         {"output_layer_bytes", "output layer + loss (fp32 and bf16 logits)", output},
-        {"recompute_bytes",
-         s.parallel.cp > 1 && s.parallel.cp_comm_type == scenarios::CpCommType::AllGather
-             ? (s.training.recompute == scenarios::Recompute::Full ? "recomputation + all-gather CP buffers" : "all-gather CP buffers (backward)")
-             : "recomputation working set",
-         recompute},
+        // Recomputed activations, the MLP's gradient buffers or all-gather CP's buffers (the key
+        // keeps its first name).
+        {"recompute_bytes", "backward working set", backward},
         {"cuda_context_bytes", "CUDA context", st.cuda_context},
         {"workspaces_bytes", "cuBLAS, cuBLASLt and TE workspaces", st.workspaces},
         {"nccl_buffers_bytes", "NCCL communicator buffers", st.nccl},
@@ -298,9 +347,16 @@ StepsimEstimate stepsim_estimate(const Scenario& s) {
     if (s.training.fp8()) {
       // After the optimizer state.
       const auto optimizer = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "optimizer_bytes"; });
-      const char* copies = s.training.fp8_params ? "FP8 weight transposes" : "FP8 weight copies + transposes";
+      const bool transpose = keeps_fp8_transposes(s);
+      const char* copies = s.training.fp8_params ? (transpose ? "FP8 weight transposes" : "FP8 weight transposes (none on Blackwell)")
+                                                 : (transpose ? "FP8 weight copies + transposes" : "FP8 weight copies");
       se.terms.insert(optimizer + 1, {{"fp8_weights_bytes", copies, st.fp8.weight_copies},
                            {"fp8_scaling_bytes", "FP8 scaling state (amax, scales)", st.fp8.scaling_state}});
+    }
+    if (st.tp_overlap > 0) {
+      // After the NCCL buffers.
+      const auto nccl = std::find_if(se.terms.begin(), se.terms.end(), [](const Term& t) { return t.key == "nccl_buffers_bytes"; });
+      se.terms.insert(nccl + 1, {"tp_overlap_buffers_bytes", "TP overlap buffers (userbuffers)", st.tp_overlap});
     }
     // The buffers of sharded gradients and parameters, where the sharding has them.
     if (s.parallel.shards_grads()) {

@@ -112,6 +112,7 @@ ValidationStats validation_stats(const std::vector<ValidationCase>& cases) {
   s.records = cases.size();
   s.mape = mean_absolute_error(cases);
   for (const auto& c : cases) s.max_abs_error = std::max(s.max_abs_error, std::abs(c.error));
+  s.predicted_oom = static_cast<std::size_t>(std::count_if(cases.begin(), cases.end(), [](const ValidationCase& c) { return c.predicted_oom; }));
   std::vector<double> measured, predicted;
   bool same_quantity = true;
   for (const auto& c : cases) {
@@ -150,6 +151,12 @@ namespace {
 
 std::string opt_ratio(const std::optional<double>& v) { return v ? fixed(*v, 3) : "-"; }
 
+// "52.6 of 80.0", "98.7 of 94.0 OOM", or "-" where no step was simulated.
+std::string peak_cell(const ValidationCase& c) {
+  if (!c.predicted_peak_memory_gib || !c.gpu_memory_gib) return "-";
+  return fixed(*c.predicted_peak_memory_gib, 1) + " of " + fixed(*c.gpu_memory_gib, 1) + (c.predicted_oom ? " OOM" : "");
+}
+
 // "4/5", or "-" where the check does not apply.
 std::string top_cell(const ValidationStats& s) {
   return s.top_measured_in_top_predicted ? std::to_string(*s.top_measured_in_top_predicted) + "/" + std::to_string(kTopMeasured) : "-";
@@ -161,7 +168,9 @@ std::string stats_line(const ValidationStats& s) {
                      opt_ratio(s.spearman);
   if (s.top_measured_in_top_predicted)
     line += ", measured top " + std::to_string(kTopMeasured) + " in predicted top " + std::to_string(kTopPredicted) + ": " + top_cell(s);
-  return line + ", " + std::to_string(s.records) + " records";
+  line += ", " + std::to_string(s.records) + " records";
+  if (s.predicted_oom > 0) line += ", " + std::to_string(s.predicted_oom) + " of them predicted out of memory";
+  return line;
 }
 
 nlohmann::ordered_json stats_json(const ValidationStats& s) {
@@ -172,22 +181,30 @@ nlohmann::ordered_json stats_json(const ValidationStats& s) {
   j["spearman"] = s.spearman ? nlohmann::ordered_json(*s.spearman) : nlohmann::ordered_json(nullptr);
   j["top5_measured_in_top8_predicted"] =
       s.top_measured_in_top_predicted ? nlohmann::ordered_json(*s.top_measured_in_top_predicted) : nlohmann::ordered_json(nullptr);
+  j["predicted_oom_count"] = s.predicted_oom;
   return j;
+}
+
+// A set whose records are memory records (compared on peak allocated memory).
+bool memory_set(const ValidationSetResult& set) {
+  return !set.records.empty() && set.records.front().measured_peak_allocated_gib.has_value();
 }
 
 // One row per set and per table of the set: name, table, records, MAPE, max, Spearman, top 5 in top 8.
 Table summary_table(const ValidationReport& r) {
   Table t;
-  t.columns = {"set", "table", "records", "MAPE", "max error", "Spearman", "top 5 in top 8"};
-  t.right_aligned = {false, false, true, true, true, true, true};
-  auto row = [&](const std::string& set, const std::string& table, const ValidationStats& s) {
+  t.columns = {"set", "table", "records", "MAPE", "max error", "Spearman", "top 5 in top 8", "predicted OOM"};
+  t.right_aligned = {false, false, true, true, true, true, true, true};
+  // Memory records simulate no step: no out-of-memory verdict ("-").
+  auto row = [&](const std::string& set, const std::string& table, const ValidationStats& s, bool memory) {
     t.rows.push_back({set, table, std::to_string(s.records), percent(s.mape, 1, false), percent(s.max_abs_error, 1, false),
-                      opt_ratio(s.spearman), top_cell(s)});
+                      opt_ratio(s.spearman), top_cell(s), memory ? "-" : std::to_string(s.predicted_oom)});
   };
   for (const auto& set : r.sets) {
-    row(set.name, "(whole set)", set.stats);
+    const bool memory = memory_set(set);
+    row(set.name, "(whole set)", set.stats, memory);
     if (set.tables.size() > 1)
-      for (const auto& table : set.tables) row(set.name, table.name, table.stats);
+      for (const auto& table : set.tables) row(set.name, table.name, table.stats, memory);
   }
   return t;
 }
@@ -198,11 +215,6 @@ Table skipped_table(const ValidationReport& r) {
   for (const auto& set : r.sets)
     for (const auto& s : set.skipped) t.rows.push_back({set.name, s.name, s.reason});
   return t;
-}
-
-// A set whose records are memory records (compared on peak allocated memory).
-bool memory_set(const ValidationSetResult& set) {
-  return !set.records.empty() && set.records.front().measured_peak_allocated_gib.has_value();
 }
 
 std::string within_line(const ValidationSetResult& set) {
@@ -219,7 +231,9 @@ std::string notes_text() {
          "TFLOP/s per GPU = the record's FLOP formula / (step time x GPUs); Spearman = rank correlation of predicted vs\n"
          "measured values within the group (ties averaged; - for fewer than 2 records or constant values);\n"
          "top 5 in top 8 = how many of the 5 fastest records as measured are among the 8 fastest as predicted (- for memory\n"
-         "records, groups of 8 records or fewer and groups that mix step times and TFLOP/s).\n";
+         "records, groups of 8 records or fewer and groups that mix step times and TFLOP/s);\n"
+         "peak GiB = stepsim's peak device memory of the step (the stage that peaks, fragmentation included) of the GPU's;\n"
+         "predicted OOM = measured runs, which fitted, that stepsim calls out of memory (marked OOM).\n";
 }
 
 }  // namespace
@@ -250,11 +264,11 @@ std::string validation_table(const ValidationReport& r) {
       continue;
     }
     o << "  " << pad("record", -name_width) << pad("table", -table_width) << pad("GPU", -16) << pad("step s", 10) << pad("measured", 10)
-      << pad("TFLOP/s", 9) << pad("measured", 10) << pad("error", 10) << "\n";
+      << pad("TFLOP/s", 9) << pad("measured", 10) << pad("error", 10) << "  peak GiB\n";
     for (const auto& c : set.records) {
       o << "  " << pad(c.name, -name_width) << pad(c.table, -table_width) << pad(c.gpu, -16) << pad(fixed(c.predicted_step_time_s, 3), 10)
         << pad(opt_fixed(c.measured_step_time_s, 3), 10) << pad(fixed(c.predicted_tflops_per_gpu, 1), 9)
-        << pad(opt_fixed(c.measured_tflops_per_gpu, 1), 10) << pad(percent(c.error, 1, true), 10) << "\n";
+        << pad(opt_fixed(c.measured_tflops_per_gpu, 1), 10) << pad(percent(c.error, 1, true), 10) << "  " << peak_cell(c) << "\n";
     }
     for (const auto& s : set.skipped) o << "  skipped " << s.name << ": " << s.reason << "\n";
     o << "\n";
@@ -273,14 +287,14 @@ Table cases_table(const ValidationReport& r) {
   cases.caption = "Predicted vs published step time and TFLOP/s per GPU";
   cases.label = "tab:stepsim-validation";
   cases.columns = {"set", "table", "record", "GPU", "predicted step (s)", "measured step (s)", "predicted TFLOP/s/GPU",
-                   "measured TFLOP/s/GPU", "error"};
-  cases.right_aligned = {false, false, false, false, true, true, true, true, true};
+                   "measured TFLOP/s/GPU", "error", "peak GiB"};
+  cases.right_aligned = {false, false, false, false, true, true, true, true, true, true};
   for (const auto& set : r.sets)
     for (const auto& c : set.records)
       if (!c.measured_peak_allocated_gib)
         cases.rows.push_back({set.name, c.table, c.name, c.gpu, fixed(c.predicted_step_time_s, 3),
                               opt_fixed(c.measured_step_time_s, 3), fixed(c.predicted_tflops_per_gpu, 1),
-                              opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true)});
+                              opt_fixed(c.measured_tflops_per_gpu, 1), percent(c.error, 1, true), peak_cell(c)});
   return cases;
 }
 
@@ -304,7 +318,7 @@ Table memory_cases_table(const ValidationReport& r) {
 std::string validation_latex(const ValidationReport& r) {
   auto summary = summary_table(r);
   summary.caption = "Error per validation set and table: MAPE, max error, Spearman rank correlation, measured top 5 among the "
-                    "predicted top 8";
+                    "predicted top 8, measured runs predicted out of memory";
   summary.label = "tab:stepsim-validation-summary";
   std::vector<Table> tables{cases_table(r)};
   auto memory_cases = memory_cases_table(r);
@@ -316,7 +330,8 @@ std::string validation_latex(const ValidationReport& r) {
 std::string validation_csv(const ValidationReport& r) {
   Table t;
   t.columns = {"set", "table", "record", "gpu", "predicted_step_time_s", "measured_step_time_s", "predicted_tflops_per_gpu",
-               "measured_tflops_per_gpu", "predicted_peak_allocated_gib", "measured_peak_allocated_gib", "flops_formula", "error"};
+               "measured_tflops_per_gpu", "predicted_peak_allocated_gib", "measured_peak_allocated_gib", "flops_formula", "error",
+               "predicted_peak_memory_gib", "gpu_memory_gib", "predicted_oom"};
   const auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v).dump() : std::string(); };
   for (const auto& set : r.sets)
     for (const auto& c : set.records) {
@@ -324,7 +339,8 @@ std::string validation_csv(const ValidationReport& r) {
       t.rows.push_back({set.name, c.table, c.name, c.gpu, memory ? std::string() : num(c.predicted_step_time_s),
                         num(c.measured_step_time_s), memory ? std::string() : num(c.predicted_tflops_per_gpu),
                         num(c.measured_tflops_per_gpu), memory ? nlohmann::json(c.predicted_peak_allocated_gib).dump() : std::string(),
-                        num(c.measured_peak_allocated_gib), c.flops_formula, num(c.error)});
+                        num(c.measured_peak_allocated_gib), c.flops_formula, num(c.error), num(c.predicted_peak_memory_gib),
+                        num(c.gpu_memory_gib), memory ? std::string() : std::string(c.predicted_oom ? "true" : "false")});
     }
   return to_csv(t);
 }
@@ -380,6 +396,9 @@ std::string validation_json(const ValidationReport& r) {
         jc["measured_tflops_per_gpu"] = opt(c.measured_tflops_per_gpu);
         jc["predicted_tflops_per_gpu"] = c.predicted_tflops_per_gpu;
         jc["flops_formula"] = c.flops_formula;
+        jc["predicted_peak_memory_gib"] = opt(c.predicted_peak_memory_gib);
+        jc["gpu_memory_gib"] = opt(c.gpu_memory_gib);
+        jc["predicted_oom"] = c.predicted_oom;
       }
       jc["error"] = c.error;
       js["records"].push_back(std::move(jc));

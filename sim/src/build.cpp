@@ -235,7 +235,13 @@ class Builder {
       }
     output_bytes_ = memory::output_transient_bytes(prog_);
     logits_copy_bytes_ = memory::logits_copy_bytes(prog_);
-    backward_bytes_ = memory::backward_transient_bytes(prog_);
+    // What each chunk's backward passes allocate when they start (and free when they end).
+    for (std::int64_t i = 0; i < p_; ++i)
+      for (std::int64_t j = 0; j < v_; ++j) {
+        const bool loss = layout_.is_last(i, j);
+        backward_alloc_.push_back(memory::backward_pass_alloc_bytes(memory::chunk_backward_transient_bytes(prog_, i, j), loss,
+                                                                    output_bytes_, loss ? logits_copy_bytes_ : 0));
+      }
   }
 
   // The interned label of a string literal of this file, looked up by its address (few).
@@ -917,13 +923,11 @@ class Builder {
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, gw.work, "bwd");
       if (prev >= 0) edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
-      if (head) o.alloc_bytes = backward_bytes_;
-      if (tail) o.free_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0) + backward_bytes_;
-      // The bf16 gradient of the logits cast from the fp32 one, beside it, at the loss's backward.
-      if (head && last_virtual) {
-        o.alloc_bytes += logits_copy_bytes_;
-        o.free_bytes += logits_copy_bytes_;
-      }
+      // The working set (on the loss's chunk, the bf16 gradient of the logits cast from the fp32
+      // one, beside it, first): memory::backward_pass_alloc_bytes.
+      const std::int64_t working = backward_alloc_[chunk_slot(stage, chunk)];
+      if (head) o.alloc_bytes = working;
+      if (tail) o.free_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0) + working;
       std::int32_t end = op;
       if (comm.cp_steps > 0) end = add_cp(stage, chunk, mb, Phase::Backward, comm, op, end);
       end = add_cp_in_line(stage, chunk, mb, Phase::Backward, comm, end);
@@ -1074,7 +1078,8 @@ class Builder {
   bool tp_with_compute_ = false;
   // Per (stage, chunk): activation bytes of a forward pass and its first model layer.
   std::vector<std::int64_t> chunk_bytes_, chunk_first_;
-  std::int64_t output_bytes_ = 0, logits_copy_bytes_ = 0, backward_bytes_ = 0;
+  std::int64_t output_bytes_ = 0, logits_copy_bytes_ = 0;
+  std::vector<std::int64_t> backward_alloc_;  // per (stage, chunk): what a backward pass allocates at its start
   std::vector<std::vector<std::int32_t>> gather_ops_;  // per (stage, chunk), per bucket: overlapped parameter all-gather
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;

@@ -174,7 +174,8 @@ TEST_CASE("validate --format csv and latex") {
   const auto csv = run("validate --set-name fujii-2024-tsubame-h100 --format csv");
   REQUIRE(csv.status == 0);
   CHECK(csv.out.rfind("set,table,record,gpu,predicted_step_time_s,measured_step_time_s,predicted_tflops_per_gpu,"
-                      "measured_tflops_per_gpu,predicted_peak_allocated_gib,measured_peak_allocated_gib,flops_formula,error\nfujii-2024-tsubame-h100,",
+                      "measured_tflops_per_gpu,predicted_peak_allocated_gib,measured_peak_allocated_gib,flops_formula,error,"
+                      "predicted_peak_memory_gib,gpu_memory_gib,predicted_oom\nfujii-2024-tsubame-h100,",
                       0) == 0);
   const auto tex = run("validate --set-name fujii-2024-tsubame-h100 --format latex");
   REQUIRE(tex.status == 0);

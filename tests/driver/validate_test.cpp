@@ -126,11 +126,40 @@ TEST_CASE("validate: deterministic JSON with the documented keys") {
   CHECK(set["max_abs_error"].is_number());
   CHECK(set["spearman"].is_number());
   for (const char* key : {"name", "measured_step_time_s", "predicted_step_time_s", "measured_tflops_per_gpu",
-                          "predicted_tflops_per_gpu", "error"})
+                          "predicted_tflops_per_gpu", "predicted_peak_memory_gib", "gpu_memory_gib", "predicted_oom", "error"})
     CHECK_MESSAGE(set["records"][0].contains(key), key);
+  CHECK(set["predicted_oom_count"] == 0);
   CHECK(set["records"][0]["measured_tflops_per_gpu"].is_null());
   CHECK(stepsim::report::validation_markdown(stepsim::driver::validate(o)).find("| korthikanti-2022-table5 | (whole set) | 8 |") !=
         std::string::npos);
+}
+
+TEST_CASE("validate: a measured run that stepsim calls out of memory is counted and marked") {
+  // Korthikanti's 530B run (TP8 PP35 on 2,240 A100 80 GB) squeezed onto 40 GB GPUs.
+  ValidateOptions o;
+  o.set_names = {"korthikanti-2022-table5"};
+  const auto fits = stepsim::driver::validate(o);
+  o.overrides = {stepsim::scenarios::parse_override("cluster.gpu.memory_gib=40")};
+  const auto squeezed = stepsim::driver::validate(o);
+  const auto& a = fits.sets.at(0);
+  const auto& b = squeezed.sets.at(0);
+  std::size_t oom = 0;
+  for (std::size_t i = 0; i < b.records.size(); ++i) {
+    const auto& c = b.records[i];
+    REQUIRE(c.predicted_peak_memory_gib);
+    REQUIRE(c.gpu_memory_gib);
+    CHECK(*c.gpu_memory_gib == doctest::Approx(40.0));
+    CHECK(c.predicted_oom == (*c.predicted_peak_memory_gib > *c.gpu_memory_gib));
+    CHECK_FALSE(a.records[i].predicted_oom);
+    oom += c.predicted_oom ? 1 : 0;
+  }
+  REQUIRE(oom > 0);
+  CHECK(b.stats.predicted_oom == oom);
+  CHECK(a.stats.predicted_oom == 0);
+  const auto md = stepsim::report::validation_markdown(squeezed);
+  CHECK(md.find(" of 40.0 OOM |") != std::string::npos);
+  CHECK(md.find("| predicted OOM |") != std::string::npos);
+  CHECK(stepsim::report::validation_table(squeezed).find(std::to_string(oom) + " of them predicted out of memory") != std::string::npos);
 }
 
 TEST_CASE("validate: an unknown set names the command") {
@@ -485,7 +514,8 @@ TEST_CASE("validate: a memory record compares the last stage's peak without cont
   // activations of one micro-batch, sbh = 1024 x 4 x 512 per unit: per layer 8 (norm inputs and outputs)
   // + 8 (Q, K, V, attention output) + 16 (GeLU MLP, 4f/h) + 2 (1-byte dropout masks) = 34 (flash
   // attention), the token ids 8 s b, the fp32 logits and final-norm output 4 s b h (1 + v/h), and the
-  // bf16 logits beside them 2 s b v.
+  // bf16 logits beside them 2 s b v. (The MLP's gradient buffers of the backward, 2 s b f = 8 sbh,
+  // come after the loss's backward has released the fp32 logits, 4 s b v: they add nothing.)
   const double sbh = 1024.0 * 4 * 512;
   const double expected = 2 * P + 4 * P + 12 * P / 8 + 3 * 32 * 1024.0 * 1024 + 12 * 34 * sbh + 8 * 1024 * 4 +
                           4 * sbh * (1 + 50304 / h) + 2 * 1024.0 * 4 * 50304;

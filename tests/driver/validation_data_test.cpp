@@ -113,6 +113,20 @@ TEST_CASE("NVIDIA's BF16 Llama 3 runs (optimizer sharded, bf16 gradients) are pr
   CHECK(fp8_fit == 33);
 }
 
+TEST_CASE("every measured run of every set is predicted to fit in its GPU's memory (they ran)") {
+  std::size_t runs = 0;
+  for (const auto& set : stepsim::driver::validation_set_names())
+    for (const auto& r : stepsim::driver::validation_records(set)) {
+      if (r.skipped() || r.measures_memory()) continue;
+      CAPTURE(set);
+      CAPTURE(r.name);
+      const auto e = stepsim::memory::stepsim_estimate(stepsim::scenarios::load_scenario_text(r.scenario_json));
+      CHECK(e.fits);
+      ++runs;
+    }
+  CHECK(runs > 250);
+}
+
 TEST_CASE("NVIDIA's published MFU and MT-NLG's TFLOP/s follow from the step times with the records' FLOP formula") {
   // NVIDIA's MFU of a record: model FLOPs / (step time x GPUs x peak).
   const auto published_mfu = [](const std::string& name, bool fp8_peak) {

@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <doctest/doctest.h>
 
 #include <string>
@@ -23,10 +24,11 @@ scenarios::Scenario llama8b(int tp, int cp, int pp, int mbs, int gpus) {
 double gib(std::int64_t b) { return static_cast<double>(b) / memory::kGiB; }
 
 // Llama-3.1-8B at TP2: parameters of one layer per rank (two replicated RMSNorms), of the
-// embedding shard, and one layer's stored activations at s = 8192, b = 1 with SP (41 sbh / t).
+// embedding shard, and one layer's stored activations at s = 8192, b = 1 with SP (34 sbh / t: the
+// paper's 41 less the SwiGLU output, 2 sbf / t, that the fused activation does not keep).
 constexpr double kLayerParams = (2.0 * 4096 * 4096 * 1.25 + 3.0 * 4096 * 14336) / 2.0 + 2.0 * 4096;
 constexpr double kEmbeddingParams = 128256.0 * 4096 / 2;
-constexpr std::int64_t kLayerActs = 687865856;
+constexpr std::int64_t kLayerActs = 570425344;  // 34 x 8192 x 4096 / 2
 
 // The last stage's output-layer term of a stage estimate (-1 when absent).
 std::int64_t output_layer_term(const memory::StageEstimate& st) {
@@ -104,12 +106,24 @@ TEST_CASE("stepsim mode: parameters per stage, hand-computed for Llama-3.1-8B TP
   CHECK(workload::shape_of(s8).padded_vocab == 129024);  // multiple of 1024
 }
 
-TEST_CASE("stepsim mode: activation per layer matches the paper's coefficient, and full recomputation keeps 2sbh/t") {
+TEST_CASE("stepsim mode: activation per layer, the MLP's backward buffers, and full recomputation keeping 2sbh/t") {
   auto s = llama8b(2, 1, 1, 1, 4);
-  CHECK(workload::layer_program(s).working_set_bytes == 687865856.0);  // 41 sbh / t
+  // The paper's 41 sbh / t less the SwiGLU output the fused activation does not keep (2 sbf / t, f/h
+  // = 3.5): 34 sbh / t, sbh = 8192 x 4096.
+  CHECK(workload::layer_program(s).working_set_bytes == 34.0 * 8192 * 4096 / 2);
+  CHECK(workload::layer_program(s).working_set_bytes == static_cast<double>(kLayerActs));
+  // SiLU and multiply unfused (--no-bias-swiglu-fusion): the SiLU's output is kept as well, the
+  // paper's 41 sbh / t.
+  auto unfused = s;
+  unfused.software.fused_swiglu = false;
+  CHECK(workload::layer_program(unfused).working_set_bytes == 41.0 * 8192 * 4096 / 2);
+  // In the MLP's backward: the gradient of FC2's input (2 sbf / t) and of FC1's output (4 sbf / t),
+  // FC2's input (2 sbf / t) released: 4 sbf / t.
+  const double mlp_backward = 4.0 * 8192 * 14336 / 2;
+  CHECK(memory::backward_transient_bytes(s) == static_cast<std::int64_t>(mlp_backward));
   s.training.recompute = scenarios::Recompute::Full;
   CHECK(workload::layer_program(s).stored_activation_bytes == 2.0 * 8192 * 4096 / 2);
-  CHECK(memory::backward_transient_bytes(s) == 687865856);
+  CHECK(memory::backward_transient_bytes(s) == static_cast<std::int64_t>(34.0 * 8192 * 4096 / 2 + mlp_backward));
 }
 
 TEST_CASE("stepsim mode: in-flight counts per schedule") {
@@ -135,10 +149,10 @@ TEST_CASE("stepsim mode: totals are the sum of the terms, the peak stage is name
     CHECK(st.total_bytes <= est.peak_bytes);
   }
   CHECK(est.stages[static_cast<std::size_t>(est.peak_stage)].total_bytes == est.peak_bytes);
-  // stage 0 holds 4 micro-batches of 8 layers: 4 * 8 * 41 sbh / t (+ token ids)
+  // stage 0 holds 4 micro-batches of 8 layers: 4 * 8 * 34 sbh / t (+ token ids)
   const auto& acts0 = est.stages[0].terms[3];
   CHECK(acts0.key == "activations_bytes");
-  CHECK(acts0.bytes == 4 * (8 * 687865856LL + 8 * 8192));
+  CHECK(acts0.bytes == 4 * (8 * kLayerActs + 8 * 8192));
 }
 
 TEST_CASE("stepsim mode: the last stage holds fp32 logits per micro-batch in flight and the bf16 logits once beside them") {
@@ -269,4 +283,34 @@ TEST_CASE("stepsim mode: FlashAttention-2 through TransformerEngine stores the a
         acts(load(h100, "cudnn", 1, R"(, "recompute": "selective")").stages[0]));
   CHECK(acts(load(h100, "flash-attention-2", 1, R"(, "attention": "unfused")").stages[0]) ==
         acts(load(h100, "cudnn", 1, R"(, "attention": "unfused")").stages[0]));
+}
+
+TEST_CASE("stepsim mode: TP overlap keeps TransformerEngine's userbuffers, one set per process, outside torch's allocator") {
+  auto s = llama8b(2, 2, 1, 2, 128);
+  const auto term_bytes = [](const memory::StepsimEstimate& e, const std::string& key) -> std::int64_t {
+    for (const auto& t : e.stages[0].terms)
+      if (t.key == key) return t.bytes;
+    return -1;
+  };
+  CHECK(term_bytes(memory::stepsim_estimate(s), "tp_overlap_buffers_bytes") == -1);  // no overlap: no term
+  const auto before = memory::stepsim_estimate(s).stages[0].total_bytes;
+  s.parallel.tp_comm_overlap = true;
+  // [S, h] buffers, S = s b / c = 8192 x 2 / 2: 6 all-gather and 4 reduce-scatter buffers, bf16.
+  const std::int64_t bf16 = 20LL * 8192 * 4096;
+  CHECK(term_bytes(memory::stepsim_estimate(s), "tp_overlap_buffers_bytes") == bf16);
+  CHECK(memory::static_bytes(s, 0) - memory::static_bytes(llama8b(2, 2, 1, 2, 128), 0) ==
+        bf16 + term_bytes(memory::stepsim_estimate(s), "workspaces_bytes") -
+            term_bytes(memory::stepsim_estimate(llama8b(2, 2, 1, 2, 128)), "workspaces_bytes"));
+  CHECK(memory::stepsim_estimate(s).stages[0].total_bytes > before);
+  // FP8: the all-gather buffers hold FP8, 6 x 1 + 4 x 2 = 14 bytes per [S, h] element.
+  s.training.precision = scenarios::TrainingPrecision::Fp8Delayed;
+  CHECK(term_bytes(memory::stepsim_estimate(s), "tp_overlap_buffers_bytes") == 14LL * 8192 * 4096);
+  // No TP: nothing to overlap, no buffers.
+  auto tp1 = llama8b(1, 2, 1, 2, 128);
+  tp1.parallel.tp_comm_overlap = true;
+  CHECK(term_bytes(memory::stepsim_estimate(tp1), "tp_overlap_buffers_bytes") == -1);
+  // Layers, PP and DP do not change them.
+  auto deep = llama8b(2, 2, 4, 2, 128);
+  deep.parallel.tp_comm_overlap = true;
+  CHECK(term_bytes(memory::stepsim_estimate(deep), "tp_overlap_buffers_bytes") == bf16);
 }

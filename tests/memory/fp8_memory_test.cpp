@@ -46,6 +46,16 @@ TEST_CASE("fp8 weight copies: FP8 weight and transpose per GEMM weight element (
   CHECK(memory::fp8_static_bytes(tiny("bf16"), 0).sum() == 0);
 }
 
+TEST_CASE("fp8 weight copies on Blackwell: per-tensor scaling keeps no transpose, MXFP8 both orientations") {
+  // One FP8 copy per GEMM weight element (2 x 18432); with FP8 parameters that copy is the weight
+  // itself: nothing extra.
+  CHECK(memory::fp8_static_bytes(tiny("fp8-current", "", "dgx-b200"), 0).weight_copies == 36864);
+  CHECK(memory::fp8_static_bytes(tiny("fp8-delayed", "", "dgx-b200"), 0).weight_copies == 36864);
+  CHECK(memory::fp8_static_bytes(tiny("fp8-current", R"(, "fp8_params": true)", "dgx-b200"), 0).weight_copies == 0);
+  CHECK(memory::fp8_static_bytes(tiny("mxfp8", R"(, "fp8_params": true)", "dgx-b200"), 0).weight_copies == 38016);
+  CHECK(memory::fp8_static_bytes(tiny("fp8-current", R"(, "fp8_params": true)"), 0).weight_copies == 36864);  // Hopper
+}
+
 TEST_CASE("fp8 scaling state: amax history (delayed), amax and scales (current), none for MXFP8") {
   // 2 layers x 4 GEMMs x 5 tensors x 4 bytes x (1024 history + scale + inverse scale).
   CHECK(memory::fp8_static_bytes(tiny("fp8-delayed"), 0).scaling_state == 2 * 4 * 5 * 4 * 1026);
@@ -55,11 +65,13 @@ TEST_CASE("fp8 scaling state: amax history (delayed), amax and scales (current),
 }
 
 TEST_CASE("fp8 activations: the saved inputs of the four GEMMs take 1 byte per element") {
-  // QKV and FC1 inputs n h / t each (SP), proj input n h / t, FC2 input n f / t:
-  // 32 x (32 + 32 + 32 + 64) = 5120 elements, one byte less each.
+  // The QKV and FC1 inputs (n h / t each, SP) and FC2's input (n f / t) are kept in FP8 instead of
+  // bf16, one byte less each: 32 x (32 + 32 + 64) = 4096 elements; the projection's FP8 input
+  // (n h / t = 1024 elements) is kept beside the attention's bf16 output, one byte more each.
   const double bf16 = workload::layer_program(tiny("bf16")).stored_activation_bytes;
-  CHECK(bf16 - workload::layer_program(tiny("fp8-delayed")).stored_activation_bytes == 5120);
-  CHECK(bf16 - workload::layer_program(tiny("mxfp8", "", "dgx-b200")).stored_activation_bytes == 5120 - 5120 / 32);
+  CHECK(bf16 - workload::layer_program(tiny("fp8-delayed")).stored_activation_bytes == 4096 - 1024);
+  // MXFP8: 33/32 bytes per element.
+  CHECK(bf16 - workload::layer_program(tiny("mxfp8", "", "dgx-b200")).stored_activation_bytes == 4096 * 31 / 32 - 1024 * 33 / 32);
 }
 
 TEST_CASE("fp8 terms appear in the stage breakdown (and the static bytes) only for FP8 runs") {
@@ -86,4 +98,11 @@ TEST_CASE("fp8 parameters: the GEMM weights are kept in FP8 only, the transpose 
   CHECK(term(mf.stages[0], "weights_bytes") - term(mp.stages[0], "weights_bytes") == 2 * 36864 - 38016);
   CHECK_THROWS_WITH_AS(tiny("bf16", R"(, "fp8_params": true)"),
                        doctest::Contains("training.fp8_params: needs an FP8 precision"), ScenarioError);
+}
+
+TEST_CASE("fp8: the MLP's backward working set releases FC2's FP8 input, 1 byte per element") {
+  // n f / t = 32 x 128 / 2 = 2048 elements: the gradients of FC2's input (2 bytes) and of FC1's
+  // output (2 x 2 bytes) less FC2's released input: 4 x 2048 in bf16, 5 x 2048 in FP8.
+  CHECK(workload::layer_program(tiny("bf16")).backward_transient_bytes == 4 * 2048);
+  CHECK(workload::layer_program(tiny("fp8-current")).backward_transient_bytes == 5 * 2048);
 }

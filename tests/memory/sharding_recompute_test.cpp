@@ -146,19 +146,24 @@ TEST_CASE("grad_dtype bf16 halves the main gradients, offload moves a fraction o
 }
 
 TEST_CASE("selective recomputation of named modules: each drops its stored tensors and re-runs its kernels") {
-  // Without recomputation a layer stores 41 sbh / t (flash attention, SP): norm inputs and outputs
-  // 2 x 4 sbh / t, attention (4 + 4 k/a) sbh / t = 5 sbh / t, MLP 8 sbf / t = 28 sbh / t.
-  const double ws = 41 * kSbh / 2;
+  // Without recomputation a layer stores 34 sbh / t (flash attention, SP): norm inputs and outputs
+  // 2 x 4 sbh / t, attention (4 + 4 k/a) sbh / t = 5 sbh / t, MLP 6 sbf / t = 21 sbh / t (FC1's
+  // output, the fused SwiGLU's input, 4 sbf / t; FC2's input 2 sbf / t). The MLP's backward holds
+  // 4 sbf / t = 14 sbh / t of gradients beyond them.
+  const double ws = 34 * kSbh / 2, grads = 14 * kSbh / 2;
   CHECK(workload::layer_program(llama8b({})).stored_activation_bytes == ws);
   CHECK(workload::layer_program(llama8b({"training.recompute=selective"})).stored_activation_bytes == ws);  // core_attn: nothing with flash
   const auto mlp = workload::layer_program(llama8b({"training.recompute=selective", R"(training.recompute_modules=["mlp"])"}));
-  CHECK(mlp.stored_activation_bytes == ws - 28 * kSbh / 2);
+  CHECK(mlp.stored_activation_bytes == ws - 21 * kSbh / 2);
+  // The recomputed MLP's tensors live again during its backward, beside the gradients.
+  CHECK(mlp.backward_transient_bytes == 21 * kSbh / 2 + grads);
   const auto norm = workload::layer_program(llama8b({"training.recompute=selective", R"(training.recompute_modules=["layernorm"])"}));
   CHECK(norm.stored_activation_bytes == ws - 4 * kSbh / 2);
   const auto both = workload::layer_program(
       llama8b({"training.recompute=selective", R"(training.recompute_modules=["layernorm", "mlp", "core_attn"])"}));
   CHECK(both.stored_activation_bytes == 9 * kSbh / 2);
-  CHECK(both.backward_transient_bytes == 0);
+  // ... and the second norm's output (FC1's input, 2 sbh / t) with the norms recomputed.
+  CHECK(both.backward_transient_bytes == 21 * kSbh / 2 + 2 * kSbh / 2 + grads);
 
   // Re-run kernels: the MLP's FC1, activation and FC2 (and the MLP's all-gather and reduce-scatter
   // again under SP); the norms.
@@ -181,7 +186,8 @@ TEST_CASE("selective recomputation of named modules: each drops its stored tenso
 }
 
 TEST_CASE("full recomputation: uniform groups and block layers, their stored bytes, working set and FLOPs") {
-  const double ws = 41 * kSbh / 2, input = 2 * kSbh / 2;
+  // A layer's working set 34 sbh / t; its MLP's backward adds 14 sbh / t of gradients (see above).
+  const double ws = 34 * kSbh / 2, input = 2 * kSbh / 2, grads = 14 * kSbh / 2;
   const double layer_flops = workload::total_flops(workload::layer_forward(llama8b({})));
   const auto sum = [](const workload::StepProgram& p, auto field) {
     double x = 0;
@@ -195,26 +201,31 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   const auto u = llama8b({"training.recompute=full", "training.recompute_num_layers=4"});
   const auto up = workload::step_program(u);
   CHECK(sum(up, stored) == 8 * input);
-  CHECK(memory::backward_transient_bytes(u) == b(4 * ws));
+  CHECK(memory::backward_transient_bytes(u) == b(4 * ws + grads));
   CHECK(sum(up, rec_flops) == 32 * layer_flops);
   // Groups of 5: six of 5 and a last one of 2.
   const auto u5 = workload::step_program(llama8b({"training.recompute=full", "training.recompute_num_layers=5"}));
   CHECK(sum(u5, stored) == 7 * input);
-  CHECK(u5.layers[30]->backward_transient_bytes == 2 * ws);
+  CHECK(u5.layers[30]->backward_transient_bytes == 2 * ws + grads);
 
   // Block, 4 layers: those 4 store their input, the other 28 everything; 4 layers re-run.
   const auto k = llama8b({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=4"});
   const auto kp = workload::step_program(k);
   CHECK(sum(kp, stored) == 4 * input + 28 * ws);
-  CHECK(memory::backward_transient_bytes(k) == b(ws));
+  CHECK(memory::backward_transient_bytes(k) == b(ws + grads));
   CHECK(sum(kp, rec_flops) == 4 * layer_flops);
-  const auto est = memory::stepsim_estimate(k);
-  CHECK(term(est, "recompute_bytes") == b(ws));
+  // One stage is also the loss's: its backward first releases the output layer's fp32 logits,
+  // 4 sbh/t (1 + v/h) = 2.17 GB, and the bf16 copy of their gradient, 2 s v / t = 1.05 GB, is
+  // larger than the working set: no bytes beyond that copy.
+  CHECK(term(memory::stepsim_estimate(k), "recompute_bytes") == 0);
+  // Two stages: the first holds the working set on top of its activations.
+  const auto k2 = llama8b({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=4", "parallel.pp=2"});
+  CHECK(term(memory::stepsim_estimate(k2), "recompute_bytes") == b(ws + grads));
 
   // The default (uniform, 1 layer) is the per-layer checkpoint of before.
   const auto one = workload::step_program(llama8b({"training.recompute=full"}));
   CHECK(sum(one, stored) == 32 * input);
-  CHECK(memory::backward_transient_bytes(llama8b({"training.recompute=full"})) == b(ws));
+  CHECK(memory::backward_transient_bytes(llama8b({"training.recompute=full"})) == b(ws + grads));
 }
 
 TEST_CASE("library workspaces in torch's allocator: cuBLAS and cuBLASLt 32 MiB each, TransformerEngine's 32 MiB from Hopper on, 4 MiB on Ampere") {

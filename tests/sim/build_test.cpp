@@ -93,7 +93,9 @@ TEST_CASE("1F1B: the timeline peak of every stage equals the closed-form stepsim
            {"cluster.nodes=4", "parallel.sharding=optimizer_grads", "training.grad_dtype=bf16",
             "training.optimizer_offload_fraction=0.5"},
            {"cluster.nodes=4", "parallel.sharding=optimizer_grads_params"},
-           {"cluster.nodes=4", "parallel.sharding=none"}}) {
+           {"cluster.nodes=4", "parallel.sharding=none"},
+           // a stage without layers (no backward working set) and a loss-only stage
+           {"parallel.pipeline_layout=Et*16|t*16||L"}}) {
     auto sets = extra;
     auto s = scenario(sets);
     CAPTURE(s.parallel.pp); CAPTURE(s.micro_batches());
@@ -412,6 +414,17 @@ TEST_CASE("overlapped parameter all-gathers: each bucket's gather precedes the f
     if (b.graph.ops[i].label == "dp.param_ag")
       for (auto succ : b.graph.successors(static_cast<std::int32_t>(i)))
         CHECK(tr.ops[static_cast<std::size_t>(succ)].start_s >= tr.ops[i].end_s);
+}
+
+TEST_CASE("a stage without transformer layers holds no backward working set") {
+  const auto s = scenario({"parallel.vpp=null", "parallel.pipeline_layout=Et*16|t*16||L"});
+  const auto p = workload::step_program(s);
+  CHECK(memory::chunk_backward_transient_bytes(p, 0, 0) > 0);
+  CHECK(memory::chunk_backward_transient_bytes(p, 2, 0) == 0);
+  CHECK(memory::chunk_backward_transient_bytes(p, 3, 0) == 0);
+  const auto est = memory::stepsim_estimate(s);
+  for (const auto& t : est.stages[2].terms)
+    if (t.key == "recompute_bytes") CHECK(t.bytes == 0);
 }
 
 TEST_CASE("interleaved: the timeline peak of every stage equals the closed-form estimate") {

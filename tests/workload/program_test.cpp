@@ -123,22 +123,30 @@ TEST_CASE("CP all_gather: K and V gathered before the attention each way, dK and
       }
   // The backward holds the gathered K and V and dK, dV at the gathered size (4 S), the two query
   // chunks' dK and dV over (r + 1) + (2c - r) = 9 of the 8 sequence chunks (2 x 9/8 S) and the
-  // reordered dK (S): 7.25 S beyond the stored activations (p2p: nothing).
-  CHECK(l.backward_transient_bytes == doctest::Approx(7.25 * gathered));
+  // reordered dK (S): 7.25 S beyond the stored activations (p2p: nothing). The MLP's backward holds
+  // the gradients of FC2's input and FC1's output less FC2's released input: 4 n f / t, n = 1024
+  // tokens per rank, f = 4096. Not at the same time: the larger counts.
+  const double mlp_backward = 4.0 * 1024 * 4096 / 2;
+  REQUIRE(mlp_backward > 7.25 * gathered);
+  CHECK(l.backward_transient_bytes == doctest::Approx(mlp_backward));
+  s.model.ffn_hidden = 1024;  // a narrower MLP: the CP buffers are the larger
+  CHECK(workload::layer_program(s).backward_transient_bytes == doctest::Approx(7.25 * gathered));
+  s.model.ffn_hidden = 4096;
   // A recomputed attention gathers once more.
   s.training.recompute = scenarios::Recompute::Selective;
   l = workload::layer_program(s);
   CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::AllGather) == 4);
   CHECK(count_of(l.backward.collectives, GroupKind::Context, Collective::ReduceScatter) == 2);
-  CHECK(l.backward_transient_bytes == doctest::Approx(7.25 * gathered));
+  CHECK(l.backward_transient_bytes == doctest::Approx(mlp_backward));
   // Full recomputation rebuilds the layer's activations beside them.
   s.training.recompute = scenarios::Recompute::Full;
   l = workload::layer_program(s);
-  CHECK(l.backward_transient_bytes == doctest::Approx(l.working_set_bytes + 7.25 * gathered));
+  CHECK(l.backward_transient_bytes == doctest::Approx(l.working_set_bytes + mlp_backward));
   s.parallel.cp_comm_type = scenarios::CpCommType::P2P;
-  CHECK(workload::layer_program(s).backward_transient_bytes == doctest::Approx(workload::layer_program(s).working_set_bytes));
+  CHECK(workload::layer_program(s).backward_transient_bytes ==
+        doctest::Approx(workload::layer_program(s).working_set_bytes + mlp_backward));
   s.training.recompute = scenarios::Recompute::None;
-  CHECK(workload::layer_program(s).backward_transient_bytes == 0);
+  CHECK(workload::layer_program(s).backward_transient_bytes == doctest::Approx(mlp_backward));
 }
 
 TEST_CASE("CP a2a (Ulysses): all-to-alls of Q, K, V and O forward, of dO, dQ, dK, dV backward, in line") {
@@ -192,8 +200,9 @@ TEST_CASE("CP a2a+p2p: all-to-alls within groups of u ranks, then a ring of r st
 TEST_CASE("activations: stored per layer, and the chunk of the first virtual stage keeps the token ids") {
   auto s = base();
   const auto p = workload::step_program(s);
-  // SP, t = 4, n = 4096: sbh (8/t + (4 + 4 k/a + 8 f/h)/t) = 4096 * 1024 * (2 + (4 + 1 + 32)/4).
-  const double layer = 4096.0 * 1024 * (2.0 + 37.0 / 4.0);
+  // SP, t = 4, n = 4096: sbh (8/t + (4 + 4 k/a + 6 f/h)/t) = 4096 * 1024 * (2 + (4 + 1 + 24)/4): the
+  // fused SwiGLU keeps its input (FC1's output, 4 f/h) and FC2 keeps its input (2 f/h).
+  const double layer = 4096.0 * 1024 * (2.0 + 29.0 / 4.0);
   CHECK(p.layers.front()->stored_activation_bytes == layer);
   CHECK(workload::chunk_activation_bytes(p, 0, 0) == 4 * layer + 8.0 * 4096);
   CHECK(workload::chunk_activation_bytes(p, 1, 0) == 4 * layer);
@@ -226,7 +235,8 @@ TEST_CASE("activations of a GPT layer keep the two 1-byte hidden-dropout masks, 
   // A Llama-like layer (SwiGLU, RMSNorm) has no dropout.
   s.model.mlp = scenarios::MlpKind::SwiGlu;
   s.model.norm = scenarios::NormKind::RmsNorm;
-  CHECK(workload::step_program(s).layers.front()->stored_activation_bytes == sbh * (8.0 + 37.0) / 4.0);
+  // FC1's output 4 f/h and FC2's input 2 f/h: sbh (8 + 4 + 1 + 24) / 4.
+  CHECK(workload::step_program(s).layers.front()->stored_activation_bytes == sbh * (8.0 + 29.0) / 4.0);
 }
 
 namespace {

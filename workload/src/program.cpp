@@ -18,15 +18,16 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 
 // Stored activations per layer per micro-batch without recomputation (docs/memory-model.md
 // sections 4.1, 4.2): parts replicated across TP unless SP: norm inputs and the inputs of QKV and
-// FC1 (4 x 2sbh); parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (8sbf
-// SwiGLU, 4sbf GeLU). Sequence split by c. With FlashAttention there are no s^2 tensors, so
+// FC1 (4 x 2sbh); parts split by t: Q, attention output (2 x 2sbh), K and V (4sbh k/a), MLP (6sbf
+// SwiGLU fused, 8sbf unfused, 4sbf GeLU). Sequence split by c. With FlashAttention there are no s^2 tensors, so
 // selective recomputation of the attention core stores the same tensors.
 struct LayerActivations {
   double norm_inputs = 0;   // 2 x 2sbh / (SP ? t : 1)
   double norm_outputs = 0;  // the QKV and FC1 inputs, 2 x 2sbh / (SP ? t : 1)
   double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t
   double attention_copy = 0;  // FlashAttention-2 through TransformerEngine: the output kept twice, 2sbh / t
-  double mlp = 0;           // FC1 output, activation and FC2 input: 8sbf / t (SwiGLU), 4sbf / t (GeLU)
+  double mlp = 0;           // FC1 output and FC2 input: 6sbf / t (SwiGLU), 4sbf / t (GeLU)
+  double mlp_backward = 0;  // held beyond the stored bytes during the MLP's backward
   double scores = 0;        // unfused attention's s x s tensors
   double dropout_masks = 0; // hidden dropout after attention and after the MLP: 2 x sbh / (SP ? t : 1), 1 byte each
   double qk_norm = 0;       // model.qk_norm: the query and key norms' inputs and statistics, (2 d_h + stats) sb(a + k) / (ct)
@@ -54,7 +55,21 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
                       scenarios::resolved_attention_kernel(s.cluster.gpu.architecture, s.software.attention) ==
                           scenarios::AttentionKernel::FlashAttention2;
   if (flash2 && s.parallel.cp == 1 && !s.training.fp8()) acts.attention_copy = 2.0 * sbh / t;
-  acts.mlp = sbh * (m.mlp == scenarios::MlpKind::SwiGlu ? 8.0 * f / h : 4.0 * f / h) / t;
+  // The MLP keeps FC1's output (the gate and up halves with SwiGLU: 2 x 2sbf / t; GeLU 2sbf / t),
+  // the activation's only saved input, and FC2's input (the activation's output, 2sbf / t): the
+  // fused bias-activation functions save their input alone and recompute the activation in the
+  // backward (Megatron-core fusions/fused_bias_swiglu.py SwiGLUFunction and fused_bias_gelu.py;
+  // bias_activation_fusion is on by default: --no-bias-swiglu-fusion turns it off).
+  // Unfused (software.fused_swiglu off) the SiLU's output is kept too, as the multiply's input.
+  const bool swiglu = m.mlp == scenarios::MlpKind::SwiGlu;
+  const double fc1_out = (swiglu ? 4.0 : 2.0) * x.tokens_per_rank * f / t;
+  const double fc2_in = 2.0 * x.tokens_per_rank * f / t;
+  const double silu_out = swiglu && !s.software.fused_swiglu ? 2.0 * x.tokens_per_rank * f / t : 0.0;
+  acts.mlp = fc1_out + fc2_in + silu_out;
+  // In the MLP's backward the activation's backward holds the gradient of FC2's input (bf16, 2sbf / t)
+  // and writes that of FC1's output (as large as FC1's output) while FC1's output is still kept;
+  // FC2's saved input has been released by FC2's backward just before.
+  double fc2_in_saved = fc2_in;
   // GPT models train with hidden dropout (Megatron's default 0.1): each bias-dropout-add keeps its
   // 1-byte mask for the backward, on the full hidden size, split by t only under SP (Korthikanti
   // et al. 2022, Table 2: the two sbh terms of 34sbh).
@@ -75,16 +90,22 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
     acts.scores = per_score * a * sq * sq / d(s.parallel.cp) * d(s.training.micro_batch) / t;
   }
   // FP8: TransformerEngine's Linear and LayerNormLinear save the input of an FP8 GEMM for wgrad as
-  // FP8: the inputs of QKV and FC1 (the norm outputs), of proj (the attention output) and of FC2
-  // (the activation output) take 1 byte per element instead of 2 (MXFP8: plus one scale byte per
-  // 32 elements).
+  // FP8, 1 byte per element (MXFP8: plus one scale byte per 32 elements). The norms write the QKV
+  // and FC1 inputs in FP8 directly, and FC2's bf16 input (the activation's output) is released once
+  // cast: those take 1 byte instead of 2. The projection's FP8 input is a cast of the attention
+  // output, which the attention kernel keeps in bf16 for its own backward: 1 byte beside the 2.
+  // (TransformerEngine layernorm_linear.py and linear.py, the tensors saved for backward; the
+  // attention backends save q, k, v and out.)
   if (s.training.fp8()) {
-    const double saved = 2.0 - (s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0);
+    const double fp8 = s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+    const double saved = 2.0 - fp8;
     const double tokens = x.tokens_per_rank;
     acts.norm_outputs -= saved * tokens * 2.0 * h / (s.parallel.sequence_parallel ? t : 1.0);
-    acts.attention -= saved * tokens * h / t;
+    acts.attention += fp8 * tokens * h / t;
     acts.mlp -= saved * tokens * f / t;
+    fc2_in_saved -= saved * tokens * f / t;
   }
+  acts.mlp_backward = fc2_in + fc1_out - fc2_in_saved;
   return acts;
 }
 
@@ -266,7 +287,17 @@ LayerProgram layer_program(const Scenario& s, const LayerCheckpoint& checkpoint)
   } else {
     l.stored_activation_bytes = selective ? stored_bytes_selective(mods, acts) : l.working_set_bytes;
   }
-  l.backward_transient_bytes += cp_backward_transient;
+  // The MLP's backward: its gradient buffers, beside the tensors a selective recomputation rebuilt
+  // for it (the MLP's own, and the second norm's output, FC1's input, when the norms are recomputed).
+  double mlp_backward = acts.mlp_backward;
+  if (selective && mods.mlp) mlp_backward += acts.mlp;
+  if (selective && mods.layernorm) mlp_backward += acts.norm_outputs / 2.0;
+  // The attention's backward: CP's buffers, beside what a selective recomputation of the attention
+  // core rebuilt (the unfused s x s tensors, FlashAttention-2's second copy of its output).
+  double attention_backward = cp_backward_transient;
+  if (selective && mods.core_attn) attention_backward += acts.scores + acts.attention_copy;
+  // The attention's and the MLP's backward buffers are not held at the same time.
+  l.backward_transient_bytes += std::max(attention_backward, mlp_backward);
   return l;
 }
 
@@ -346,6 +377,14 @@ double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int
   double bytes = 0;
   for (std::int64_t l = first; l < first + n; ++l) bytes += p.layers[static_cast<std::size_t>(l)]->stored_activation_bytes;
   if (p.layout.is_first(stage, chunk)) bytes += p.token_ids_bytes;
+  return bytes;
+}
+
+double chunk_backward_transient_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk) {
+  const std::int64_t first = p.layout.first_layer(stage, chunk);
+  const std::int64_t n = p.layout.layers(stage, chunk);
+  double bytes = 0;
+  for (std::int64_t l = first; l < first + n; ++l) bytes = std::max(bytes, p.layers[static_cast<std::size_t>(l)]->backward_transient_bytes);
   return bytes;
 }
 

@@ -679,7 +679,7 @@ def megatron_bridge(out):
                "reduce-scatter and parameter all-gather, TP communication overlap (userbuffers) where TP > 1, no "
                "recomputation, Llama 3.1 405B counting the embedding and the loss as pipeline layers, sequence 8192. "
                "One table per model and container. Compared, never fitted on (fit false): the first measured "
-               "records of B200 and GB200, whose efficiencies are derived, and a newer stack on H100 than the one "
+               "records of B200, GB200 and GB300, whose efficiencies are derived, and a newer stack on H100 than the one "
                "its parameters are fitted on."),
         fit=False,
         records=records))

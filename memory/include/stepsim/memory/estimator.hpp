@@ -91,6 +91,14 @@ struct StepsimEstimate {
 // attention's backward at the gathered size, (7 + 1/c) S; workload/program.cpp).
 [[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
 [[nodiscard]] std::int64_t backward_transient_bytes(const workload::StepProgram& program);
+// The same for the layers of one (stage, chunk): what its backward passes hold (0 without layers).
+[[nodiscard]] std::int64_t chunk_backward_transient_bytes(const workload::StepProgram& program, std::int64_t stage, std::int64_t chunk);
+// What a backward pass allocates when it starts and frees with its chunk's activations when it
+// ends: its chunk's backward working set `working`; on the loss's chunk, which holds the output
+// layer's `output` bytes from its forward and whose backward first casts the logits' gradient
+// (`logits_copy` beside them), the larger of that copy and what the working set needs once the
+// loss's bytes are released (the loss's backward runs before the layers').
+[[nodiscard]] std::int64_t backward_pass_alloc_bytes(std::int64_t working, bool loss, std::int64_t output, std::int64_t logits_copy);
 // Peak number of forward passes (micro-batches, or chunk passes when interleaved) a stage holds.
 [[nodiscard]] std::int64_t in_flight(const scenarios::Scenario& s, std::int64_t stage);
 // Memory held for the whole step on a rank of `stage` (weights, grads, optimizer, buffers).

@@ -24,6 +24,12 @@ struct ValidationCase {
   // A memory record: peak allocated memory of the last rank (no step simulated; times are 0).
   std::optional<double> measured_peak_allocated_gib;
   double predicted_peak_allocated_gib = 0;
+  // A timed record (a run that was measured, so it fitted in memory): stepsim's peak device memory
+  // over the step (the stage that peaks, allocator fragmentation included), the GPU's memory, and
+  // whether stepsim calls the run out of memory. None for memory records.
+  std::optional<double> predicted_peak_memory_gib;
+  std::optional<double> gpu_memory_gib;
+  bool predicted_oom = false;
   // Signed relative error on the measured quantity: predicted / measured - 1, on the step time
   // where it was measured, the peak allocated memory for a memory record, else on TFLOP/s per GPU.
   double error = 0;
@@ -54,6 +60,8 @@ struct ValidationStats {
   // records, for cases that do not all compare the same quantity, and for groups of kTopPredicted
   // records or fewer (where the answer could only be all of them).
   std::optional<std::size_t> top_measured_in_top_predicted;
+  // Measured runs (they ran, so they fitted) that stepsim calls out of memory.
+  std::size_t predicted_oom = 0;
 };
 
 // The ranking check of a group: the measured top 5 among the predicted top 8.
@@ -96,10 +104,11 @@ struct ValidationReport {
 void summarize(ValidationSetResult& set);
 
 // Writers (deterministic, fixed decimals). JSON keys: engine, overrides, sets[{name, records_count,
-// mape, max_abs_error, spearman, top5_measured_in_top8_predicted, tables[{name, records_count, mape,
-// max_abs_error, spearman, top5_measured_in_top8_predicted}],
+// mape, max_abs_error, spearman, top5_measured_in_top8_predicted, predicted_oom_count, tables[{name, records_count, mape,
+// max_abs_error, spearman, top5_measured_in_top8_predicted, predicted_oom_count}],
 // records[{name, table, gpu, measured_step_time_s, predicted_step_time_s, measured_tflops_per_gpu,
-// predicted_tflops_per_gpu, flops_formula, error}; memory records: {name, table, gpu,
+// predicted_tflops_per_gpu, flops_formula, predicted_peak_memory_gib, gpu_memory_gib,
+// predicted_oom, error}; memory records: {name, table, gpu,
 // measured_peak_allocated_gib, predicted_peak_allocated_gib, error}], skipped[{name, table,
 // reason}]}] (a set of memory records also has within_5_percent); unmeasured quantities and
 // undefined correlations are null. A set of memory records prints its peaks and the number of

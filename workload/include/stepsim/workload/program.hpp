@@ -90,6 +90,10 @@ struct StepProgram {
 // layers' stored activations (the layers p.layout places there), and the token ids on the first
 // virtual stage.
 [[nodiscard]] double chunk_activation_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk);
+// What a backward pass of (stage, chunk) holds beyond the stored activations at most: the largest
+// backward_transient_bytes of its layers (layers are back-propagated one at a time); 0 for a chunk
+// without layers.
+[[nodiscard]] double chunk_backward_transient_bytes(const StepProgram& p, std::int64_t stage, std::int64_t chunk);
 
 // Collectives of `group` among `cs`, counted in units of `unit` (an all-reduce is two
 // reduce-scatter/all-gather units: NCCL runs it as both); with `overlap`, only those that run so.
