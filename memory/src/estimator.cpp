@@ -82,14 +82,6 @@ std::int64_t output_transient_bytes(const Scenario& s) { return output_transient
 
 std::int64_t logits_copy_bytes(const workload::StepProgram& program) { return to_bytes(program.logits_copy_bytes); }
 
-std::int64_t backward_transient_bytes(const workload::StepProgram& program) {
-  double bytes = 0;
-  for (const auto& l : program.layers) bytes = std::max(bytes, l->backward_transient_bytes);
-  return to_bytes(bytes);
-}
-
-std::int64_t backward_transient_bytes(const Scenario& s) { return backward_transient_bytes(workload::step_program(s)); }
-
 std::int64_t chunk_backward_transient_bytes(const workload::StepProgram& program, std::int64_t stage, std::int64_t chunk) {
   return to_bytes(workload::chunk_backward_transient_bytes(program, stage, chunk));
 }

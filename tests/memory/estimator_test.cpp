@@ -120,10 +120,11 @@ TEST_CASE("stepsim mode: activation per layer, the MLP's backward buffers, and f
   // In the MLP's backward: the gradient of FC2's input (2 sbf / t) and of FC1's output (4 sbf / t),
   // FC2's input (2 sbf / t) released: 4 sbf / t.
   const double mlp_backward = 4.0 * 8192 * 14336 / 2;
-  CHECK(memory::backward_transient_bytes(s) == static_cast<std::int64_t>(mlp_backward));
+  CHECK(memory::chunk_backward_transient_bytes(workload::step_program(s), 0, 0) == static_cast<std::int64_t>(mlp_backward));
   s.training.recompute = scenarios::Recompute::Full;
   CHECK(workload::layer_program(s).stored_activation_bytes == 2.0 * 8192 * 4096 / 2);
-  CHECK(memory::backward_transient_bytes(s) == static_cast<std::int64_t>(34.0 * 8192 * 4096 / 2 + mlp_backward));
+  CHECK(memory::chunk_backward_transient_bytes(workload::step_program(s), 0, 0) ==
+        static_cast<std::int64_t>(34.0 * 8192 * 4096 / 2 + mlp_backward));
 }
 
 TEST_CASE("stepsim mode: in-flight counts per schedule") {

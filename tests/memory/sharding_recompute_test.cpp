@@ -201,7 +201,7 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   const auto u = llama8b({"training.recompute=full", "training.recompute_num_layers=4"});
   const auto up = workload::step_program(u);
   CHECK(sum(up, stored) == 8 * input);
-  CHECK(memory::backward_transient_bytes(u) == b(4 * ws + grads));
+  CHECK(memory::chunk_backward_transient_bytes(up, 0, 0) == b(4 * ws + grads));
   CHECK(sum(up, rec_flops) == 32 * layer_flops);
   // Groups of 5: six of 5 and a last one of 2.
   const auto u5 = workload::step_program(llama8b({"training.recompute=full", "training.recompute_num_layers=5"}));
@@ -212,7 +212,7 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   const auto k = llama8b({"training.recompute=full", "training.recompute_method=block", "training.recompute_num_layers=4"});
   const auto kp = workload::step_program(k);
   CHECK(sum(kp, stored) == 4 * input + 28 * ws);
-  CHECK(memory::backward_transient_bytes(k) == b(ws + grads));
+  CHECK(memory::chunk_backward_transient_bytes(kp, 0, 0) == b(ws + grads));
   CHECK(sum(kp, rec_flops) == 4 * layer_flops);
   // One stage is also the loss's: its backward first releases the output layer's fp32 logits,
   // 4 sbh/t (1 + v/h) = 2.17 GB, and the bf16 copy of their gradient, 2 s v / t = 1.05 GB, is
@@ -225,7 +225,7 @@ TEST_CASE("full recomputation: uniform groups and block layers, their stored byt
   // The default (uniform, 1 layer) is the per-layer checkpoint of before.
   const auto one = workload::step_program(llama8b({"training.recompute=full"}));
   CHECK(sum(one, stored) == 32 * input);
-  CHECK(memory::backward_transient_bytes(llama8b({"training.recompute=full"})) == b(ws + grads));
+  CHECK(memory::chunk_backward_transient_bytes(one, 0, 0) == b(ws + grads));
 }
 
 TEST_CASE("library workspaces in torch's allocator: cuBLAS and cuBLASLt 32 MiB each, TransformerEngine's 32 MiB from Hopper on, 4 MiB on Ampere") {

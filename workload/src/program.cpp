@@ -26,7 +26,7 @@ struct LayerActivations {
   double norm_outputs = 0;  // the QKV and FC1 inputs, 2 x 2sbh / (SP ? t : 1)
   double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t
   double attention_copy = 0;  // FlashAttention-2 through TransformerEngine: the output kept twice, 2sbh / t
-  double mlp = 0;           // FC1 output and FC2 input: 6sbf / t (SwiGLU), 4sbf / t (GeLU)
+  double mlp = 0;           // FC1 output and FC2 input: 6sbf / t (SwiGLU; unfused also the SiLU output: 8sbf / t), 4sbf / t (GeLU)
   double mlp_backward = 0;  // held beyond the stored bytes during the MLP's backward
   double scores = 0;        // unfused attention's s x s tensors
   double dropout_masks = 0; // hidden dropout after attention and after the MLP: 2 x sbh / (SP ? t : 1), 1 byte each

@@ -86,12 +86,10 @@ struct StepsimEstimate {
 // Bytes of the bf16 logits that exist beside their fp32 copy while the loss runs (the last chunk's
 // forward) and while its gradient is cast back (the start of that chunk's backward), 2sbv/(tc).
 [[nodiscard]] std::int64_t logits_copy_bytes(const workload::StepProgram& program);
-// Transient bytes of a backward pass beyond the stored activations (full recomputation: the
+// Transient bytes of a backward pass of one (stage, chunk) beyond the stored activations, the
+// largest over its layers (0 without layers): the MLP's backward buffers; full recomputation: the
 // largest checkpoint group's activations, rebuilt at once; all-gather CP: the buffers of the
-// attention's backward at the gathered size, (7 + 1/c) S; workload/program.cpp).
-[[nodiscard]] std::int64_t backward_transient_bytes(const scenarios::Scenario& s);
-[[nodiscard]] std::int64_t backward_transient_bytes(const workload::StepProgram& program);
-// The same for the layers of one (stage, chunk): what its backward passes hold (0 without layers).
+// attention's backward at the gathered size, (7 + 1/c) S (workload/program.cpp).
 [[nodiscard]] std::int64_t chunk_backward_transient_bytes(const workload::StepProgram& program, std::int64_t stage, std::int64_t chunk);
 // What a backward pass allocates when it starts and frees with its chunk's activations when it
 // ends: its chunk's backward working set `working`; on the loss's chunk, which holds the output
