@@ -190,7 +190,12 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   // FP8 parameters: the GEMM weights are FP8 data (MXFP8 with its block scales), the rest bf16.
   const Fp8StaticBytes fp8 = fp8_static_bytes(s, stage);
   double weight_bytes = 2.0 * P;
-  if (s.training.fp8_params) weight_bytes -= 2.0 * d(scenarios::stage_layers(s, stage)) * workload::layer_gemm_weights(s) - d(fp8.weight_copies);
+  if (s.training.fp8() && s.training.fp8_params) {
+    // The GEMM weights' bf16 bytes become their FP8 data (1 byte per element; MXFP8 with one scale
+    // byte per 32), whatever copies fp8_static_bytes adds beside them.
+    const double fp8_element = s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+    weight_bytes -= (2.0 - fp8_element) * d(scenarios::stage_layers(s, stage)) * workload::layer_gemm_weights(s);
+  }
   st.weights = to_bytes(weight_bytes / (p.shards_params() ? shards : 1.0));
   st.grads = to_bytes(x.grad_bytes_per_param * P / (p.shards_grads() ? shards : 1.0));
   st.optimizer = to_bytes(12.0 * P * (1.0 - s.training.optimizer_offload_fraction) / (p.shards_optimizer() ? shards : 1.0));
@@ -226,8 +231,11 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   // (bulk), and of the dgrads of proj and FC2 (ring exchange), 6 buffers in FP8 when training in
   // FP8, else bf16; the reduce-scatters after proj and FC2 (pipeline) and of QKV's and FC1's wgrad
   // (bulk), 4 in bf16 (TransformerEngine module/base.py initialize_ub, its default methods, 1.9 to
-  // 2.12; 2.7 on adds two 1-byte wgrad buffers for MXFP8, not counted). Mapped with cuMemCreate
-  // outside torch's caching allocator (userbuffers-host.cpp), so torch's peak does not count them.
+  // 2.6). From 2.7 on initialize_ub also registers the "external" overlaps of proj's and FC2's
+  // wgrad, two more [S, h] buffers of the all-gather kind (FP8 when training in FP8): not counted
+  // here, as no field says which TransformerEngine a stack runs (docs/memory-model.md). Mapped with
+  // cuMemCreate outside torch's caching allocator (userbuffers-host.cpp), so torch's peak does not
+  // count them.
   if (p.tp_comm_overlap && p.tp > 1) {
     const double S = d(s.training.seq_len) * d(s.training.micro_batch) / d(p.cp);
     const double all_gather_bytes = s.training.fp8() ? 1.0 : 2.0;

@@ -340,7 +340,8 @@ std::string validation_csv(const ValidationReport& r) {
                         num(c.measured_step_time_s), memory ? std::string() : num(c.predicted_tflops_per_gpu),
                         num(c.measured_tflops_per_gpu), memory ? nlohmann::json(c.predicted_peak_allocated_gib).dump() : std::string(),
                         num(c.measured_peak_allocated_gib), c.flops_formula, num(c.error), num(c.predicted_peak_memory_gib),
-                        num(c.gpu_memory_gib), memory ? std::string() : std::string(c.predicted_oom ? "true" : "false")});
+                        num(c.gpu_memory_gib),
+                        memory || !c.predicted_peak_memory_gib ? std::string() : std::string(c.predicted_oom ? "true" : "false")});
     }
   return to_csv(t);
 }
@@ -373,12 +374,18 @@ std::string validation_json(const ValidationReport& r) {
     ordered_json js;
     js["name"] = set.name;
     js.update(stats_json(set.stats));
-    if (memory_set(set)) js["within_5_percent"] = cases_within(set.records, 0.05);
+    // Memory records have no out-of-memory verdict (the tables print "-").
+    const bool memory = memory_set(set);
+    if (memory) {
+      js["predicted_oom_count"] = nullptr;
+      js["within_5_percent"] = cases_within(set.records, 0.05);
+    }
     js["tables"] = ordered_json::array();
     for (const auto& table : set.tables) {
       ordered_json jt;
       jt["name"] = table.name;
       jt.update(stats_json(table.stats));
+      if (memory) jt["predicted_oom_count"] = nullptr;
       js["tables"].push_back(std::move(jt));
     }
     js["records"] = ordered_json::array();

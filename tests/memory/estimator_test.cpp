@@ -314,4 +314,12 @@ TEST_CASE("stepsim mode: TP overlap keeps TransformerEngine's userbuffers, one s
   auto deep = llama8b(2, 2, 4, 2, 128);
   deep.parallel.tp_comm_overlap = true;
   CHECK(term_bytes(memory::stepsim_estimate(deep), "tp_overlap_buffers_bytes") == bf16);
+  // S follows the micro-batch and the CP size: micro-batch 1 at CP 2 halves it, micro-batch 2 at
+  // CP 1 doubles it.
+  auto half = llama8b(2, 2, 1, 1, 128);
+  half.parallel.tp_comm_overlap = true;
+  CHECK(term_bytes(memory::stepsim_estimate(half), "tp_overlap_buffers_bytes") == 20LL * 4096 * 4096);
+  auto twice = llama8b(2, 1, 1, 2, 128);
+  twice.parallel.tp_comm_overlap = true;
+  CHECK(term_bytes(memory::stepsim_estimate(twice), "tp_overlap_buffers_bytes") == 20LL * 16384 * 4096);
 }

@@ -96,6 +96,14 @@ TEST_CASE("fp8 parameters: the GEMM weights are kept in FP8 only, the transpose 
   const auto mp = memory::stepsim_estimate(tiny("mxfp8", R"(, "fp8_params": true)", "dgx-b200"));
   CHECK(term(mp.stages[0], "fp8_weights_bytes") == 38016);  // 36864 x 33/32
   CHECK(term(mf.stages[0], "weights_bytes") - term(mp.stages[0], "weights_bytes") == 2 * 36864 - 38016);
+  // Blackwell keeps no transpose of a per-tensor scaled weight: no FP8 copy beside the weights,
+  // which still hold the FP8 data of the GEMM weights (1 byte each in place of 2).
+  const auto bf = memory::stepsim_estimate(tiny("fp8-current", "", "dgx-b200"));
+  const auto bp = memory::stepsim_estimate(tiny("fp8-current", R"(, "fp8_params": true)", "dgx-b200"));
+  CHECK(term(bp.stages[0], "fp8_weights_bytes") == 0);
+  CHECK(term(bf.stages[0], "weights_bytes") - term(bp.stages[0], "weights_bytes") == 36864);
+  CHECK(term(bf.stages[0], "fp8_weights_bytes") == 36864);
+  CHECK(bp.stages[0].total_bytes == bf.stages[0].total_bytes - 36864 - 36864);
   CHECK_THROWS_WITH_AS(tiny("bf16", R"(, "fp8_params": true)"),
                        doctest::Contains("training.fp8_params: needs an FP8 precision"), ScenarioError);
 }

@@ -24,7 +24,7 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 struct LayerActivations {
   double norm_inputs = 0;   // 2 x 2sbh / (SP ? t : 1)
   double norm_outputs = 0;  // the QKV and FC1 inputs, 2 x 2sbh / (SP ? t : 1)
-  double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t
+  double attention = 0;     // Q, K, V, attention output: (4 + 4k/a) sbh / t; FP8: + sbh / t, the projection's FP8 input
   double attention_copy = 0;  // FlashAttention-2 through TransformerEngine: the output kept twice, 2sbh / t
   double mlp = 0;           // FC1 output and FC2 input: 6sbf / t (SwiGLU; unfused also the SiLU output: 8sbf / t), 4sbf / t (GeLU)
   double mlp_backward = 0;  // held beyond the stored bytes during the MLP's backward

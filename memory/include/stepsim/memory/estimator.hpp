@@ -104,7 +104,7 @@ struct StepsimEstimate {
 // FP8 (training.precision other than bf16): TransformerEngine's FP8 weight copies and transposes
 // and its scaling state on a rank of `stage`; zero in bf16. Part of static_bytes.
 struct Fp8StaticBytes {
-  std::int64_t weight_copies = 0;   // 2 bytes per GEMM weight element (MXFP8: 2 x 33/32)
+  std::int64_t weight_copies = 0;   // FP8 copies beside the weights: the cast (without fp8_params) and the transpose (where kept), 1 byte per GEMM weight element each (MXFP8: 33/32)
   std::int64_t scaling_state = 0;   // amax history (delayed) or amax (current), scale, inverse scale
   [[nodiscard]] std::int64_t sum() const { return weight_copies + scaling_state; }
 };
