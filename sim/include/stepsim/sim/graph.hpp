@@ -328,7 +328,7 @@ class StepGraph {
     ensure_nodes(ops.size());
   }
   // `before` must finish before `after` starts. (Inline: a sweep adds millions.)
-  void add_edge(std::int32_t before, std::int32_t after) {
+  [[gnu::always_inline]] void add_edge(std::int32_t before, std::int32_t after) {
     if (before < 0 || after < 0 || edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
       bad_edge(before, after);
     // An edge may name an op that is added later; validate() reports it if it never is.
