@@ -113,4 +113,17 @@ TEST_CASE("fp8: the MLP's backward working set releases FC2's FP8 input, 1 byte 
   // output (2 x 2 bytes) less FC2's released input: 4 x 2048 in bf16, 5 x 2048 in FP8.
   CHECK(workload::layer_program(tiny("bf16")).backward_transient_bytes == 4 * 2048);
   CHECK(workload::layer_program(tiny("fp8-current")).backward_transient_bytes == 5 * 2048);
+  // MXFP8: FC2's saved input takes 33/32 bytes per element (its block scales), 6 - 33/32 in all.
+  CHECK(workload::layer_program(tiny("mxfp8", "", "dgx-b200")).backward_transient_bytes == 6 * 2048 - 2048 * 33 / 32);
+  // GeLU: FC1's output is one half (2 bytes): 2 x 2048 in bf16, 3 x 2048 in FP8.
+  const auto gelu = [](const std::string& precision) {
+    return scenarios::load_scenario_text(R"({
+      "model": {"layers": 2, "hidden": 64, "ffn_hidden": 128, "heads": 4, "kv_heads": 2, "vocab": 100, "mlp": "gelu"},
+      "cluster": {"preset": "dgx-h100", "nodes": 1},
+      "training": {"seq_len": 32, "global_batch": 4, "micro_batch": 2, "precision": ")" + precision + R"("},
+      "parallel": {"tp": 2, "cp": 2, "pp": 1}
+    })");
+  };
+  CHECK(workload::layer_program(gelu("bf16")).backward_transient_bytes == 2 * 2048);
+  CHECK(workload::layer_program(gelu("fp8-current")).backward_transient_bytes == 3 * 2048);
 }
