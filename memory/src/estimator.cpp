@@ -122,8 +122,7 @@ Fp8StaticBytes fp8_static_bytes(const Scenario& s, std::int64_t stage) {
   Fp8StaticBytes b;
   if (!s.training.fp8()) return b;
   const double layers = d(scenarios::stage_layers(s, stage));
-  const bool mx = s.training.precision == scenarios::TrainingPrecision::Mxfp8;
-  const double per_copy = mx ? 1.0 + 1.0 / 32.0 : 1.0;
+  const double per_copy = workload::fp8_element_bytes(s.training.precision);
   // With FP8 parameters the FP8 data is the weight itself (counted in the weights term) and only
   // the transpose is an extra copy. Blackwell's FP8 GEMMs take either orientation of a per-tensor
   // scaled operand, so TransformerEngine keeps no transpose there (utils.py
@@ -193,8 +192,7 @@ StaticTerms static_terms(const Scenario& s, std::int64_t stage) {
   if (s.training.fp8() && s.training.fp8_params) {
     // The GEMM weights' bf16 bytes become their FP8 data (1 byte per element; MXFP8 with one scale
     // byte per 32), whatever copies fp8_static_bytes adds beside them.
-    const double fp8_element = s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
-    weight_bytes -= (2.0 - fp8_element) * d(scenarios::stage_layers(s, stage)) * workload::layer_gemm_weights(s);
+    weight_bytes -= (2.0 - workload::fp8_element_bytes(s.training.precision)) * d(scenarios::stage_layers(s, stage)) * workload::layer_gemm_weights(s);
   }
   st.weights = to_bytes(weight_bytes / (p.shards_params() ? shards : 1.0));
   st.grads = to_bytes(x.grad_bytes_per_param * P / (p.shards_grads() ? shards : 1.0));

@@ -175,9 +175,7 @@ Kernel dropout_backward(std::string name, const Dims& x) {
 // - output gradients: cast + transpose, both orientations (dgrad reads one, wgrad the other).
 // - Hopper recipes transpose the saved FP8 input for wgrad in the backward (read 1, write 1).
 double fp8_amax_read_bytes(const Dims& x) { return x.precision == scenarios::TrainingPrecision::Fp8Current ? 2.0 : 0.0; }
-double fp8_orientation_bytes(const Dims& x) {
-  return x.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
-}
+double fp8_orientation_bytes(const Dims& x) { return fp8_element_bytes(x.precision); }
 double fp8_forward_write_bytes(const Dims& x) {
   return (x.precision == scenarios::TrainingPrecision::Mxfp8 ? 2.0 : 1.0) * fp8_orientation_bytes(x);
 }

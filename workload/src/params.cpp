@@ -14,6 +14,10 @@ double d(std::int64_t x) { return static_cast<double>(x); }
 
 }  // namespace
 
+double fp8_element_bytes(scenarios::TrainingPrecision precision) {
+  return precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+}
+
 double layer_gemm_weights(const Scenario& s) {
   const auto& m = s.model;
   const double h = d(m.hidden), f = d(m.ffn_hidden), a = d(m.heads), k = d(m.kv_heads), t = d(s.parallel.tp);

@@ -97,7 +97,7 @@ LayerActivations layer_activations(const Scenario& s, const Shape& x) {
   // (TransformerEngine layernorm_linear.py and linear.py, the tensors saved for backward; the
   // attention backends save q, k, v and out.)
   if (s.training.fp8()) {
-    const double fp8 = s.training.precision == scenarios::TrainingPrecision::Mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0;
+    const double fp8 = fp8_element_bytes(s.training.precision);
     const double saved = 2.0 - fp8;
     const double tokens = x.tokens_per_rank;
     acts.norm_outputs -= saved * tokens * 2.0 * h / (s.parallel.sequence_parallel ? t : 1.0);

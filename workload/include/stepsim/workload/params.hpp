@@ -19,6 +19,9 @@ namespace stepsim::workload {
 // The weight matrices of the layer's GEMMs (QKV, proj, FC1, FC2), without biases and norms:
 // 2h^2(1 + k/a)/t + 3hf/t (SwiGLU) or 2hf/t (GeLU).
 [[nodiscard]] double layer_gemm_weights(const scenarios::Scenario& s);
+// Bytes per element of an FP8 tensor in one orientation: 1, with MXFP8 also its E8M0 block scale,
+// 1 byte per 32 elements (1 + 1/32).
+[[nodiscard]] double fp8_element_bytes(scenarios::TrainingPrecision precision);
 // The embedding shard (padded vocabulary / t rows of h).
 [[nodiscard]] double embedding_params(const scenarios::Scenario& s);
 // One norm over `width` elements: width (RMSNorm) or 2 width (LayerNorm: weight and bias).
