@@ -35,10 +35,11 @@ double ComputeModel::memory_time_s(const workload::Kernel& k) const {
 
 GemmTiling ComputeModel::gemm_tiling(const workload::Kernel& k) const {
   const double sms = static_cast<double>(gpu_.sms);
-  const auto tiling = [&](double tm, double tn) {
+  const auto tiling = [&](double tm, double tn, double efficiency) {
     GemmTiling t;
     t.tile_m = tm;
     t.tile_n = tn;
+    t.efficiency = efficiency;
     t.tiles = std::ceil(k.m / tm) * std::ceil(k.n / tn) * k.batch;
     t.waves = sms > 0 ? std::ceil(t.tiles / sms) : t.tiles / std::max(sms, 1.0);
     return t;
@@ -52,8 +53,16 @@ GemmTiling ComputeModel::gemm_tiling(const workload::Kernel& k) const {
     t.waves = sms > 0 ? t.tiles / sms : t.tiles;
     return t;
   }
-  const GemmTiling a = tiling(tm, tn), b = tiling(tn, tm);
-  return b.waves * b.tile_m * b.tile_n < a.waves * a.tile_m * a.tile_n ? b : a;
+  // The tile that finishes first: the large tile either way round, or the small square tile at
+  // its lower throughput per SM (the work of a wave is waves x tile area / efficiency).
+  const auto cost = [](const GemmTiling& t) { return t.waves * t.tile_m * t.tile_n / t.efficiency; };
+  GemmTiling best = tiling(tm, tn, 1.0);
+  if (const GemmTiling b = tiling(tn, tm, 1.0); cost(b) < cost(best)) best = b;
+  if (gpu_.gemm_small_tile > 0) {
+    const auto side = static_cast<double>(gpu_.gemm_small_tile);
+    if (const GemmTiling c = tiling(side, side, gpu_.gemm_small_tile_efficiency); cost(c) < cost(best)) best = c;
+  }
+  return best;
 }
 
 double ComputeModel::gemm_rate_flops(const workload::Kernel& k) const {
@@ -66,8 +75,9 @@ double ComputeModel::gemm_rate_flops(const workload::Kernel& k) const {
 double ComputeModel::gemm_compute_s(const workload::Kernel& k) const {
   const GemmTiling t = gemm_tiling(k);
   const double sms = gpu_.sms > 0 ? static_cast<double>(gpu_.sms) : 1.0;
-  const double sm_rate = gemm_rate_flops(k) / sms;
-  return t.waves * 2.0 * t.tile_m * t.tile_n * k.k / sm_rate;
+  const double sm_rate = gemm_rate_flops(k) * t.efficiency / sms;
+  // Each tile also pays its fixed cost, gemm_k_overhead more elements of K.
+  return t.waves * 2.0 * t.tile_m * t.tile_n * (k.k + gpu_.gemm_k_overhead) / sm_rate;
 }
 
 double ComputeModel::gemm_time_s(const workload::Kernel& k) const { return std::max(gemm_compute_s(k), memory_time_s(k)); }

@@ -52,7 +52,8 @@ std::string gpu_key(const scenarios::GpuSpec& g) {
   const auto& e = g.efficiency;
   return g.name + "|" + num(g.memory_bytes) + "|" + num(g.peak_bf16_flops) + "|" + num(g.matmul_bf16_flops) + "|" +
          num(g.hbm_Bps) + "|" + num(g.nvlink_Bps) + "|" + std::to_string(g.sms) + "|" + std::to_string(g.gemm_tile_m) + "x" +
-         std::to_string(g.gemm_tile_n) + "|" + scenarios::to_string(g.architecture) + "|" + num(e.gemm_max) + "|" +
+         std::to_string(g.gemm_tile_n) + "|" + std::to_string(g.gemm_small_tile) + "|" + num(g.gemm_small_tile_efficiency) + "|" +
+         num(g.gemm_k_overhead) + "|" + scenarios::to_string(g.architecture) + "|" + num(e.gemm_max) + "|" +
          num(e.attn_max) + "|" + num(e.hbm_eff) + "|" + num(e.comm_slowdown) + "|" + e.source + "|" +
          num(g.peak_fp8_flops) + "|" + num(g.matmul_fp8_flops) + "|" + num(e.gemm_fp8_max);
 }

@@ -396,6 +396,11 @@ GpuSpec read_gpu(const Json& raw, const std::string& path) {
   g.gemm_tile_n = r.int_param("gemm_tile_n");
   if ((g.gemm_tile_m == 0) != (g.gemm_tile_n == 0))
     throw ScenarioError(path + (g.gemm_tile_m == 0 ? ".gemm_tile_m" : ".gemm_tile_n"), "must be given with the other tile side (both 0: no tile quantization)");
+  g.gemm_small_tile = r.int_param("gemm_small_tile");
+  g.gemm_small_tile_efficiency = r.num_param("gemm_small_tile_efficiency");
+  if (g.gemm_small_tile > 0 && g.gemm_tile_m == 0)
+    throw ScenarioError(path + ".gemm_small_tile", "needs the large tile (gemm_tile_m and gemm_tile_n) it falls back from");
+  g.gemm_k_overhead = r.num_param("gemm_k_overhead");
   g.architecture = r.choice_param("architecture", kGpuArchitectureNames);
   g.efficiency = read_gpu_efficiency(r.raw("efficiency"), path + ".efficiency", preset, g);
   r.finish({"source", "description"});

@@ -1,7 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "kernels.hpp"
 #include "stepsim/costmodel/compute.hpp"
@@ -398,6 +402,121 @@ TEST_CASE("GEMM: tile and wave quantization over the SMs, by hand") {
   auto bad = test_gpu();
   bad.efficiency.gemm_max = 1.5;
   CHECK_THROWS_WITH_AS((void)ComputeModel(bad, {}), "efficiency.gemm_max: must lie in (0, 1]", stepsim::ScenarioError);
+}
+
+TEST_CASE("GEMM: the small square tile and the fixed cost per tile, by hand") {
+  // test_gpu: 5 SMs, 128 x 256 tiles, 1e14 FLOP/s per SM. A 128 x 128 fallback at 0.5 of that rate.
+  auto gpu = test_gpu();
+  gpu.gemm_small_tile = 128;
+  gpu.gemm_small_tile_efficiency = 0.5;
+  const ComputeModel cm(gpu, stepsim::scenarios::SoftwareSpec{});
+  // 512 x 640 x 64: large tiles 4 x 3 = 12 (3 waves of 128 x 256) or 2 x 5 = 10 (2 waves of 256 x 128),
+  // 2 x 256 x 128 = 65,536 elements of waves; small tiles 4 x 5 = 20 (4 waves of 128 x 128 at half the rate),
+  // 4 x 128 x 128 / 0.5 = 131,072: the large tile, 2 waves of 2*256*128*64 / 1e14 = 41.94304 ns.
+  CHECK(cm.gemm_tiling(gemm_kernel(512, 640, 64)).tile_m == 256);
+  CHECK(cm.time_s(gemm_kernel(512, 640, 64)) == doctest::Approx(2 * 4.194304e-8));
+  // 256 x 128 x 64: one large tile either way (1 wave of 128 x 256 elements = 32,768); two small tiles,
+  // one wave at half the rate (128 x 128 / 0.5 = 32,768): a tie keeps the large tile.
+  CHECK(cm.gemm_tiling(gemm_kernel(256, 128, 64)).efficiency == 1.0);
+  // 128 x 640 x 64: large tiles 1 x 3 = 3 or 1 x 5 (256 x 128 pads m): 1 wave of 32,768 either way; small
+  // tiles 1 x 5 = 5 in 1 wave: 16,384 / 0.5 = 32,768. With efficiency 0.6 the small tile wins:
+  // 2*128*128*64 / (0.6e14) = 34.952533 ns.
+  gpu.gemm_small_tile_efficiency = 0.6;
+  const ComputeModel small(gpu, stepsim::scenarios::SoftwareSpec{});
+  const auto t = small.gemm_tiling(gemm_kernel(128, 640, 64));
+  CHECK(t.tile_m == 128);
+  CHECK(t.tile_n == 128);
+  CHECK(t.efficiency == 0.6);
+  CHECK(t.waves == 1);
+  CHECK(small.time_s(gemm_kernel(128, 640, 64)) == doctest::Approx(2.0 * 128 * 128 * 64 / 0.6e14));
+  // The fixed cost per tile: 64 more elements of K double the time of a K = 64 product, and add a
+  // quarter to a K = 256 one.
+  auto fixed = test_gpu();
+  fixed.gemm_k_overhead = 64;
+  const ComputeModel with_overhead(fixed, stepsim::scenarios::SoftwareSpec{});
+  CHECK(with_overhead.time_s(gemm_kernel(256, 640, 64)) == doctest::Approx(2 * 4.194304e-8));
+  CHECK(with_overhead.time_s(gemm_kernel(256, 640, 256)) == doctest::Approx(1.25 * 4 * 4.194304e-8));
+}
+
+// XLA's measured BF16 GEMM tables (tests/costmodel/data/gemm-h100-xla-sm90.csv, gemm-b200-xla-sm100.csv): with the
+// presets' GEMM shape parameters the model gives each shape's throughput relative to the table's geometric mean
+// as fit_gemm_shapes.py found (mean error 7.4 % on sm_90, 9.5 % on sm_100; 3.1 % and 5.4 % where m, n, k >= 2048),
+// and the large tile alone misses by far more (13.7 % and 18.1 %).
+TEST_CASE("calibration: GEMM throughput by shape against XLA's measured sm_90 and sm_100 tables") {
+  struct Row {
+    double batch, m, n, k, tflops;
+  };
+  const auto read = [](const std::string& file) {
+    std::ifstream in(std::string(STEPSIM_SOURCE_DIR "/tests/costmodel/data/") + file);
+    REQUIRE(in.good());
+    std::vector<Row> rows;
+    std::string line;
+    bool header = true;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      if (header) {
+        header = false;
+        continue;
+      }
+      Row r{};
+      char comma = 0;
+      std::istringstream cells(line);
+      cells >> r.batch >> comma >> r.m >> comma >> r.n >> comma >> r.k >> comma >> r.tflops;
+      REQUIRE(cells);
+      rows.push_back(r);
+    }
+    return rows;
+  };
+  // Mean absolute error of the relative throughputs, over all rows and over those with m, n, k >= 2048.
+  const auto errors = [](const std::vector<Row>& rows, const stepsim::scenarios::GpuSpec& gpu) {
+    const ComputeModel cm(gpu, stepsim::scenarios::SoftwareSpec{});
+    std::vector<double> model, measured;
+    for (const auto& r : rows) {
+      const Kernel g = gemm_kernel(r.m, r.n, r.k, r.batch);
+      model.push_back(g.flops / cm.gemm_compute_s(g));
+      measured.push_back(r.tflops);
+    }
+    const auto log_mean = [](const std::vector<double>& v) {
+      double s = 0;
+      for (const double x : v) s += std::log(x);
+      return std::exp(s / static_cast<double>(v.size()));
+    };
+    const double gm = log_mean(model), gt = log_mean(measured);
+    double all = 0, large = 0;
+    int n_large = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double e = std::abs(model[i] / gm / (measured[i] / gt) - 1.0);
+      all += e;
+      if (std::min({rows[i].m, rows[i].n, rows[i].k}) >= 2048) {
+        large += e;
+        ++n_large;
+      }
+    }
+    return std::pair<double, double>{all / static_cast<double>(rows.size()), large / n_large};
+  };
+  struct Case {
+    const char* table;
+    std::vector<const char*> gpus;
+    double all, large, without;
+  };
+  const std::vector<Case> cases{
+      {"gemm-h100-xla-sm90.csv", {"h100-sxm-80gb", "h100-sxm-94gb", "h200-sxm-141gb", "h200-nvl-141gb"}, 0.075, 0.032, 0.136},
+      {"gemm-b200-xla-sm100.csv", {"b200-180gb", "gb200-186gb"}, 0.096, 0.055, 0.18}};
+  for (const auto& c : cases) {
+    const auto rows = read(c.table);
+    REQUIRE(rows.size() == 81);
+    for (const char* name : c.gpus) {
+      CAPTURE(name);
+      const auto gpu = stepsim::scenarios::gpu_preset(name);
+      const auto [all, large] = errors(rows, gpu);
+      CHECK(all < c.all);
+      CHECK(large < c.large);
+      auto plain = gpu;
+      plain.gemm_small_tile = 0;
+      plain.gemm_k_overhead = 0;
+      CHECK(errors(rows, plain).first > c.without);
+    }
+  }
 }
 
 TEST_CASE("attention: nearest head dimension, log-linear in the sequence length, clamped") {

@@ -545,6 +545,19 @@ TEST_CASE("cluster.nvlink_domain_gpus: whole nodes dividing the cluster or a div
   CHECK(err({"cluster.nodes=3", "parallel.dp=6", "cluster.nvlink_domain_gpus=8"}).rfind("cluster.nvlink_domain_gpus:", 0) == 0);
 }
 
+TEST_CASE("GPU GEMM shape fields: the preset's, and one clear error for each bad value") {
+  const auto s = scenarios::load_scenario_text(kBase);
+  CHECK(s.cluster.gpu.gemm_small_tile == 128);
+  CHECK(s.cluster.gpu.gemm_small_tile_efficiency == 0.76);
+  CHECK(s.cluster.gpu.gemm_k_overhead == 425);
+  CHECK(err({"cluster.gpu.gemm_small_tile_efficiency=0"}).rfind("cluster.gpu.gemm_small_tile_efficiency: must be greater than 0", 0) == 0);
+  CHECK(err({"cluster.gpu.gemm_small_tile_efficiency=1.5"}).rfind("cluster.gpu.gemm_small_tile_efficiency:", 0) == 0);
+  CHECK(err({"cluster.gpu.gemm_k_overhead=-1"}).rfind("cluster.gpu.gemm_k_overhead:", 0) == 0);
+  CHECK(err({"cluster.gpu.gemm_small_tile=-128"}).rfind("cluster.gpu.gemm_small_tile:", 0) == 0);
+  CHECK(err({"cluster.gpu.gemm_tile_m=0", "cluster.gpu.gemm_tile_n=0"}) ==
+        "cluster.gpu.gemm_small_tile: needs the large tile (gemm_tile_m and gemm_tile_n) it falls back from");
+}
+
 TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at run time, the default") {
   using scenarios::EfficiencyKind;
   const auto preset = scenarios::load_scenario_text(kBase);
@@ -552,7 +565,7 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(e.kind == EfficiencyKind::Fitted);
   CHECK(e.source == "scenarios/presets/efficiency/h100-sxm-94gb.json");
   CHECK(e.fit.find("stepsim calibrate --gpu h100-sxm-94gb") == 0);
-  CHECK(e.gemm_max == doctest::Approx(0.614453092));
+  CHECK(e.gemm_max == doctest::Approx(0.658584544));
 
   // A parameter set over the preset keeps the others; the source says what it lies over.
   const auto over = scenarios::load_scenario_text(kBase, {scenarios::parse_override("cluster.gpu.efficiency.gemm_max=0.6")});
@@ -569,6 +582,9 @@ TEST_CASE("GPU efficiency: the preset's file, an inline object, a file read at r
   CHECK(custom.cluster.gpu.efficiency.gemm_max == 1.0);
   CHECK(custom.cluster.gpu.efficiency.source.rfind("built-in: the published ceilings", 0) == 0);
   CHECK(custom.cluster.gpu.sms == 0);
+  CHECK(custom.cluster.gpu.gemm_small_tile == 0);
+  CHECK(custom.cluster.gpu.gemm_small_tile_efficiency == 1.0);
+  CHECK(custom.cluster.gpu.gemm_k_overhead == 0);
   CHECK(custom.cluster.gpu.matmul_bf16_flops == 989e12);
   CHECK(custom.cluster.gpu.architecture == scenarios::GpuArchitecture::Unknown);
   CHECK(custom.software.attention_curves.series.empty());

@@ -145,6 +145,11 @@ def megatron_readme(measured, out):
         rec["table"] = "weak-scaling"
         rec["software"] = "megatron-core-0.8"
         model = gpt_model(r, r["model"])
+        # The table's model sizes count the input and output embeddings apart: 12 L h^2 + 2 V h gives 1.74,
+        # 7.11, 16.11, 31.47, 69.79, 118.45, 177.17, 313.53 and 461.44 B for its 1.7B ... 462B (tied: 1.48 B
+        # for "1.7B"), and the README calls its GPT-3 "slightly more than 175 billion parameters due to larger
+        # vocabulary size": untied (--untie-embeddings-and-output-weights).
+        model["tied_embeddings"] = False
         rec["scenario"] = OrderedDict(
             name=f"megatron-readme-{r['model']}", model=model, cluster={"preset": "dgx-h100", "nodes": gpus // 8},
             training={"seq_len": int(r["seq_len"]), "global_batch": int(r["gbs"]), "micro_batch": 1,
@@ -155,7 +160,8 @@ def megatron_readme(measured, out):
         rec["measured"] = {"tflops_per_gpu": float(r["measured_value"])}
         rec["flops_formula"] = "megatron-pre-0.11"
         rec["notes"] = (f"{r['record_id']}; assumed (not stated): micro-batch 1, no recomputation, one model chunk "
-                        "per stage, Megatron GPT defaults (GeLU, LayerNorm, biases, tied embeddings, ffn 4h, MHA); "
+                        "per stage, Megatron GPT defaults (GeLU, LayerNorm, biases, ffn 4h, MHA); untied embeddings (the "
+                        "table's model sizes are 12 L h^2 + 2 V h); "
                         "sequence parallelism and TP communication overlap with TP > 1 (README: --tp-comm-overlap); "
                         f"{r['notes']}")
         records.append(rec)

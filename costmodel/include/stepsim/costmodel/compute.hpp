@@ -29,6 +29,7 @@ struct GemmTiling {
   double tiles = 0;       // output tiles of all `batch` products
   double waves = 0;       // ceil(tiles / SMs); tiles / SMs when the SM count is unknown
   double tile_m = 0, tile_n = 0;
+  double efficiency = 1;  // the tile's throughput per SM relative to the large tile's
 };
 
 // Wave occupancy of `ctas` equal CTAs on `slots` concurrent CTA slots: (ctas / slots) /

@@ -83,6 +83,13 @@ struct GpuSpec {
   std::int64_t sms = 0;           // streaming multiprocessors; 0: unknown (no wave quantization)
   std::int64_t gemm_tile_m = 0;   // GEMM output tile of the kernel library (the transposed tile is also tried);
   std::int64_t gemm_tile_n = 0;   // 0: no tile quantization
+  // A square output tile the library falls back to where the large one leaves SMs idle, and its
+  // throughput per SM relative to the large tile's; 0: none.
+  std::int64_t gemm_small_tile = 0;
+  double gemm_small_tile_efficiency = 1.0;
+  // A fixed cost per output tile (its prologue, epilogue and pipeline fill), as that many more
+  // elements of the contraction dimension K.
+  double gemm_k_overhead = 0;
   GpuArchitecture architecture = GpuArchitecture::Unknown;
   Efficiency efficiency;          // "efficiency": the compute model's curves for this GPU
 };
