@@ -470,8 +470,8 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   CHECK(find("a100-sxm-40gb").records == 56);
   CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
   CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10 + 2);  // and the CI's two 7B step times
-  // dgxc BF16 and FP8, Megatron-Bridge's FP8 runs, Megatron-LM README, CI
-  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2);
+  // dgxc BF16 and FP8, Megatron-Bridge's FP8 runs, Megatron-LM README, CI, NVIDIA's MLPerf GPT-3 runs
+  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2 + 18);
   CHECK(find("gb200-186gb").records == 2 + 6);  // the CI's two, Megatron-Bridge's six
   CHECK(find("gb200-186gb").sets == std::vector<std::string>{"megatron-bridge-llama", "megatron-lm-ci-speed"});
   CHECK(find("gb200-186gb").efficiency_kind == "derived");

@@ -6,7 +6,8 @@ row per published metric) into this folder:
 
 MEASURED_DIR holds dgxc-h100-llama3-8b-70b.csv, megatron-lm-readme-h100-weak-scaling.csv,
 fujii2024-abci-a100-llama31-8b.csv, mtnlg530b.csv and megatron-lm-ci-golden-values-small-gpt.csv;
-fujii2024-tsubame-h100-llama31-8b.csv (the H100 half of the same sweep log) lies in this folder. Every choice that a table does not state
+fujii2024-tsubame-h100-llama31-8b.csv (the H100 half of the same sweep log), megatron-bridge-llama.csv and
+mlperf-gpt3-nvidia.csv lie in this folder. Every choice that a table does not state
 (micro-batch, recompute, model details) is written into the record's notes as "assumed"."""
 
 import csv
@@ -691,6 +692,84 @@ def megatron_bridge(out):
         records=records))
 
 
+def mlperf_gpt3(out):
+    # NVIDIA's MLPerf Training GPT-3 175B submissions (v3.0 to v4.1) on H100: the layouts of the submissions'
+    # config scripts, the step times of their result logs (transcribed in driver/data/validation/mlperf-gpt3-nvidia.csv).
+    here = Path(__file__).resolve().parent
+    records = []
+    for r in rows(here / "mlperf-gpt3-nvidia.csv"):
+        gpus, tp, pp, vp, mbs, gbs, seq = (int(r[k]) for k in ("gpus", "tp", "pp", "vp", "mbs", "gbs", "seq_len"))
+        system = r["system_name"].lower().replace(" ", "-").replace("_", "-")
+        rec = OrderedDict()
+        rec["name"] = f"gpt3-175b-{r['version']}-{system}-gpus{gpus}"
+        rec["table"] = r["version"]
+        # The containers (NGC PyTorch 23.04 and 23.09 with NeMo for v3.x, 24.04 for v4.0, 24.09 for v4.1) as
+        # the nearest software presets.
+        rec["software"] = "nemo-24.09" if r["version"] == "v4.1" else "nemo-24.05"
+        notes = (f"{r['submitter']} {r['system_name']}, {r['container']}; config {r['config_path']} "
+                 f"({r['repo']} at {r['config_commit'][:8]}); results {r['results_path']} ({r['n_result_files']} "
+                 f"files): block wall time per step {r['block_step_time_s_median']} s (min {r['block_step_time_s_min']}, "
+                 f"max {r['block_step_time_s_max']})")
+        if r["tracked_step_time_s_median"]:
+            notes += f", NeMo's train_step_timing {r['tracked_step_time_s_median']} s"
+        if r["config_match"] != "exact":
+            notes += f"; config check: {r['config_match']}"
+        if r["system_name"].startswith("Nyx"):
+            rec["skip"] = "a B200 preview whose config sources config_common_blackwell.sh, absent from the repository"
+            rec["notes"] = notes
+            records.append(rec)
+            continue
+        if r["version"] == "v4.1" and "n1452" in r["system_name"]:
+            rec["skip"] = "the same runs as v4.0's Eos-dfw n1452 (identical MLLOG lines)"
+            rec["notes"] = notes
+            records.append(rec)
+            continue
+        scenario = OrderedDict(name=f"mlperf-{rec['name']}", model="gpt3-175b")
+        if r["cuda_graphs"] == "True":
+            scenario["software"] = OrderedDict(preset=rec["software"], cuda_graphs=True)
+            notes += "; CUDA graphs of the layers (LAYER_CUDA_GRAPH=1)"
+        scenario["cluster"] = OrderedDict(preset="dgx-h100", nodes=gpus // int(r["gpus_per_node"]))
+        # NeMo's distributed_fused_adam with grad_sync_dtype bf16 (the implementation's conf/custom.yaml): the
+        # gradient buckets and their reduce-scatter in bf16.
+        scenario["training"] = OrderedDict(seq_len=seq, global_batch=gbs, micro_batch=mbs, recompute="none",
+                                           precision="fp8-delayed", fp8_params=r["fp8_params"] == "True",
+                                           grad_dtype="bf16")
+        parallel = OrderedDict(tp=tp, cp=1, pp=pp, dp=gpus // (tp * pp))
+        parallel["schedule"] = "interleaved" if vp > 1 else "1f1b"
+        if vp > 1:
+            parallel["vpp"] = vp
+        parallel["sequence_parallel"] = True
+        parallel["distributed_optimizer"] = True
+        parallel["overlap_grad_reduce"] = True
+        parallel["overlap_param_gather"] = True
+        parallel["tp_comm_overlap"] = r["tp_comm_overlap"] == "True"
+        scenario["parallel"] = parallel
+        rec["scenario"] = scenario
+        rec["measured"] = {"step_time_s": float(r["block_step_time_s_median"])}
+        rec["flops_formula"] = "megatron-causal"
+        rec["notes"] = notes
+        records.append(rec)
+    write_set(out / "mlperf-gpt3-h100.json", OrderedDict(
+        source=("NVIDIA's MLPerf Training GPT-3 175B submissions v3.0-v4.1: github:mlcommons/training_results_v3.0 "
+                "(63e326c4), training_results_v3.1 (d06288b2), training_results_v4.0 (6fe95437), "
+                "training_results_v4.1 (b87b9e39), NVIDIA/benchmarks/gpt3 configs and NVIDIA/results/*/gpt3 logs "
+                "(transcribed in driver/data/validation/mlperf-gpt3-nvidia.csv)"),
+        software=("NVIDIA's MLPerf GPT-3 implementation on NeMo and Megatron-core (NGC PyTorch 23.04, 23.09, 24.04, "
+                  "24.09), TransformerEngine FP8 with delayed scaling: presets nemo-24.05 (v3.x, v4.0, the nearest) "
+                  "and nemo-24.09 (v4.1)"),
+        cluster=("DGX H100 (Eos, Eos-dfw), CoreWeave HGX H100 and Azure ND H100 v5, 8 x 400 Gb/s InfiniBand per node "
+                 "(preset dgx-h100); 256 to 11,616 GPUs"),
+        notes=("Measured: seconds per training step, the result logs' block wall time (evaluation excluded), median "
+               "over a submission's result files. GPT-3 175B (the MLPerf benchmark: 96 layers, hidden 12288, "
+               "sequence 2048), TP 4 with sequence parallelism and TP communication overlap, PP 8 (v4.0 at 10,752 "
+               "and 11,616 GPUs: 6) interleaved, no recomputation, FP8 GEMMs, distributed optimizer. One table per "
+               "MLPerf round. NeMo's distributed fused Adam reduces the gradients in bf16 (grad_sync_dtype). Compared, never fitted on (fit false): another implementation and other "
+               "containers than the NeMo tables the H100 parameters are fitted on, and scales (up to 11,616 GPUs, "
+               "8 to 16 micro-batches per pipeline) no fitted set reaches."),
+        fit=False,
+        records=records))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -704,6 +783,7 @@ def main():
     megatron_ci(measured, out)
     megatron_ci_speed(measured, out)
     megatron_bridge(out)
+    mlperf_gpt3(out)
 
 
 if __name__ == "__main__":
