@@ -97,6 +97,7 @@ std::string header(const KernelReport& r) {
   os << "stage " << r.stage << " of " << r.stages << ": the kernels of one rank, priced on " << r.gpu << " under " << r.software
      << " (attention " << r.attention << "); GEMM ceiling " << fixed(r.gemm_rate_flops / 1e12, 1) << " TFLOP/s";
   if (r.gemm_fp8_rate_flops > 0) os << " (FP8 " << fixed(r.gemm_fp8_rate_flops / 1e12, 1) << ")";
+  if (r.gemm_k_overhead > 0) os << " at full waves, each tile paying " << fixed(r.gemm_k_overhead, 0) << " more elements of K";
   os << ", HBM " << fixed(r.hbm_Bps / 1e9, 0) << " GB/s\n";
   os << "kernel us: a kernel's own time, as a profiler shows it, and TFLOP/s and GB/s over it; the step adds the stack's launch gap of "
      << fixed(r.launch_s * 1e6, 2) << " us before each kernel (in the section times)\n";
@@ -159,6 +160,7 @@ KernelReport kernel_report(const Scenario& s, std::int64_t stage) {
     probe.fp8 = true;
     r.gemm_fp8_rate_flops = model.gemm_rate_flops(probe);
   }
+  r.gemm_k_overhead = s.cluster.gpu.gemm_k_overhead;
   r.hbm_Bps = s.cluster.gpu.hbm_Bps * s.cluster.gpu.efficiency.hbm_eff;
   r.launch_s = s.software.kernel_launch_s;
   r.cp = s.parallel.cp;
@@ -324,6 +326,7 @@ std::string kernel_json(const KernelReport& r) {
                           {"cp_comm_type", scenarios::to_string(r.cp_comm_type)},
                           {"gemm_rate_flops", r.gemm_rate_flops},
                           {"gemm_fp8_rate_flops", r.gemm_fp8_rate_flops > 0 ? ordered_json(r.gemm_fp8_rate_flops) : ordered_json(nullptr)},
+                          {"gemm_k_overhead", r.gemm_k_overhead},
                           {"hbm_Bps", r.hbm_Bps},
                           {"launch_s", r.launch_s},
                           {"sections", std::move(sections)},

@@ -42,6 +42,7 @@ struct KernelReport {
   std::string gpu, software, attention;
   double gemm_rate_flops = 0;      // the BF16 GEMM ceiling the GPU's efficiency gives (matmul x gemm_max)
   double gemm_fp8_rate_flops = 0;  // the FP8 one, when the scenario trains in FP8 (else 0)
+  double gemm_k_overhead = 0;      // the GPU's fixed cost per GEMM tile, in elements of K (0: none)
   std::int64_t cp = 1;             // context parallelism
   scenarios::CpCommType cp_comm_type = scenarios::CpCommType::P2P;
   double hbm_Bps = 0;          // HBM bandwidth at hbm_eff
