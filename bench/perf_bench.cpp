@@ -77,6 +77,7 @@ int sweep(const char* file) {
   (void)sc::for_each_candidate(spec, [&](sc::Candidate&& c) {
     t0 = process_cpu_s();
     c.scenario = sc::load_scenario_text(c.scenario_json, {}, spec.origin);  // what a worker receives is JSON
+    c.loaded = true;
     const auto row = dr::evaluate_candidate(c, dr::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache);
     const double dt = process_cpu_s() - t0;
     if (row.simulated()) {
@@ -88,7 +89,7 @@ int sweep(const char* file) {
     }
     digest = fnv1a(digest, row.line + "\n");
     return true;
-  });
+  }, true, sc::CandidateLoad::JsonOnly);
   const auto rate = [](std::int64_t n, double s) { return s > 0 ? static_cast<double>(n) / s : 0.0; };
   const auto per_ms = [](double s, std::int64_t n) { return n > 0 ? 1e3 * s / static_cast<double>(n) : 0.0; };
   const double total_s = enum_s + pruned_s + simulated_s;
@@ -154,7 +155,7 @@ int phases(const char* file) {
     ops += static_cast<double>(step.graph.ops.size());
     for (const auto& op : step.graph.ops) copies += op.cost_of >= 0 ? 1.0 : 0.0;
     return true;
-  });
+  }, true, sc::CandidateLoad::JsonOnly);
   double total = 0;
   for (const double x : spent) total += x;
   std::printf("phases of %lld simulated candidates, %.0f ops each on average (%.3f CPU-s in all):\n",

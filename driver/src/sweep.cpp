@@ -87,6 +87,7 @@ namespace {
 
 // The fields of a row that describe the candidate.
 SweepRow described(const scenarios::Candidate& c, const SweepStamp& stamp) {
+  if (!c.loaded) throw InternalError("sweep: candidate " + std::to_string(c.index) + " was enumerated without its scenario");
   const auto& s = c.scenario;
   SweepRow r;
   r.index = c.index;

@@ -312,6 +312,7 @@ std::string answer_request(std::string_view request_text, const WorkerSetup& set
   c.key = request.at("key").get<std::string>();
   c.scenario_json = request.at("scenario").dump();
   c.scenario = scenarios::load_scenario_text(c.scenario_json, {}, setup.origin);
+  c.loaded = true;
   return evaluate_candidate(c, setup.rule, setup.engine, cache, setup.refined, setup.stamp).line + "\n";
 }
 
@@ -375,7 +376,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
       if (j < static_cast<std::int64_t>(kSamples)) samples[static_cast<std::size_t>(j)] = std::move(c);
     }
     return true;
-  });
+  }, true, scenarios::CandidateLoad::JsonOnly);
   const double count_s = now_s() - t_count0;
   const SweepStamp stamp{sweep_fingerprint(spec, options.prune, options.version), counts.valid};
 
@@ -440,9 +441,13 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
   double sample_s = 0;
   std::int64_t sampled = 0;
   std::sort(samples.begin(), samples.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-  for (const auto& c : samples) {
+  for (auto& c : samples) {
     if (done[static_cast<std::size_t>(c.index)]) continue;
     const double t0 = now_s();
+    if (!c.loaded) {
+      c.scenario = scenarios::load_scenario_text(c.scenario_json, {}, spec.origin);
+      c.loaded = true;
+    }
     const auto row = evaluate_candidate(c, options.prune, sim::EngineKind::Analytic, cache, false, stamp);
     sample_s += now_s() - t0;
     write_all(fd, row.line + "\n", out.results_file);
@@ -495,7 +500,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
     (void)scenarios::for_each_candidate(spec, [&](scenarios::Candidate&& c) {
       if (mine(c.index) && !done[static_cast<std::size_t>(c.index)]) pool.submit(c);
       return true;
-    });
+    }, true, scenarios::CandidateLoad::JsonOnly);
     auto failed = pool.finish();
     out.evaluated += pool.rows();
     // A worker that died leaves candidates without rows: one more try each, alone in a process
@@ -559,7 +564,7 @@ SweepOutcome run_sweep(const scenarios::SweepSpec& spec, const SweepOptions& opt
         if (wanted.count(c.index) == 0) return true;
         pool.submit(c);
         return ++found < wanted.size();
-      });
+      }, true, scenarios::CandidateLoad::JsonOnly);
       const auto failed = pool.finish();
       out.evaluated += pool.rows();
       if (!failed.empty()) log(std::to_string(failed.size()) + " SimGrid re-simulations failed (their worker died); their analytic rows stay");

@@ -675,11 +675,13 @@ std::optional<ScenarioError> size_error(const Scenario& s) {
   const double layers = d(m.layers), vocab = d(m.vocab);
   double layer_bytes = sq * b * (34.0 * h + 8.0 * f);
   if (t.attention == Attention::Unfused) layer_bytes += 5.0 * a * sq * sq * b;
-  const std::vector<std::pair<std::string, double>> act_fields{
-      {"training.micro_batch", b}, {"training.seq_len", sq}, {"model.hidden", std::max(h, f / 4.0)}};
-  const std::vector<double> act_typical{64.0, 131072.0, 65536.0};
+  // The field most responsible for large activations (made only for an error: most scenarios pass).
+  const auto activation_field = [&] {
+    return most_responsible({{"training.micro_batch", b}, {"training.seq_len", sq}, {"model.hidden", std::max(h, f / 4.0)}},
+                            {64.0, 131072.0, 65536.0});
+  };
   if (!(layer_bytes < kMaxBytes))
-    return ScenarioError(most_responsible(act_fields, act_typical),
+    return ScenarioError(activation_field(),
                         "absurdly large: the activations of one layer and one micro-batch would take " + bytes_text(layer_bytes) +
                             " bytes (limit 2^60)");
   // fp32 logits of one micro-batch on the last stage: 4 s b (h + v) (the output-layer term).
@@ -698,7 +700,7 @@ std::optional<ScenarioError> size_error(const Scenario& s) {
   const double in_flight = p.schedule == Schedule::GPipe ? std::max(1.0, d(s.micro_batches()) / d(p.pp)) : 2.0;
   const double held_bytes = layer_bytes * layers * in_flight;
   if (!(held_bytes < kMaxBytes)) {
-    std::string field = most_responsible(act_fields, act_typical);
+    std::string field = activation_field();
     if (in_flight > layers && in_flight > 1024.0) field = "training.global_batch";
     else if (layers > 1000.0) field = "model.layers";
     return ScenarioError(field, "absurdly large: the activations held at the peak would take " + bytes_text(held_bytes) +

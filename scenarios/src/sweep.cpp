@@ -246,8 +246,8 @@ std::optional<std::int64_t> gpus_per_node(const Json& cluster) {
 
 class Enumerator {
  public:
-  Enumerator(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks)
-      : spec_(spec), visit_(visit), prechecks_(prechecks) {
+  Enumerator(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks, CandidateLoad load)
+      : spec_(spec), visit_(visit), prechecks_(prechecks), load_(load) {
     for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
       const auto& n = spec_.axes[i].name;
       if (!is_layout_axis(n) && n != "parallel.schedule" && n != "parallel.vpp") outer_.push_back(i);
@@ -571,17 +571,23 @@ class Enumerator {
       return;
     }
     // Most combinations break a cross-field rule: judged on the template, without the loader.
-    if (const auto verdict = check_layout(lay); verdict && *verdict) {
+    const auto verdict = check_layout(lay);
+    if (verdict && *verdict) {
       count_invalid((*verdict)->path(), (*verdict)->what());
       return;
     }
     Candidate c;
     c.scenario_json = candidate_json(lay).dump();
-    try {
-      c.scenario = load_scenario_text(c.scenario_json, {}, spec_.origin);
-    } catch (const ScenarioError& e) {
-      count_invalid(e.path(), e.what());
-      return;
+    // Judged valid on the template: the loader would accept it too (the template is the loader's
+    // reading of the same fields, and check_layout applies its cross-field rules).
+    if (!verdict || load_ == CandidateLoad::Scenario) {
+      try {
+        c.scenario = load_scenario_text(c.scenario_json, {}, spec_.origin);
+        c.loaded = true;
+      } catch (const ScenarioError& e) {
+        count_invalid(e.path(), e.what());
+        return;
+      }
     }
     std::string key;
     for (std::size_t i = 0; i < spec_.axes.size(); ++i) {
@@ -598,6 +604,7 @@ class Enumerator {
   const SweepSpec& spec_;
   const CandidateVisitor& visit_;
   const bool prechecks_;
+  const CandidateLoad load_;
   bool stopped_ = false;
   const Json* layout_cur_ = nullptr;        // the outer combination whose layouts are enumerated
   bool written_[4] = {false, false, false, false};  // layout sizes an axis writes into the scenario
@@ -664,12 +671,13 @@ SweepSpec load_sweep_file(const std::string& file) {
   return parse_sweep_text(read_input_file(file, "sweep file"), file);
 }
 
-EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks) {
-  return Enumerator(spec, visit, prechecks).run();
+EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks, CandidateLoad load) {
+  return Enumerator(spec, visit, prechecks, load).run();
 }
 
 EnumerationCounts count_candidates(const SweepSpec& spec, std::int64_t stop_after) {
-  return for_each_candidate(spec, [stop_after](Candidate&& c) { return stop_after <= 0 || c.index + 1 < stop_after; });
+  return for_each_candidate(
+      spec, [stop_after](Candidate&& c) { return stop_after <= 0 || c.index + 1 < stop_after; }, true, CandidateLoad::JsonOnly);
 }
 
 Enumeration enumerate(const SweepSpec& spec) {

@@ -205,6 +205,27 @@ TEST_CASE("sweep: parse_row keeps nulls empty, a results file needs an index and
                        stepsim::ScenarioError);
 }
 
+TEST_CASE("sweep: a candidate enumerated by its JSON alone is not evaluated until its scenario is loaded") {
+  std::vector<sc::Candidate> json_only;
+  (void)sc::for_each_candidate(
+      sc::parse_sweep_text(small_sweep()),
+      [&json_only](sc::Candidate&& c) {
+        json_only.push_back(std::move(c));
+        return true;
+      },
+      true, sc::CandidateLoad::JsonOnly);
+  REQUIRE(json_only.size() > 5);
+  auto c = json_only[5];
+  CHECK_FALSE(c.loaded);
+  rs::SimulationCache cache;
+  CHECK_THROWS_AS(rs::evaluate_candidate(c, rs::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache), stepsim::InternalError);
+  c.scenario = sc::load_scenario_text(c.scenario_json);
+  c.loaded = true;
+  const auto e = sc::enumerate(sc::parse_sweep_text(small_sweep()));
+  CHECK(rs::evaluate_candidate(c, rs::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache).line ==
+        rs::evaluate_candidate(e.candidates[5], rs::PruneRule::Stepsim, stepsim::sim::EngineKind::Analytic, cache).line);
+}
+
 TEST_CASE("sweep: a row holds the contract keys in order") {
   const auto e = sc::enumerate(sc::parse_sweep_text(small_sweep()));
   rs::SimulationCache cache;

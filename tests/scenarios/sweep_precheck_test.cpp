@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/sweep.hpp"
 
 using namespace stepsim;
@@ -22,29 +23,47 @@ std::string read(const std::string& path) {
   return ss.str();
 }
 
-// Everything an enumeration tells, as text: counts, reasons, every candidate, or the error.
-std::string outcome(const std::string& text, bool prechecks) {
+// Everything an enumeration tells, as text: counts, reasons, every candidate, or the error. A
+// candidate visited without its scenario (CandidateLoad::JsonOnly) is loaded here: a JSON the
+// loader refuses shows in the text. `unloaded` counts those candidates.
+std::string outcome(const std::string& text, bool prechecks, scenarios::CandidateLoad load = scenarios::CandidateLoad::Scenario,
+                    int* unloaded = nullptr) {
   try {
     const auto spec = scenarios::parse_sweep_text(text, "sweep.json");
     std::string out;
     const auto counts = scenarios::for_each_candidate(
         spec,
-        [&out](scenarios::Candidate&& c) {
+        [&](scenarios::Candidate&& c) {
           out += std::to_string(c.index) + " " + c.key + " " + c.scenario_json + "\n";
+          if (load == scenarios::CandidateLoad::Scenario && !c.loaded) out += "not loaded\n";
+          if (!c.loaded) {
+            if (unloaded != nullptr) ++*unloaded;
+            try {
+              (void)scenarios::load_scenario_text(c.scenario_json, {}, spec.origin);
+            } catch (const ScenarioError& e) {
+              out += std::string("the loader refuses it: ") + e.what() + "\n";
+            }
+          }
           return true;
         },
-        prechecks);
+        prechecks, load);
     return scenarios::enumeration_summary(counts) + "\n" + out;
   } catch (const ScenarioError& e) {
     return std::string("error: ") + e.what();
   }
 }
 
-void check_same(const std::string& text) {
+// With prechecks, without, and visiting the candidates the prechecks accept by their JSON alone:
+// the same candidates and counts. Returns how many the last visited without loading them.
+int check_same(const std::string& text) {
   const auto fast = outcome(text, true);
   const auto slow = outcome(text, false);
+  int unloaded = 0;
+  const auto json_only = outcome(text, true, scenarios::CandidateLoad::JsonOnly, &unloaded);
   CHECK(fast.size() > 40);
   CHECK(fast == slow);
+  CHECK(json_only == fast);
+  return unloaded;
 }
 
 const char* kBase = R"("base": {"model": "llama-3.1-8b", "cluster": {"preset": "dgx-h100", "nodes": 2},
@@ -55,7 +74,8 @@ const char* kBase = R"("base": {"model": "llama-3.1-8b", "cluster": {"preset": "
 TEST_CASE("layout prechecks: the example sweeps and the GPT-3 175B bench sweep") {
   check_same(read(STEPSIM_SOURCE_DIR "/scenarios/examples/sweep-llama70b-h100.json"));
   check_same(read(STEPSIM_SOURCE_DIR "/scenarios/examples/sweep-long-context-cp.json"));  // CP types, a2a's head rule
-  check_same(read(STEPSIM_SOURCE_DIR "/bench/sweeps/gpt3-175b-a100-4096.json"));
+  // Every one of the GPT-3 search's 1,665 candidates is judged by the prechecks: none is loaded.
+  CHECK(check_same(read(STEPSIM_SOURCE_DIR "/bench/sweeps/gpt3-175b-a100-4096.json")) == 1665);
 }
 
 TEST_CASE("layout prechecks: dp lists, every schedule, values outside the readers' ranges, dp in the base") {

@@ -71,8 +71,9 @@ struct SweepSpec {
 struct Candidate {
   std::int64_t index = 0;                   // position among the valid candidates
   std::string key;                          // canonical: "axis=value" for every axis, space-separated
-  std::string scenario_json;                // the scenario object that was loaded, compact JSON
-  Scenario scenario;
+  std::string scenario_json;                // the scenario object, compact JSON
+  Scenario scenario;                        // loaded from scenario_json, when `loaded`
+  bool loaded = false;
 };
 
 // What an enumeration went through.
@@ -93,7 +94,13 @@ using CandidateVisitor = std::function<bool(Candidate&&)>;
 // With `prechecks` (the default) the layouts of each combination of the other axes are judged by
 // the loader's cross-field rules on one scenario read for that combination, and only those that
 // pass are loaded; false loads every combination (slower, the same result: for tests).
-EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks = true);
+// CandidateLoad::JsonOnly visits the candidates that the prechecks judged valid with their JSON
+// only (`loaded` false: whoever needs the scenario loads scenario_json), for passes that count
+// candidates or hand them to workers as JSON; the candidates, their order and the counts are
+// those of a loading enumeration.
+enum class CandidateLoad { Scenario, JsonOnly };
+EnumerationCounts for_each_candidate(const SweepSpec& spec, const CandidateVisitor& visit, bool prechecks = true,
+                                     CandidateLoad load = CandidateLoad::Scenario);
 
 // The counts of a whole enumeration without keeping any candidate; with stop_after > 0 it stops
 // after that many candidates (complete is then false when more may follow).
