@@ -147,7 +147,7 @@ int phases(const char* file) {
     lap(3);
     const auto trace = sim::run(sim::EngineKind::Analytic, step.graph, cluster);
     lap(4);
-    const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction);
+    const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction, false);
     lap(5);
     const auto report = stepsim::report::make_report(s, step, trace, timeline, false);
     lap(6);

@@ -246,7 +246,7 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   }
   if (engine == sim::EngineKind::Analytic) check_memory_budget(s, graph_ops, 0, false, budget, options.per_layer);
   out.trace = prepared ? sim::run_simgrid(out.step.graph, *prepared) : sim::run(engine, out.step.graph, cluster);
-  out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction);
+  out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction, options.timeline_points);
   out.report = report::make_report(s, out.step, out.trace, out.timeline, options.communication_rows);
   out.report.engine_reason = engine_reason;
   return out;

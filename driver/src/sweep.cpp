@@ -126,7 +126,8 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
       SimulateOptions so;
       so.engine = engine;
       so.cache = &cache;
-      so.communication_rows = false;  // set_step_figures does not read them
+      so.communication_rows = false;  // set_step_figures reads neither these
+      so.timeline_points = false;     // nor these
       report::set_step_figures(r, simulate(s, so).report);
       if (refined) {
         // The analytic figures that chose the candidate for refinement, beside the refined ones.

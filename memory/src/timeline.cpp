@@ -10,7 +10,7 @@
 namespace stepsim::memory {
 
 Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
-                        const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction) {
+                        const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction, bool points) {
   // Sorted by (device, time, delta, op), a total order (an op has at most one allocation and one
   // release, of opposite signs): the events grouped by device first, each device's sorted apart.
   const std::size_t devices = static_bytes.size();
@@ -59,6 +59,7 @@ Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int
     d.static_bytes = static_bytes[i];
     d.capacity_bytes = capacity_bytes[i];
     d.peak_bytes = static_bytes[i];
+    if (!points) continue;
     // A point per event at most, and the start.
     if (grouped) d.points.reserve(begin[i + 1] - begin[i] + 1);
     d.points.push_back({0.0, static_bytes[i]});
@@ -81,6 +82,7 @@ Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int
     }
     if (now > d.capacity_bytes && e.delta_bytes > 0 && (!tl.oom || e.time_s < tl.oom->time_s))
       tl.oom = OomPoint{e.device, e.time_s, e.op, now - d.capacity_bytes};
+    if (!points) continue;
     const bool last_at_time = k + 1 == events.size() || events[k + 1].device != e.device || events[k + 1].time_s != e.time_s;
     if (last_at_time) d.points.push_back({e.time_s, now});
   }

@@ -495,7 +495,7 @@ class Builder {
     const std::size_t sl = slot(stage, ps.chunk, ps.micro_batch);
     t.end = rec.ref(forward ? fwd_end_[sl] : -1);
     t.send = rec.ref(forward ? fwd_send_[sl] : bwd_send_[sl]);
-    t.usable = rec.ok && t.send.kind != PassRef::None && (!forward || t.end.kind != PassRef::None);
+    t.usable = rec.ok && t.send != kNoRef && (!forward || t.end != kNoRef);
     if (!t.usable) return;
     t.micro_batch = static_cast<std::int32_t>(ps.micro_batch);
     t.first_op = rec.base;
@@ -521,25 +521,23 @@ class Builder {
     if (const auto next = layout_.next(stage, chunk)) return bwd_send_[slot(next->stage, next->chunk, mb)];
     return fwd_end_[slot(stage, chunk, mb)];
   }
-  // An op a recorded pass names: one of its own (by its place in the pass), the stage's previous
-  // pass end (last_compute_ before the pass), or the pass's input (pass_input).
-  struct PassRef {
-    enum Kind : std::uint8_t { None, Own, Last, Input } kind = None;
-    std::int32_t index = 0;
-  };
+  // An op a recorded pass names, as one number: one of its own by its place in the pass (>= 0),
+  // the stage's previous pass end (last_compute_ before the pass: kLastRef), the pass's input
+  // (pass_input: kInputRef), or none of them (kNoRef).
+  static constexpr std::int32_t kLastRef = -1, kInputRef = -2, kNoRef = -3;
   struct Recording {
     std::int32_t base = 0, last = -1, input = -1;
     bool ok = true;
-    std::vector<std::pair<PassRef, PassRef>> edges;
-    PassRef ref(std::int32_t op) const {
-      if (op >= base) return {PassRef::Own, op - base};
-      if (op == last && op >= 0) return {PassRef::Last, 0};
-      if (op == input && op >= 0) return {PassRef::Input, 0};
-      return {};
+    std::vector<std::pair<std::int32_t, std::int32_t>> edges;
+    std::int32_t ref(std::int32_t op) const {
+      if (op >= base) return op - base;
+      if (op == last && op >= 0) return kLastRef;
+      if (op == input && op >= 0) return kInputRef;
+      return kNoRef;
     }
     void add(std::int32_t before, std::int32_t after) {
-      const PassRef a = ref(before), b = ref(after);
-      if (a.kind == PassRef::None || b.kind == PassRef::None) ok = false;
+      const std::int32_t a = ref(before), b = ref(after);
+      if (a == kNoRef || b == kNoRef) ok = false;
       edges.emplace_back(a, b);
     }
   };
@@ -548,8 +546,8 @@ class Builder {
     std::int32_t micro_batch = -1;
     std::int32_t first_op = -1;  // the recorded pass's first op in the graph
     std::vector<Op> ops;
-    std::vector<std::pair<PassRef, PassRef>> edges;
-    PassRef end, send;  // the pass's end (forward) and its send, what the next passes wait for
+    std::vector<std::pair<std::int32_t, std::int32_t>> edges;
+    std::int32_t end = kNoRef, send = kNoRef;  // the pass's end (forward) and its send, what the next passes wait for
   };
   // The recorded pass again for micro-batch `mb`: the same ops (those of the recorded micro-batch
   // now of `mb`), the same edges in the same order, the same stage FLOPs added op by op, the same
@@ -565,7 +563,9 @@ class Builder {
       // Priced as the recorded pass's op it copies (the same work, group, size and count).
       o.cost_of = t.first_op + static_cast<std::int32_t>(i - static_cast<std::size_t>(base));
     }
-    const auto at = [&](PassRef r) { return r.kind == PassRef::Own ? base + r.index : r.kind == PassRef::Last ? last : input; };
+    // The ops the references kLastRef and kInputRef name, at outside[-1 - ref].
+    const std::int32_t outside[2] = {last, input};
+    const auto at = [&](std::int32_t r) { return r >= 0 ? base + r : outside[-1 - r]; };
     for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
     for (const Op& o : t.ops)

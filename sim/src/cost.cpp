@@ -84,10 +84,16 @@ OnePlan price_flows(std::vector<double> bytes, std::vector<std::int64_t> repeats
   std::size_t k = 0;
   for (std::size_t r = 0; r < routes.rounds.size(); ++r) {
     auto& terms = one.round_terms.emplace_back();
+    // Flows mostly repeat the route cost and size of the flow before them: such a flow adds no term.
+    const costmodel::RouteCost* previous_cost = nullptr;
+    double previous_bytes = 0;
     for (const costmodel::FlowRoute& route : routes.rounds[r]) {
       const double b = bytes[k++];
       if (route.src_gpu == route.dst_gpu) continue;  // as isolated_time_s
       const costmodel::RouteCost& c = routes.cost(route);
+      if (&c == previous_cost && same_bits(b, previous_bytes)) continue;
+      previous_cost = &c;
+      previous_bytes = b;
       const OnePlan::Term t{c.latency_s, b, c.bottleneck_Bps};
       if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
     }

@@ -40,13 +40,13 @@ std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace&
   return ev;
 }
 
-memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction) {
+memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction, bool points) {
   std::vector<std::int64_t> stat, cap;
   for (const auto& d : graph.devices) {
     stat.push_back(d.static_bytes);
     cap.push_back(d.capacity_bytes);
   }
-  return memory::build_timeline(memory_events(graph, trace), stat, cap, fragmentation_fraction);
+  return memory::build_timeline(memory_events(graph, trace), stat, cap, fragmentation_fraction, points);
 }
 
 }  // namespace stepsim::sim

@@ -44,13 +44,26 @@ TEST_CASE("build_timeline: shuffled events across devices, equal times and relea
   for (int round = 0; round < 5; ++round) {
     std::shuffle(ev.begin(), ev.end(), rng);
     const auto got = memory::build_timeline(ev, stat, cap, 0.1);
+    // Without points: the same peaks and OOM point, no points.
+    const auto bare = memory::build_timeline(ev, stat, cap, 0.1, false);
     REQUIRE(got.devices.size() == want.devices.size());
+    REQUIRE(bare.devices.size() == want.devices.size());
+    CHECK(bare.oom.has_value() == want.oom.has_value());
+    if (bare.oom && want.oom) {
+      CHECK(bare.oom->time_s == want.oom->time_s);
+      CHECK(bare.oom->op == want.oom->op);
+      CHECK(bare.oom->bytes_over == want.oom->bytes_over);
+    }
     for (std::size_t d = 0; d < want.devices.size(); ++d) {
       const auto& g = got.devices[d];
       const auto& w = want.devices[d];
       CHECK(g.peak_bytes == w.peak_bytes);
       CHECK(g.peak_time_s == w.peak_time_s);
       CHECK(g.peak_op == w.peak_op);
+      CHECK(bare.devices[d].peak_bytes == w.peak_bytes);
+      CHECK(bare.devices[d].peak_time_s == w.peak_time_s);
+      CHECK(bare.devices[d].peak_op == w.peak_op);
+      CHECK(bare.devices[d].points.empty());
       REQUIRE(g.points.size() == w.points.size());
       for (std::size_t i = 0; i < w.points.size(); ++i) {
         CHECK(g.points[i].time_s == w.points[i].time_s);

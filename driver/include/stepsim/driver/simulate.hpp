@@ -52,6 +52,9 @@ struct SimulateOptions {
   // The report's per-label communication rows (StepReport::communication); a sweep row does not
   // print them.
   bool communication_rows = true;
+  // The memory timeline's points (memory::DeviceTimeline::points; peaks and the OOM point are
+  // there without them); a sweep row does not print them.
+  bool timeline_points = true;
 };
 
 

@@ -42,8 +42,9 @@ struct Timeline {
 };
 
 // Events at the same time on one device: releases apply before allocations (a backward that ends
-// when the next forward starts frees first). Deterministic for equal inputs.
+// when the next forward starts frees first). Deterministic for equal inputs. Without `points` the
+// devices' points stay empty (peaks and the OOM point are the same): what a sweep row needs.
 [[nodiscard]] Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
-                        const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction);
+                        const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction, bool points = true);
 
 }  // namespace stepsim::memory

@@ -13,6 +13,7 @@ namespace stepsim::sim {
 [[nodiscard]] std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace& trace);
 
 // The timeline of every device (static memory, capacity and fragmentation from the graph and `f`).
-[[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction);
+[[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction,
+                                               bool points = true);
 
 }  // namespace stepsim::sim
