@@ -4,7 +4,7 @@
 //                                 sweep worker does (memory verdict, analytic simulation of those
 //                                 that fit, one SimulationCache); CPU time of the enumeration, of the
 //                                 pruned candidates and of the simulated ones; a digest of the rows
-//   perf_bench phases SWEEP.json  CPU time of each stage of the simulated candidates' simulation
+//   perf_bench phases SWEEP.json  CPU time of each stage of the simulated candidates' simulation, in all and by graph size
 //   perf_bench fork N             CPU time (parent and child) of forking a worker that exits at once
 //   perf_bench exec N CMD ARGS... CPU time (user + system) and peak RSS of N runs of a command
 
@@ -12,10 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -124,11 +126,22 @@ int phases(const char* file) {
   double spent[7] = {};
   std::int64_t simulated = 0;
   double ops = 0, copies = 0;
+  // The same by the size of the candidate's graph (ops): small graphs show the fixed cost of a
+  // candidate, large ones what a graph that no longer fits in cache costs per op.
+  struct SizeBin {
+    double max_ops;
+    std::int64_t candidates = 0;
+    double ops = 0;
+    double spent[7] = {};
+  };
+  std::vector<SizeBin> bins{{2e3}, {1e4}, {5e4}, {std::numeric_limits<double>::infinity()}};
   (void)sc::for_each_candidate(spec, [&](sc::Candidate&& c) {
     double t = process_cpu_s();
+    double own[7] = {};
     const auto lap = [&](int phase) {
       const double now = process_cpu_s();
       spent[phase] += now - t;
+      own[phase] += now - t;
       t = now;
     };
     c.scenario = sc::load_scenario_text(c.scenario_json, {}, spec.origin);
@@ -153,6 +166,14 @@ int phases(const char* file) {
     lap(6);
     ++simulated;
     ops += static_cast<double>(step.graph.ops.size());
+    const auto n = static_cast<double>(step.graph.ops.size());
+    for (auto& b : bins)
+      if (n < b.max_ops) {
+        ++b.candidates;
+        b.ops += n;
+        for (int i = 0; i < 7; ++i) b.spent[i] += own[i];
+        break;
+      }
     for (const auto& op : step.graph.ops) copies += op.cost_of >= 0 ? 1.0 : 0.0;
     return true;
   }, true, sc::CandidateLoad::JsonOnly);
@@ -166,6 +187,20 @@ int phases(const char* file) {
   // Ops of passes recorded once and copied (Op::cost_of): what a graph that kept each repeated
   // pass once would not hold.
   std::printf("  ops copied from a recorded pass: %.1f %%\n", ops > 0 ? 100.0 * copies / ops : 0.0);
+  std::printf("by graph size (ns per op: build, costing, replay, memory timeline, report):\n");
+  double lower = 0;
+  for (const auto& b : bins) {
+    double all = 0;
+    for (const double x : b.spent) all += x;
+    const auto per_op = [&](int i) { return b.ops > 0 ? 1e9 * b.spent[i] / b.ops : 0.0; };
+    const std::string range = std::isinf(b.max_ops) ? ">= " + std::to_string(static_cast<long long>(lower))
+                                                    : std::to_string(static_cast<long long>(lower)) + "-" +
+                                                          std::to_string(static_cast<long long>(b.max_ops));
+    std::printf("  %-14s ops %5lld candidates %8.3f CPU-s %7.1f us each  %6.1f %6.1f %6.1f %6.1f %6.1f\n", range.c_str(),
+                static_cast<long long>(b.candidates), all, b.candidates > 0 ? 1e6 * all / static_cast<double>(b.candidates) : 0.0,
+                per_op(2), per_op(3), per_op(4), per_op(5), per_op(6));
+    lower = b.max_ops;
+  }
   return 0;
 }
 
