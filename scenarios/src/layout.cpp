@@ -179,15 +179,17 @@ bool even_split(const Scenario& s) {
          !p.account_for_embedding_in_pipeline_split && !p.account_for_loss_in_pipeline_split;
 }
 
-std::optional<ScenarioError> even_layers_error(const Scenario& s) {
+std::optional<ScenarioError> even_layers_error(const Scenario& s, bool messages = true) {
   const auto& p = s.parallel;
   const std::int64_t layers = s.model.layers;
   if (layers % p.pp != 0)
-    return ScenarioError("parallel.pp", "pp=" + str(p.pp) + " does not divide the layers (" + str(layers) +
-                                            "; parallel.first_stage_layers / last_stage_layers, account_for_*_in_pipeline_split "
-                                            "or pipeline_layout make stages uneven)");
+    return rule_error("parallel.pp", messages, [&] {
+      return "pp=" + str(p.pp) + " does not divide the layers (" + str(layers) +
+             "; parallel.first_stage_layers / last_stage_layers, account_for_*_in_pipeline_split "
+             "or pipeline_layout make stages uneven)";
+    });
   if (layers % (p.pp * p.vpp) != 0)
-    return ScenarioError("parallel.vpp", "layers (" + str(layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp));
+    return rule_error("parallel.vpp", messages, [&] { return "layers (" + str(layers) + ") not divisible by pp*vpp = " + str(p.pp * p.vpp); });
   return std::nullopt;
 }
 
@@ -258,8 +260,8 @@ PipelineLayout pipeline_layout(const Scenario& s) {
   return PipelineLayout(pp, vpp, even_layers(s));
 }
 
-std::optional<ScenarioError> pipeline_layout_error(const Scenario& s) {
-  if (even_split(s)) return even_layers_error(s);
+std::optional<ScenarioError> pipeline_layout_error(const Scenario& s, bool messages) {
+  if (even_split(s)) return even_layers_error(s, messages);
   try {
     (void)pipeline_layout(s);
   } catch (const ScenarioError& e) {

@@ -710,101 +710,120 @@ std::optional<ScenarioError> size_error(const Scenario& s) {
 }
 
 // FP8 needs FP8 tensor cores (Hopper and later, with an FP8 peak); MXFP8 needs Blackwell.
-std::optional<ScenarioError> precision_error(const Scenario& s) {
+std::optional<ScenarioError> precision_error(const Scenario& s, bool messages) {
   const auto precision = s.training.precision;
   if (precision == TrainingPrecision::Bf16) return std::nullopt;
   const GpuSpec& g = s.cluster.gpu;
   const std::string what = to_string(precision) + " needs ";
   if (precision == TrainingPrecision::Mxfp8 && g.architecture != GpuArchitecture::Blackwell)
-    return ScenarioError("training.precision", what + "a Blackwell GPU (" + g.name + " is " + to_string(g.architecture) + ")");
+    return rule_error("training.precision", messages, [&] { return what + "a Blackwell GPU (" + g.name + " is " + to_string(g.architecture) + ")"; });
   if (g.architecture != GpuArchitecture::Hopper && g.architecture != GpuArchitecture::Blackwell)
-    return ScenarioError("training.precision", what + "a Hopper or Blackwell GPU (" + g.name + " is " + to_string(g.architecture) + ")");
+    return rule_error("training.precision", messages,
+                      [&] { return what + "a Hopper or Blackwell GPU (" + g.name + " is " + to_string(g.architecture) + ")"; });
   if (!(g.peak_fp8_flops > 0))
-    return ScenarioError("training.precision", what + "cluster.gpu.peak_fp8_tflops > 0 (" + g.name + " gives none)");
+    return rule_error("training.precision", messages, [&] { return what + "cluster.gpu.peak_fp8_tflops > 0 (" + g.name + " gives none)"; });
   return std::nullopt;
 }
 
 }  // namespace
 
 // Cross-field rules. Each names the field a user would change.
-std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_given) {
+std::optional<ScenarioError> detail::cross_field_error(Scenario& s, bool dp_given, bool messages) {
   const auto& m = s.model;
   auto& p = s.parallel;
   const auto& t = s.training;
-  if (m.heads % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")");
-  if (auto e = precision_error(s)) return e;
-  if (m.kv_heads % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")");
-  if (m.ffn_hidden % p.tp != 0) return ScenarioError("parallel.tp", "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")");
+  if (m.heads % p.tp != 0)
+    return rule_error("parallel.tp", messages, [&] { return "tp=" + str(p.tp) + " does not divide the attention heads (" + str(m.heads) + ")"; });
+  if (auto e = precision_error(s, messages)) return e;
+  if (m.kv_heads % p.tp != 0)
+    return rule_error("parallel.tp", messages, [&] { return "tp=" + str(p.tp) + " does not divide kv_heads (" + str(m.kv_heads) + ")"; });
+  if (m.ffn_hidden % p.tp != 0)
+    return rule_error("parallel.tp", messages, [&] { return "tp=" + str(p.tp) + " does not divide ffn_hidden (" + str(m.ffn_hidden) + ")"; });
   if (p.schedule == Schedule::Interleaved && p.vpp < 2)
-    return ScenarioError("parallel.vpp", "the interleaved schedule needs vpp >= 2, got " + str(p.vpp));
+    return rule_error("parallel.vpp", messages, [&] { return "the interleaved schedule needs vpp >= 2, got " + str(p.vpp); });
   if (p.schedule != Schedule::Interleaved && p.vpp != 1)
-    return ScenarioError("parallel.vpp", "vpp=" + str(p.vpp) + " needs schedule \"interleaved\" (schedule is \"" + to_string(p.schedule) + "\")");
-  if (p.schedule == Schedule::Interleaved && p.pp < 2)
-    return ScenarioError("parallel.schedule", "interleaving needs pp >= 2");
+    return rule_error("parallel.vpp", messages,
+                      [&] { return "vpp=" + str(p.vpp) + " needs schedule \"interleaved\" (schedule is \"" + to_string(p.schedule) + "\")"; });
+  if (p.schedule == Schedule::Interleaved && p.pp < 2) return rule_error("parallel.schedule", messages, [&] { return "interleaving needs pp >= 2"; });
   // Layers per stage and chunk: the layout's rules name the field at fault.
-  if (auto e = pipeline_layout_error(s)) return e;
+  if (auto e = pipeline_layout_error(s, messages)) return e;
   if (p.cp > 1 && (p.cp > t.seq_len / 2 || t.seq_len % (2 * p.cp) != 0))
-    return ScenarioError("training.seq_len", "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp));
+    return rule_error("training.seq_len", messages, [&] { return "seq_len=" + str(t.seq_len) + " not divisible by 2*cp = " + str(2 * p.cp); });
   // As Megatron: given, the sizes multiply to cp whatever the type (only a2a+p2p uses them).
   if (const auto& h = p.hierarchical_cp_sizes; !h.empty() || p.cp_comm_type == CpCommType::A2AP2P) {
-    if (h.size() != 2) return ScenarioError("parallel.hierarchical_cp_sizes", "must be a list of two sizes: the all-to-all groups' and the ring's");
+    if (h.size() != 2)
+      return rule_error("parallel.hierarchical_cp_sizes", messages,
+                        [&] { return "must be a list of two sizes: the all-to-all groups' and the ring's"; });
     if (h[0] * h[1] != p.cp)
-      return ScenarioError("parallel.hierarchical_cp_sizes", "the sizes' product (" + str(h[0]) + " x " + str(h[1]) + ") must be cp=" + str(p.cp));
+      return rule_error("parallel.hierarchical_cp_sizes", messages,
+                        [&] { return "the sizes' product (" + str(h[0]) + " x " + str(h[1]) + ") must be cp=" + str(p.cp); });
   }
   // Ulysses splits each TP rank's query and key-value heads over its all-to-all group.
   if (const std::int64_t a2a = p.cp_a2a_size(); a2a > 1 && ((m.heads / p.tp) % a2a != 0 || (m.kv_heads / p.tp) % a2a != 0)) {
     const bool whole = p.cp_comm_type == CpCommType::A2A;
-    return ScenarioError(whole ? "parallel.cp_comm_type" : "parallel.hierarchical_cp_sizes",
-                         std::string(whole ? "a2a needs cp=" : "the all-to-all groups need their size ") + str(a2a) +
-                             " to divide the heads per TP rank (" + str(m.heads / p.tp) + ") and the kv_heads per TP rank (" + str(m.kv_heads / p.tp) + ")");
+    return rule_error(whole ? "parallel.cp_comm_type" : "parallel.hierarchical_cp_sizes", messages, [&] {
+      return std::string(whole ? "a2a needs cp=" : "the all-to-all groups need their size ") + str(a2a) + " to divide the heads per TP rank (" +
+             str(m.heads / p.tp) + ") and the kv_heads per TP rank (" + str(m.kv_heads / p.tp) + ")";
+    });
   }
   const std::int64_t world = s.world_size();
   // Each size must fit the world before any product of them is formed (no overflow below).
   for (const auto& [field, size] : {std::pair<const char*, std::int64_t>{"parallel.tp", p.tp}, {"parallel.cp", p.cp}, {"parallel.pp", p.pp}})
     if (size > world)
-      return ScenarioError(field, std::string(field).substr(9) + "=" + str(size) + " exceeds the world size " + str(world));
+      return rule_error(field, messages,
+                        [&, key = field, n = size] { return std::string(key).substr(9) + "=" + str(n) + " exceeds the world size " + str(world); });
   std::int64_t model_parallel = 0;
-  if (__builtin_mul_overflow(p.tp, p.cp, &model_parallel) || __builtin_mul_overflow(model_parallel, p.pp, &model_parallel) ||
-      model_parallel > world)
-    return ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is smaller than tp*cp*pp");
+  if (__builtin_mul_overflow(p.tp, p.cp, &model_parallel) || __builtin_mul_overflow(model_parallel, p.pp, &model_parallel) || model_parallel > world)
+    return rule_error("parallel", messages, [&] { return "world size " + str(world) + " (nodes*gpus_per_node) is smaller than tp*cp*pp"; });
   if (world % model_parallel != 0)
-    return ScenarioError("parallel", "world size " + str(world) + " (nodes*gpus_per_node) is not divisible by tp*cp*pp = " + str(model_parallel));
+    return rule_error("parallel", messages,
+                      [&] { return "world size " + str(world) + " (nodes*gpus_per_node) is not divisible by tp*cp*pp = " + str(model_parallel); });
   if (dp_given) {
-    if (p.dp > world) return ScenarioError("parallel.dp", "dp=" + str(p.dp) + " exceeds the world size " + str(world));
+    if (p.dp > world) return rule_error("parallel.dp", messages, [&] { return "dp=" + str(p.dp) + " exceeds the world size " + str(world); });
     if (model_parallel * p.dp != world)
-      return ScenarioError("parallel.dp", "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " does not equal the world size " + str(world));
+      return rule_error("parallel.dp", messages,
+                        [&] { return "tp*cp*pp*dp = " + str(model_parallel * p.dp) + " does not equal the world size " + str(world); });
   } else {
     p.dp = world / model_parallel;
   }
   if ((p.dp * p.cp) % p.distributed_optimizer_instances != 0)
-    return ScenarioError("parallel.distributed_optimizer_instances", "distributed_optimizer_instances=" + str(p.distributed_optimizer_instances) +
-                                                                         " does not divide DP x CP (" + str(p.dp * p.cp) + ")");
+    return rule_error("parallel.distributed_optimizer_instances", messages, [&] {
+      return "distributed_optimizer_instances=" + str(p.distributed_optimizer_instances) + " does not divide DP x CP (" + str(p.dp * p.cp) + ")";
+    });
   if (t.global_batch % (t.micro_batch * p.dp) != 0)
-    return ScenarioError("training.global_batch", "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp));
+    return rule_error("training.global_batch", messages,
+                      [&] { return "global_batch=" + str(t.global_batch) + " not divisible by micro_batch*dp = " + str(t.micro_batch * p.dp); });
   const std::int64_t mb = s.micro_batches();
   if (p.microbatch_group_size && p.schedule != Schedule::Interleaved)
-    return ScenarioError("parallel.microbatch_group_size", "applies to the interleaved schedule only (schedule is \"" + to_string(p.schedule) + "\")");
+    return rule_error("parallel.microbatch_group_size", messages,
+                      [&] { return "applies to the interleaved schedule only (schedule is \"" + to_string(p.schedule) + "\")"; });
   if (p.schedule == Schedule::Interleaved) {
     if (mb < p.pp)
-      return ScenarioError("training.global_batch", "interleaving needs at least pp=" + str(p.pp) + " micro-batches per pipeline, got " + str(mb));
+      return rule_error("training.global_batch", messages,
+                        [&] { return "interleaving needs at least pp=" + str(p.pp) + " micro-batches per pipeline, got " + str(mb); });
     // Megatron's rules (schedules.py): the group lies in [pp, micro-batches], and the last group,
     // the rest, is empty or at least pp micro-batches.
     const std::int64_t group = p.microbatch_group();
     if (!p.microbatch_group_size && mb % p.pp != 0)
-      return ScenarioError("training.global_batch", "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp) +
-                                                        " (or parallel.microbatch_group_size)");
+      return rule_error("training.global_batch", messages, [&] {
+        return "interleaving needs the micro-batch count (" + str(mb) + ") divisible by pp=" + str(p.pp) + " (or parallel.microbatch_group_size)";
+      });
     if (group < p.pp || group > mb)
-      return ScenarioError("parallel.microbatch_group_size", "microbatch_group_size=" + str(group) + " must lie in [pp=" + str(p.pp) +
-                                                                 ", micro-batches=" + str(mb) + "]");
+      return rule_error("parallel.microbatch_group_size", messages,
+                        [&] { return "microbatch_group_size=" + str(group) + " must lie in [pp=" + str(p.pp) + ", micro-batches=" + str(mb) + "]"; });
     if (mb % group != 0 && mb % group < p.pp)
-      return ScenarioError("parallel.microbatch_group_size", "the last group holds " + str(mb % group) + " micro-batches (" + str(mb) + " mod " +
-                                                                 str(group) + "), fewer than pp=" + str(p.pp));
+      return rule_error("parallel.microbatch_group_size", messages, [&] {
+        return "the last group holds " + str(mb % group) + " micro-batches (" + str(mb) + " mod " + str(group) + "), fewer than pp=" + str(p.pp);
+      });
   }
   if (p.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
-    return ScenarioError("parallel.tp_comm_overlap", "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)");
+    return rule_error("parallel.tp_comm_overlap", messages,
+                      [&] { return "needs sequence_parallel (TransformerEngine overlaps the SP all-gathers and reduce-scatters)"; });
   if (s.memory.headroom_bytes > 0 && s.memory.headroom_bytes >= s.cluster.gpu.memory_bytes)
-    return ScenarioError("memory.headroom_gib", "headroom_gib=" + bytes_text(s.memory.headroom_bytes / kGiB) +
-                                                    " leaves no GPU memory (the GPU has " + bytes_text(s.cluster.gpu.memory_bytes / kGiB) + " GiB)");
+    return rule_error("memory.headroom_gib", messages, [&] {
+      return "headroom_gib=" + bytes_text(s.memory.headroom_bytes / kGiB) + " leaves no GPU memory (the GPU has " +
+             bytes_text(s.cluster.gpu.memory_bytes / kGiB) + " GiB)";
+    });
   return size_error(s);
 }
 

@@ -19,7 +19,8 @@ namespace stepsim::scenarios::detail {
                                      bool& dp_given);
 
 // The error of the first cross-field rule `s` breaks (what load_scenario_text throws), or nullopt;
-// sets parallel.dp to world / (tp cp pp) when it was not given. No exception is thrown.
-[[nodiscard]] std::optional<ScenarioError> cross_field_error(Scenario& s, bool dp_given);
+// sets parallel.dp to world / (tp cp pp) when it was not given. No exception is thrown. Without
+// `messages` the error names the field only (its reason empty; the memory-size rules keep theirs).
+[[nodiscard]] std::optional<ScenarioError> cross_field_error(Scenario& s, bool dp_given, bool messages = true);
 
 }  // namespace stepsim::scenarios::detail

@@ -414,14 +414,14 @@ class Enumerator {
     std::int64_t* const fields[] = {&p.tp, &p.cp, &p.pp, &p.dp};
     for (std::size_t k = 0; k < 4; ++k) {
       if (!written_[k]) continue;
-      const Param& range = parameter(kLayoutNames[k]);
+      const Param& range = *layout_params_[k];
       if (static_cast<double>(lay[k]) < range.min || static_cast<double>(lay[k]) > range.max) return std::nullopt;
       *fields[k] = lay[k];
     }
     for (std::size_t k = 0; k < inner_tail_.size(); ++k) {
       const Json& v = tail_values_[k][tail_choice_[k]];
       if (spec_.axes[inner_tail_[k]].name == "parallel.vpp") {
-        const Param& range = parameter("parallel.vpp");
+        const Param& range = *vpp_param_;
         const auto vpp = v.get<std::int64_t>();
         if (static_cast<double>(vpp) < range.min || static_cast<double>(vpp) > range.max) return std::nullopt;
         p.vpp = vpp;
@@ -429,7 +429,8 @@ class Enumerator {
         p.schedule = schedule_named(v.get<std::string>());
       }
     }
-    return detail::cross_field_error(template_, template_dp_given_);
+    // The reason is shown for the first invalid combination only.
+    return detail::cross_field_error(template_, template_dp_given_, first_invalid_.empty());
   }
 
   // Hierarchical CP sizes that any cp of 1 accepts ([1, 1]), when they are well-formed (else the
@@ -600,6 +601,10 @@ class Enumerator {
   }
 
   static constexpr const char* kLayoutNames[] = {"parallel.tp", "parallel.cp", "parallel.pp", "parallel.dp"};
+  // Their ranges (and vpp's), looked up once.
+  const Param* const layout_params_[4] = {&parameter(kLayoutNames[0]), &parameter(kLayoutNames[1]), &parameter(kLayoutNames[2]),
+                                          &parameter(kLayoutNames[3])};
+  const Param* const vpp_param_ = &parameter("parallel.vpp");
 
   const SweepSpec& spec_;
   const CandidateVisitor& visit_;

@@ -6,6 +6,7 @@
 
 #include "../common/scratch.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/layout.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/scenarios/params.hpp"
 
@@ -816,4 +817,30 @@ TEST_CASE("the default scenario's name follows its GPU count, unless an override
   CHECK(scenarios::load_default_scenario().name == "llama31-70b-dgx-h100-128");
   CHECK(scenarios::load_default_scenario({Override{"cluster.nodes", "4"}}).name == "llama31-70b-dgx-h100-32");
   CHECK(scenarios::load_default_scenario({Override{"cluster.nodes", "4"}, Override{"name", "mine"}}).name == "mine");
+}
+
+TEST_CASE("a broken rule's reason is made only when asked for: the same field either way") {
+  bool made = false;
+  const auto reason = [&made] {
+    made = true;
+    return std::string("tp=3 does not divide the attention heads (32)");
+  };
+  const auto bare = rule_error("parallel.tp", false, reason);
+  CHECK_FALSE(made);
+  CHECK(bare.path() == "parallel.tp");
+  CHECK(std::string(bare.what()) == "parallel.tp: ");
+  const auto full = rule_error("parallel.tp", true, reason);
+  CHECK(made);
+  CHECK(std::string(full.what()) == "parallel.tp: tp=3 does not divide the attention heads (32)");
+  // Llama-3.1-8B's 32 layers over 3 stages: the even split's rule names pp with or without its reason.
+  auto s = scenarios::load_scenario_text(kBase, {Override{"parallel.tp", "1"}, Override{"parallel.pp", "4"}, Override{"parallel.dp", "1"}});
+  s.parallel.pp = 3;
+  const auto with = scenarios::pipeline_layout_error(s);
+  const auto without = scenarios::pipeline_layout_error(s, false);
+  REQUIRE(with.has_value());
+  REQUIRE(without.has_value());
+  CHECK(with->path() == "parallel.pp");
+  CHECK(without->path() == "parallel.pp");
+  CHECK(std::string(with->what()).find("does not divide the layers (32") != std::string::npos);
+  CHECK(std::string(without->what()) == "parallel.pp: ");
 }

@@ -23,6 +23,13 @@ class ScenarioError : public Error {
   std::string path_;
 };
 
+// The error of a broken rule, its reason made by `reason()` only when `with_reason` (a sweep's
+// enumeration counts the broken rules of thousands of combinations by field and shows one reason).
+template <typename Reason>
+[[nodiscard]] ScenarioError rule_error(std::string path, bool with_reason, Reason&& reason) {
+  return ScenarioError(std::move(path), with_reason ? std::string(reason()) : std::string());
+}
+
 // A broken invariant inside stepsim (cyclic step graph, op on a missing rank, ...).
 class InternalError : public Error {
  public:

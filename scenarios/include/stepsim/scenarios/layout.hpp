@@ -83,7 +83,7 @@ class PipelineLayout {
 [[nodiscard]] PipelineLayout pipeline_layout(const Scenario& s);
 // The error pipeline_layout(s) would throw, nullopt when it would succeed. The even split (no
 // layout option set, a sweep's usual case) is checked with integer tests, without an exception.
-[[nodiscard]] std::optional<ScenarioError> pipeline_layout_error(const Scenario& s);
+[[nodiscard]] std::optional<ScenarioError> pipeline_layout_error(const Scenario& s, bool messages = true);
 // Transformer layers on pipeline stage `stage`: pipeline_layout(s).stage_layers(stage).
 [[nodiscard]] std::int64_t stage_layers(const Scenario& s, std::int64_t stage);
 
