@@ -307,6 +307,7 @@ double ring_chunk_bytes(double bytes, std::int64_t ranks, const TunerChoice& cho
 
 RingShape ring_shape(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,
                      const CommSettings& settings) {
+  check_settings(settings);
   if (instances.empty() || instances.front().size() < 2) throw InternalError("costmodel: a ring needs instances of two ranks or more");
   RingShape shape;
   shape.tuner = tuner_input(cluster, kind, instances.front(), settings);

@@ -214,9 +214,11 @@ class PlanCache {
         return it->second.one;
       }
     ++stats_.misses;
-    if (const RingEntry* ring = ring_of(cluster, group_hash, in)) {
-      // Another size of a ring collective priced before: its shape gives the plan, if the tuner
-      // picks the ring for this size too.
+    const RingEntry* ring = ring_of(cluster, group_hash, in);
+    if (ring == nullptr) ring = new_ring(cluster, group_hash, in);
+    if (ring != nullptr) {
+      // A ring collective: its shape (noted for an earlier size or just now) gives the plan, if the
+      // tuner picks the ring for this size.
       const costmodel::TunerChoice choice = costmodel::choose(ring->shape->tuner, in.bytes, in.settings->algorithm);
       if (choice.algorithm == costmodel::NcclAlgorithm::Ring) {
         ++stats_.ring_shapes_used;
@@ -235,7 +237,6 @@ class PlanCache {
     items_ += flows;
     entries_.emplace(h, Entry{cluster.instance_id(), in.kind, instances, in.bytes, *in.settings, one});
     stats_.entries = static_cast<std::int64_t>(entries_.size());
-    note_ring(cluster, group_hash, in, instances, plan, plan_routes);
     return one;
   }
 
@@ -334,29 +335,35 @@ class PlanCache {
     return nullptr;
   }
 
-  // Notes the ring shape of `plan` (a ring of `in`'s collective, priced on `routes`) when the
-  // shape gives that very plan, flow by flow and bit for bit: later sizes are then priced from it.
-  void note_ring(const topology::Cluster& cluster, std::uint64_t group_hash, const PlanInputs& in, const SharedRanks& instances,
-                 const costmodel::CommPlan& plan, const std::shared_ptr<const costmodel::PlanRoutes>& routes) {
+  // The ring shape of `in`'s collective, noted with the routes of its flows, when the tuner picks
+  // the ring for its size: what plan_collective's ring plan is made of (costmodel::RingShape), so
+  // that this size and later ones are priced from it. nullptr for a collective that is not a ring
+  // at this size (planned in full) or cannot be one.
+  const RingEntry* new_ring(const topology::Cluster& cluster, std::uint64_t group_hash, const PlanInputs& in) {
     using workload::Collective;
-    if (cluster.spec().ideal_network || plan.algorithm != costmodel::NcclAlgorithm::Ring || plan.rounds.size() != 1) return;
-    if (in.kind != Collective::AllReduce && in.kind != Collective::ReduceScatter && in.kind != Collective::AllGather) return;
-    if (ring_of(cluster, group_hash, in) != nullptr) return;
-    auto shape = std::make_shared<const costmodel::RingShape>(costmodel::ring_shape(cluster, in.kind, instances.get(), *in.settings));
-    const costmodel::TunerChoice choice = costmodel::choose(shape->tuner, in.bytes, in.settings->algorithm);
-    if (choice.algorithm != plan.algorithm || choice.protocol != plan.protocol) return;
-    const auto& flows = plan.rounds.front().flows;
-    if (shape->repeat != plan.rounds.front().repeat || shape->flows.size() != flows.size()) return;
-    const double chunk = costmodel::ring_chunk_bytes(in.bytes, shape->ranks, choice, shape->graph_Bps);
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-      const auto& f = shape->flows[i];
-      if (f.src_gpu != flows[i].src_gpu || f.dst_gpu != flows[i].dst_gpu || !same_bits(f.bytes(chunk), flows[i].bytes)) return;
-    }
-    double setup_s = in.settings->collective_setup_s;
-    setup_s += std::max(0.0, choice.latency_s - shape->route_latency_s);
-    if (!same_bits(setup_s, plan.setup_s)) return;
-    items_ += static_cast<std::int64_t>(flows.size());
-    rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::make_shared<const StoredRing>(*shape), routes});
+    if (cluster.spec().ideal_network || !(in.bytes >= 0.0) || in.bytes == std::numeric_limits<double>::infinity()) return nullptr;
+    if (in.kind != Collective::AllReduce && in.kind != Collective::ReduceScatter && in.kind != Collective::AllGather) return nullptr;
+    const auto& groups = in.instances->get();
+    if (groups.empty() || groups.front().size() < 2) return nullptr;
+    const costmodel::TunerInput tuner = costmodel::tuner_input(cluster, in.kind, groups.front(), *in.settings);
+    const costmodel::TunerChoice choice = costmodel::choose(tuner, in.bytes, in.settings->algorithm);
+    if (choice.algorithm != costmodel::NcclAlgorithm::Ring) return nullptr;
+    const costmodel::RingShape shape = costmodel::ring_shape(cluster, in.kind, groups, *in.settings);
+    const auto flows = static_cast<std::int64_t>(shape.flows.size());
+    if (items_ + 2 * flows > kMaxItems) clear();
+    const SharedRanks& instances = intern(group_hash, *in.instances);
+    // The routes of the shape's flows (their ends, whatever their size).
+    costmodel::CommPlan ends;
+    ends.algorithm = choice.algorithm;
+    ends.protocol = choice.protocol;
+    auto& round = ends.rounds.emplace_back();
+    round.repeat = shape.repeat;
+    round.flows.reserve(shape.flows.size());
+    for (const auto& f : shape.flows) round.flows.push_back(costmodel::Flow{f.src_gpu, f.dst_gpu, 0.0});
+    const auto ring_routes = routes(cluster, group_hash, in.kind, instances, ends);
+    items_ += flows;
+    return &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings,
+                                                  std::make_shared<const StoredRing>(shape), ring_routes})->second;
   }
 
   // Every field of the settings: a field added to CommSettings changes its size and stops the
