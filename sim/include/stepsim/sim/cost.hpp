@@ -31,8 +31,9 @@ struct PlanCacheStats {
   std::int64_t misses = 0;
   std::int64_t entries = 0;
   std::int64_t routes_reused = 0;
-  // Misses priced from the ring shape (costmodel::RingShape) of another size of the same ring
-  // collective, without making its flows: the shape is kept once it gave a priced plan bit for bit.
+  // Misses priced from the ring shape (costmodel::RingShape) of the collective, without making
+  // its flows: every size the tuner runs as a ring, the first included (the shape is what
+  // plan_collective's ring plan is made of; tests/sim/plan_cache_test.cpp checks them bit for bit).
   std::int64_t ring_shapes_used = 0;
 };
 // Turns the cache on (the default) or off; either way it is emptied and its counts reset.
