@@ -179,7 +179,9 @@ class Builder {
   // The compute work of `terms` (kernel list, count), empty lists dropped and repeats of a list
   // merged into one term; one entry per distinct work.
   std::int32_t work(const Terms& terms, bool shares_sms) {
-    Terms merged;
+    // The key is made in storage kept from one call to the next (a hit allocates nothing).
+    Terms& merged = work_key_.first;
+    merged.clear();
     for (const auto& [list, count] : terms) {
       if (out_.graph.kernel_lists[static_cast<std::size_t>(list)].empty()) continue;
       if (!merged.empty() && merged.back().first == list)
@@ -187,8 +189,8 @@ class Builder {
       else
         merged.emplace_back(list, count);
     }
-    const auto key = std::make_pair(merged, shares_sms);
-    auto it = work_index_.find(key);
+    work_key_.second = shares_sms;
+    auto it = work_index_.find(work_key_);
     if (it != work_index_.end()) return it->second;
     ComputeWork w;
     w.terms = merged;
@@ -196,7 +198,7 @@ class Builder {
     for (const auto& [list, count] : w.terms) w.flops += count * list_flops_[static_cast<std::size_t>(list)];
     const auto id = static_cast<std::int32_t>(out_.graph.works.size());
     out_.graph.works.push_back(std::move(w));
-    work_index_.emplace(key, id);
+    work_index_.emplace(work_key_, id);
     return id;
   }
 
@@ -687,7 +689,8 @@ class Builder {
       const bool shares = cp_ring() || tp_overlap() || (mb == 0 && gathers_pending(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
       const GroupWork& gw = group_work(true, stage, chunk, wait_params, gi, shares, [&] {
-        Terms terms;
+        Terms& terms = group_terms_;
+        terms.clear();
         if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
         for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_fwd_[static_cast<std::size_t>(l)], 1.0);
         auto comm = layer_comm(stage, chunk, first, count, true);
@@ -910,7 +913,8 @@ class Builder {
       const bool shares = cp_ring() || tp_overlap() || (reduces && reductions_running(stage, chunk, first + std::max<std::int64_t>(count, 1))) ||
                           (head && prefetches_params());
       const GroupWork& gw = group_work(false, stage, chunk, split, gi, shares, [&] {
-        Terms terms;
+        Terms& terms = group_terms_;
+        terms.clear();
         if (head && host_ >= 0) terms.emplace_back(host_, 1.0);
         for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_bwd_[static_cast<std::size_t>(l)], 1.0);
         for (std::int64_t l = base + first; l < base + first + count; ++l) terms.emplace_back(layer_rec_[static_cast<std::size_t>(l)], 1.0);
@@ -1068,6 +1072,8 @@ class Builder {
     }
   };
   std::unordered_map<std::pair<Terms, bool>, std::int32_t, WorkKeyHash> work_index_;
+  std::pair<Terms, bool> work_key_;  // work()'s key, its storage reused
+  Terms group_terms_;                 // a layer group's terms as group_work() makes them, storage reused
   std::vector<std::vector<GroupWork>> group_works_;  // group_work(), by (stage, chunk, direction, split, shares), group
   GroupWork unshared_work_;                                   // group_work() without reuse
   // By (kind, stage, to_stage + 1), packed.
