@@ -417,8 +417,9 @@ class StepGraph {
     std::int32_t first_out = -1, last_out = -1, out_count = 0;
     std::int32_t first_in = -1, last_in = -1, in_count = 0;
   };
+  // Nodes for ops [0, n) at least; grown geometrically (the nodes past the ops are unused, edgeless).
   void ensure_nodes(std::size_t n) {
-    if (nodes_.size() < n) nodes_.resize(n);
+    if (nodes_.size() < n) nodes_.resize(std::max(n, 2 * nodes_.size()));
   }
   [[noreturn]] static void too_many_ops();
   [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;
