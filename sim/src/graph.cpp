@@ -321,15 +321,15 @@ void StepGraph::validate_ops() const {
 }
 
 void StepGraph::check_nodes() const {
-  if (nodes_.size() < ops.size()) {
-    throw InternalError("step graph: " + std::to_string(ops.size() - nodes_.size()) +
+  if (node_ops_ < ops.size()) {
+    throw InternalError("step graph: " + std::to_string(ops.size() - node_ops_) +
                         " ops were pushed into `ops` directly; add ops with add_op()");
   }
 }
 
 void StepGraph::validate_edges_and_plans() const {
   check_nodes();
-  for (std::size_t i = ops.size(); i < nodes_.size(); ++i) {
+  for (std::size_t i = ops.size(); i < node_ops_; ++i) {
     const auto missing = static_cast<std::int32_t>(i);
     if (nodes_[i].in_count > 0) {
       throw InternalError("step graph: edge from " + name_op(*this, predecessors(missing).front()) + " to missing op " +

@@ -417,13 +417,21 @@ class StepGraph {
     std::int32_t first_out = -1, last_out = -1, out_count = 0;
     std::int32_t first_in = -1, last_in = -1, in_count = 0;
   };
-  // Nodes for ops [0, n) at least; grown geometrically (the nodes past the ops are unused, edgeless).
+  // Nodes for ops [0, n) at least. The array grows geometrically; node_ops_ counts the nodes in use
+  // (those of the ops and of ops an edge named before they were added), the others are edgeless.
   void ensure_nodes(std::size_t n) {
-    if (nodes_.size() < n) nodes_.resize(std::max(n, 2 * nodes_.size()));
+    if (n <= node_ops_) return;
+    node_ops_ = n;
+    if (nodes_.size() >= n) return;
+    // Twice the size, but not past the reserved capacity while n fits in it.
+    std::size_t to = std::max(n, 2 * nodes_.size());
+    if (n <= nodes_.capacity()) to = std::min(to, nodes_.capacity());
+    nodes_.resize(to);
   }
   [[noreturn]] static void too_many_ops();
   [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;
-  std::vector<Node> nodes_;  // per op (and per op an edge names before it is added)
+  std::vector<Node> nodes_;  // per op (and per op an edge names before it is added), and spare ones
+  std::size_t node_ops_ = 0;  // nodes in use: [0, node_ops_)
   std::vector<Edge> edges_;
 };
 
