@@ -15,8 +15,6 @@
 
 namespace stepsim::costmodel {
 
-namespace {
-
 void check_settings(const CommSettings& s) {
   auto fraction = [](double v) { return v > 0.0 && v <= 1.0; };
   if (!fraction(s.nvlink_efficiency) || !fraction(s.network_efficiency) || !fraction(s.nvls_efficiency))
@@ -24,6 +22,8 @@ void check_settings(const CommSettings& s) {
   if (s.collective_setup_s < 0.0 || s.p2p_setup_s < 0.0)
     throw InternalError("costmodel: setup latencies must not be negative");
 }
+
+namespace {
 
 // Bytes on the wire for `bytes` of payload between two GPUs: payload / efficiency of the path.
 double path_efficiency(const topology::Cluster& cluster, const CommSettings& s, std::int64_t src, std::int64_t dst) {

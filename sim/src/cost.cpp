@@ -215,7 +215,7 @@ class PlanCache {
       }
     ++stats_.misses;
     const RingEntry* ring = ring_of(cluster, group_hash, in);
-    if (ring == nullptr) ring = new_ring(cluster, group_hash, in);
+    const bool noted_now = ring == nullptr && (ring = new_ring(cluster, group_hash, in)) != nullptr;
     if (ring != nullptr) {
       // A ring collective: its shape (noted for an earlier size or just now) gives the plan, if the
       // tuner picks the ring for this size.
@@ -223,6 +223,9 @@ class PlanCache {
       if (choice.algorithm == costmodel::NcclAlgorithm::Ring) {
         ++stats_.ring_shapes_used;
         auto one = std::make_shared<const OnePlan>(price_ring(*ring->shape, ring->routes, choice, in.bytes, *in.settings));
+        // Counted as a plan in full is (its flows; new_ring left room for them): a later size keeps
+        // only its sizes' runs beside the shared routes, and is not counted.
+        if (noted_now) items_ += static_cast<std::int64_t>(ring->shape->flows);
         entries_.emplace(h, Entry{cluster.instance_id(), in.kind, ring->instances, in.bytes, *in.settings, one});
         stats_.entries = static_cast<std::int64_t>(entries_.size());
         return one;
@@ -345,6 +348,10 @@ class PlanCache {
     if (in.kind != Collective::AllReduce && in.kind != Collective::ReduceScatter && in.kind != Collective::AllGather) return nullptr;
     const auto& groups = in.instances->get();
     if (groups.empty() || groups.front().size() < 2) return nullptr;
+    // Instances of different sizes: plan_collective says so.
+    for (const auto& g : groups)
+      if (g.size() != groups.front().size()) return nullptr;
+    costmodel::check_settings(*in.settings);
     const costmodel::TunerInput tuner = costmodel::tuner_input(cluster, in.kind, groups.front(), *in.settings);
     const costmodel::TunerChoice choice = costmodel::choose(tuner, in.bytes, in.settings->algorithm);
     if (choice.algorithm != costmodel::NcclAlgorithm::Ring) return nullptr;
@@ -362,6 +369,7 @@ class PlanCache {
     for (const auto& f : shape.flows) round.flows.push_back(costmodel::Flow{f.src_gpu, f.dst_gpu, 0.0});
     const auto ring_routes = routes(cluster, group_hash, in.kind, instances, ends);
     items_ += flows;
+    ++stats_.rings_noted;
     return &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings,
                                                   std::make_shared<const StoredRing>(shape), ring_routes})->second;
   }

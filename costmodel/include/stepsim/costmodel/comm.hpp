@@ -176,6 +176,10 @@ struct RingShape {
 [[nodiscard]] TunerInput tuner_input(const topology::Cluster& cluster, Collective kind,
                                      const std::vector<std::int64_t>& members, const CommSettings& settings);
 
+// Throws InternalError unless the settings' efficiencies lie in (0, 1] and their setups are not
+// negative (what plan_collective and ring_shape check first).
+void check_settings(const CommSettings& settings);
+
 // Plans `kind` of `bytes` (nccl-tests convention: the full buffer S) over every instance of a
 // group at once. instances[0] is the tracked group; the others are identical collectives that
 // run at the same time (symmetric ranks), included so that the link load they cause is replayed.

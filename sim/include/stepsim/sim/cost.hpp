@@ -35,6 +35,9 @@ struct PlanCacheStats {
   // its flows: every size the tuner runs as a ring, the first included (the shape is what
   // plan_collective's ring plan is made of; tests/sim/plan_cache_test.cpp checks them bit for bit).
   std::int64_t ring_shapes_used = 0;
+  // Ring shapes noted (one per ring collective of a group and settings, at its first size the
+  // tuner runs as a ring); ring_shapes_used beyond them are later sizes priced from a shape.
+  std::int64_t rings_noted = 0;
 };
 // Turns the cache on (the default) or off; either way it is emptied and its counts reset.
 void set_plan_cache_enabled(bool enabled);
