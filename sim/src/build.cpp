@@ -490,9 +490,12 @@ class Builder {
     rec.base = static_cast<std::int32_t>(out_.graph.ops.size());
     rec.last = last;
     rec.input = dep;
+    rec.edges.swap(recorded_edges_);  // storage kept from one recording to the next
+    rec.edges.clear();
     recording_ = &rec;
     emit();
     recording_ = nullptr;
+    recorded_edges_.swap(rec.edges);
     t.recorded = true;
     const std::size_t sl = slot(stage, ps.chunk, ps.micro_batch);
     t.end = rec.ref(forward ? fwd_end_[sl] : -1);
@@ -502,7 +505,7 @@ class Builder {
     t.micro_batch = static_cast<std::int32_t>(ps.micro_batch);
     t.first_op = rec.base;
     t.ops.assign(out_.graph.ops.begin() + rec.base, out_.graph.ops.end());
-    t.edges = std::move(rec.edges);
+    t.edges.assign(recorded_edges_.begin(), recorded_edges_.end());
   }
 
   // ---- passes recorded once and replayed
@@ -1074,6 +1077,7 @@ class Builder {
   std::unordered_map<std::pair<Terms, bool>, std::int32_t, WorkKeyHash> work_index_;
   std::pair<Terms, bool> work_key_;  // work()'s key, its storage reused
   Terms group_terms_;                 // a layer group's terms as group_work() makes them, storage reused
+  std::vector<std::pair<std::int32_t, std::int32_t>> recorded_edges_;  // the edges of the pass being recorded, storage reused
   std::vector<std::vector<GroupWork>> group_works_;  // group_work(), by (stage, chunk, direction, split, shares), group
   GroupWork unshared_work_;                                   // group_work() without reuse
   // By (kind, stage, to_stage + 1), packed.
