@@ -65,7 +65,7 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   thread_local std::vector<Moment> end;
   if (end.size() < n) end.resize(n);
   struct StreamState {
-    std::int32_t last = -1;  // the stream's latest op so far
+    Moment free{};  // when the stream's latest op so far ends (Moment{} before its first)
     // The latest start of its ops so far that found it idle, waiting for them to be ready.
     Moment latest_waited_start{-std::numeric_limits<double>::infinity(), 0};
   };
@@ -86,14 +86,15 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     // An earlier op of the stream waited, idle, until it started, while this one was ready
     // before: the scheduler would have started this one first.
     if (r < stream.latest_waited_start) return std::nullopt;
-    const Moment free = stream.last < 0 ? Moment{} : end[static_cast<std::size_t>(stream.last)];
+    const Moment free = stream.free;
     const Moment st = free < r ? r : free;
     if (free < r && stream.latest_waited_start < st) stream.latest_waited_start = st;
     const double end_s = st.time_s + op.duration_s;
-    end[i] = end_s == st.time_s ? Moment{end_s, st.pass + 1} : Moment{end_s, 1};
+    const Moment ends = end_s == st.time_s ? Moment{end_s, st.pass + 1} : Moment{end_s, 1};
+    end[i] = ends;
+    stream.free = ends;
     trace.ops[i] = {st.time_s, end_s};
     makespan_s = std::max(makespan_s, end_s);
-    stream.last = static_cast<std::int32_t>(i);
   }
   trace.makespan_s = makespan_s;
   return trace;
