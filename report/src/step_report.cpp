@@ -1,6 +1,7 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <ostream>
 #include <set>
@@ -279,11 +280,20 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   // the streams' merged() (both are the same disjoint intervals, touching ones joined).
   // Merged stream by stream (a stable merge: std::merge takes the earlier range's element first,
   // as std::inplace_merge does) into the two buffers in turn.
+  // The streams are merged smallest first, so that the largest one's intervals are copied once (the
+  // sorted merge of the same intervals is the same in any order: equal elements are equal pairs).
   const auto comm_union = [&](std::size_t dv) -> const std::vector<Interval>& {
-    comm_all.clear();
+    std::array<const std::vector<Interval>*, kStreams> lists{};
+    std::size_t n = 0;
     for (std::size_t k = 0; k < kStreams; ++k) {
       const auto& one = comm_by_stream[dv * kStreams + k].merged_intervals();
-      if (one.empty()) continue;
+      if (!one.empty()) lists[n++] = &one;
+    }
+    std::stable_sort(lists.begin(), lists.begin() + static_cast<std::ptrdiff_t>(n),
+                     [](const std::vector<Interval>* a, const std::vector<Interval>* b) { return a->size() < b->size(); });
+    comm_all.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& one = *lists[i];
       comm_next.resize(comm_all.size() + one.size());
       std::merge(comm_all.begin(), comm_all.end(), one.begin(), one.end(), comm_next.begin());
       comm_all.swap(comm_next);
