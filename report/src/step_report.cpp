@@ -277,11 +277,10 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
       comm_by_stream[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)].add(iv);
   }
   // The union of a device's communication: merged() of every interval, as the sorted merge of
-  // the streams' merged() (both are the same disjoint intervals, touching ones joined).
-  // Merged stream by stream (a stable merge: std::merge takes the earlier range's element first,
-  // as std::inplace_merge does) into the two buffers in turn.
-  // The streams are merged smallest first, so that the largest one's intervals are copied once (the
-  // sorted merge of the same intervals is the same in any order: equal elements are equal pairs).
+  // the streams' merged() (both are the same disjoint intervals, touching ones joined). Merged
+  // stream by stream into the two buffers in turn, smallest first, so that the largest stream's
+  // intervals are copied once (the sorted merge of the same intervals is the same in any order:
+  // elements that compare equal are equal pairs).
   const auto comm_union = [&](std::size_t dv) -> const std::vector<Interval>& {
     std::array<const std::vector<Interval>*, kStreams> lists{};
     std::size_t n = 0;
