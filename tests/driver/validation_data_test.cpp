@@ -10,6 +10,7 @@
 #include "stepsim/driver/validation_data.hpp"
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/scenarios/error.hpp"
+#include "stepsim/scenarios/layout.hpp"
 #include "stepsim/scenarios/load.hpp"
 
 namespace {
@@ -30,7 +31,7 @@ TEST_CASE("validation sets are embedded, equal the files on disk, and every scen
                                             "fujii-2024-tsubame-h100-sweep",
                                             "korthikanti-2022-table5", "megatron-bridge-llama", "megatron-lm-ci-memory",
                                             "megatron-lm-ci-speed",
-                                            "megatron-lm-readme-h100", "mlperf-gpt3-h100",
+                                            "megatron-lm-readme-h100", "mlperf-gpt3-h100", "mlperf-llama31-405b",
                                             "mtnlg-530b", "narayanan-sc21-table1"});
   // {records, of which skipped}
   const std::map<std::string, std::pair<std::size_t, std::size_t>> expected_counts{
@@ -38,12 +39,13 @@ TEST_CASE("validation sets are embedded, equal the files on disk, and every scen
       {"fujii-2024-tsubame-h100-sweep", {222, 130}},
       {"korthikanti-2022-table5", {8, 0}}, {"megatron-bridge-llama", {29, 11}}, {"megatron-lm-ci-memory", {418, 17}},
       {"megatron-lm-ci-speed", {417, 411}}, {"megatron-lm-readme-h100", {9, 0}}, {"mlperf-gpt3-h100", {20, 2}},
-      {"mtnlg-530b", {3, 0}},
+      {"mlperf-llama31-405b", {14, 0}},   {"mtnlg-530b", {3, 0}},
       {"narayanan-sc21-table1", {10, 0}}};
   // Compared, never fitted on: the CI's deterministic-mode step times, MT-NLG's DeepSpeed stack,
-  // Megatron-Bridge's FP8 runs (Blackwell's derived efficiencies, a newer H100 stack) and NVIDIA's MLPerf
-  // GPT-3 submissions (another implementation, up to 11,616 GPUs).
-  const std::set<std::string> compared_only{"megatron-bridge-llama", "megatron-lm-ci-speed", "mlperf-gpt3-h100", "mtnlg-530b"};
+  // Megatron-Bridge's FP8 runs (Blackwell's derived efficiencies, a newer H100 stack) and the MLPerf
+  // GPT-3 and Llama 3.1 405B submissions (another implementation, up to 11,616 GPUs, the first H200 runs).
+  const std::set<std::string> compared_only{"megatron-bridge-llama", "megatron-lm-ci-speed", "mlperf-gpt3-h100",
+                                            "mlperf-llama31-405b", "mtnlg-530b"};
   for (const auto& name : names) {
     CAPTURE(name);
     const std::string text = stepsim::driver::validation_set_text(name);
@@ -189,6 +191,36 @@ TEST_CASE("Narayanan Table 1: per-GPU throughput and share of the 312 TFLOP/s pe
     CHECK(s.cluster.gpu.peak_bf16_flops == 312e12);
     CHECK(s.training.recompute == stepsim::scenarios::Recompute::Full);
   }
+}
+
+TEST_CASE("MLPerf Llama 3.1 405B: 128 pipeline layers in 64 virtual stages, the model replica inside one NVLink domain") {
+  std::size_t records = 0, dp_last = 0;
+  for (const auto& r : stepsim::driver::validation_records("mlperf-llama31-405b")) {
+    CAPTURE(r.name);
+    REQUIRE_FALSE(r.skipped());
+    const auto s = stepsim::scenarios::load_scenario_text(r.scenario_json);
+    // ASYM_PP_EMBED / ASYM_PP_LOSS: 126 layers + the embedding + the loss over PP 8 x VP 8, two per virtual
+    // stage, the first and the last holding one transformer layer beside the embedding or the loss.
+    const auto layout = stepsim::scenarios::pipeline_layout(s);
+    REQUIRE(layout.virtual_stages() == 64);
+    for (std::int64_t stage = 0; stage < 8; ++stage)
+      for (std::int64_t chunk = 0; chunk < 8; ++chunk) {
+        const bool end = layout.is_first(stage, chunk) || layout.is_last(stage, chunk);
+        CHECK(layout.layers(stage, chunk) == (end ? 1 : 2));
+      }
+    // Micro-batch 1: the micro-batches of a replica are the config's per-replica batch (global batch / DP).
+    CHECK(s.training.micro_batch == 1);
+    CHECK(s.micro_batches() * s.parallel.dp == s.training.global_batch);
+    CHECK(s.world_size() == s.cluster.gpus_per_node * s.cluster.nodes);
+    // TP_PP_DP_MAPPING (rank order tp-pp-cp-dp): a replica's 64 ranks are consecutive, one GB200 NVLink domain.
+    if (s.parallel.rank_order == "tp-pp-cp-dp") {
+      ++dp_last;
+      CHECK(s.parallel.tp * s.parallel.pp * s.parallel.cp == s.cluster.nvlink_domain_gpus);
+    }
+    ++records;
+  }
+  CHECK(records == 14);
+  CHECK(dp_last == 6);  // NVIDIA Tyche at 512 GPUs and the five IBM+CoreWeave+NVIDIA Carina runs
 }
 
 TEST_CASE("validation set parse errors name the record and key") {

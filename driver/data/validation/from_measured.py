@@ -7,7 +7,7 @@ row per published metric) into this folder:
 MEASURED_DIR holds dgxc-h100-llama3-8b-70b.csv, megatron-lm-readme-h100-weak-scaling.csv,
 fujii2024-abci-a100-llama31-8b.csv, mtnlg530b.csv and megatron-lm-ci-golden-values-small-gpt.csv;
 fujii2024-tsubame-h100-llama31-8b.csv (the H100 half of the same sweep log), megatron-bridge-llama.csv and
-mlperf-gpt3-nvidia.csv lie in this folder. Every choice that a table does not state
+mlperf-gpt3-nvidia.csv and mlperf-llama31-405b.csv lie in this folder. Every choice that a table does not state
 (micro-batch, recompute, model details) is written into the record's notes as "assumed"."""
 
 import csv
@@ -770,6 +770,121 @@ def mlperf_gpt3(out):
         records=records))
 
 
+# MLPerf v5.0 Llama 3.1 405B systems: the accelerator as the systems json names it -> (cluster preset, GPUs per node).
+ML405_SYSTEMS = {"H100": ("dgx-h100", 8), "H200": ("dgx-h200", 8), "B200": ("dgx-b200", 8), "GB200": ("gb200-nvl72", 4)}
+ML405_PRECISION = {"delayed": "fp8-delayed", "current": "fp8-current", "mxfp8": "mxfp8"}
+
+
+def ml405_gpu(name):
+    # The accelerator's family from the systems json's name ("NVIDIA H100-SXM5-80GB", "NVIDIA GB200", ...).
+    for key in ("GB200", "B200", "H200", "H100"):
+        if key in name.upper():
+            return key
+    return None
+
+
+def ml405_software(container):
+    # NGC containers of the submissions as the nearest NeMo software presets (NeMo 25.02 is built on NGC PyTorch 25.01).
+    return {"25.01": "nemo-25.02", "25.02": "nemo-25.02", "25.04": "nemo-25.04"}.get(container)
+
+
+def ml405_flag(cell):
+    # A cell that starts with True or False (the transcription adds where the value comes from).
+    return cell.split()[0] == "True"
+
+
+def mlperf_llama405b(out):
+    # MLPerf Training v5.0 Llama 3.1 405B submissions: the layouts of the submissions' config scripts, the step times
+    # of their result logs (transcribed in driver/data/validation/mlperf-llama31-405b.csv).
+    here = Path(__file__).resolve().parent
+    records = []
+    for r in rows(here / "mlperf-llama31-405b.csv"):
+        gpus, tp, pp, vp, cp, mbs, gbs, seq = (int(r[k]) for k in ("gpus", "tp", "pp", "vp", "cp", "mbs", "gbs", "seq_len"))
+        gpu = ml405_gpu(r["gpu"])
+        container = r["container"].rsplit("[ngc", 1)[-1].split("_")[0]
+        software = ml405_software(container)
+        system = r["results_dir"].rstrip("/").split("/")[-2].lower().replace("_", "-")
+        rec = OrderedDict()
+        rec["name"] = f"llama31-405b-{(gpu or 'gpu').lower()}-{system}-gpus{gpus}"
+        rec["table"] = (gpu or "unknown").lower()
+        notes = (f"{r['submitter']} {r['system_name']} ({r['gpu']}), {r['container']}; config {r['config_file']}; "
+                 f"results {r['results_dir']} ({r['n_result_files']} files): block wall time per step "
+                 f"{r['block_step_time_s_median']} s (min {r['block_step_time_s_min']}, max {r['block_step_time_s_max']}; "
+                 f"{r['step_time_method']})")
+        if r["tracked_step_time_s_median"]:
+            notes += f", the implementation's per-step train_step_time {r['tracked_step_time_s_median']} s"
+        if not r["config_match"].startswith("exact"):
+            notes += f"; config check: {r['config_match']}"
+        recipe = r["fp8_recipe"].split()[0]
+        skip = None
+        if gpu not in ML405_SYSTEMS:
+            skip = f"{r['gpu']}: no cluster preset"
+        elif software is None:
+            skip = f"container {r['container']}: no software preset near it"
+        elif recipe not in ML405_PRECISION:
+            skip = f"FP8 recipe {r['fp8_recipe']} is not modelled"
+        if skip:
+            rec["skip"] = skip
+            rec["notes"] = notes
+            records.append(rec)
+            continue
+        rec["software"] = software
+        preset, per_node = ML405_SYSTEMS[gpu]
+        scenario = OrderedDict(name=f"mlperf-{rec['name']}", model="llama-3.1-405b")
+        graphs = r["cuda_graphs"].split()[0].rstrip(":")
+        if graphs == "unknown" and "_cg" in r["config_file"]:
+            notes += "; CUDA graphs assumed from the config's name (its config_common_cg.sh is not in the repository)"
+            graphs = "full_iteration"
+        if graphs in ("True", "full_iteration"):
+            scenario["software"] = OrderedDict(preset=software, cuda_graphs=True)
+        cluster = OrderedDict(preset=preset, nodes=gpus // per_node)
+        if preset == "gb200-nvl72":
+            cluster["nvlink_domain_gpus"] = min(gpus, 64)
+            notes += "; NVLink domains of 64 GPUs (16 trays of a 72-GPU rack; inferred from the node counts)"
+        scenario["cluster"] = cluster
+        scenario["training"] = OrderedDict(seq_len=seq, global_batch=gbs, micro_batch=mbs,
+                                           recompute=r["act_recompute"].split()[0], grad_dtype=r["grad_dtype"].split()[0],
+                                           precision=ML405_PRECISION[recipe], fp8_params=ml405_flag(r["fp8_params"]))
+        parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=gpus // (tp * cp * pp))
+        parallel["schedule"] = "interleaved" if vp > 1 else "1f1b"
+        if vp > 1:
+            parallel["vpp"] = vp
+        parallel["sequence_parallel"] = ml405_flag(r["sequence_parallel"])
+        if cp > 1:
+            parallel["cp_comm_type"] = r["cp_comm_type"].split()[0]
+        # TP_PP_DP_MAPPING in the GB200 configs: Megatron order tp-ep-pp-cp-dp (no experts here).
+        if r["rank_order"].startswith("tp-ep-pp-cp-dp"):
+            parallel["rank_order"] = "tp-pp-cp-dp"
+        parallel["distributed_optimizer"] = ml405_flag(r["dist_optimizer"])
+        parallel["overlap_grad_reduce"] = ml405_flag(r["overlap_grad_reduce"])
+        parallel["overlap_param_gather"] = ml405_flag(r["overlap_param_gather"])
+        parallel["tp_comm_overlap"] = ml405_flag(r["tp_comm_overlap"])
+        # ASYM_PP_EMBED / ASYM_PP_LOSS: the embedding and the loss count as pipeline layers (126 + 2 = 128).
+        parallel["account_for_embedding_in_pipeline_split"] = True
+        parallel["account_for_loss_in_pipeline_split"] = True
+        scenario["parallel"] = parallel
+        rec["scenario"] = scenario
+        rec["measured"] = {"step_time_s": float(r["block_step_time_s_median"])}
+        rec["flops_formula"] = "megatron-causal"
+        rec["notes"] = notes + "; " + r["notes"]
+        records.append(rec)
+    write_set(out / "mlperf-llama31-405b.json", OrderedDict(
+        source=("MLCommons MLPerf Training v5.0, benchmark llama31_405b: github:mlcommons/training_results_v5.0, every "
+                "submission's config script and result logs (transcribed in driver/data/validation/mlperf-llama31-405b.csv)"),
+        software=("NVIDIA's MLPerf Llama 3.1 405B implementation on NeMo and Megatron-core (NGC 25.01 and 25.04 "
+                  "containers): presets nemo-25.02 and nemo-25.04, the nearest"),
+        cluster=("DGX H100 (dgx-h100), DGX H200 (dgx-h200), GB200 NVL72 (gb200-nvl72), as each submission's systems json "
+                 "states"),
+        notes=("Measured: seconds per training step, the result logs' block wall time (evaluation excluded) over the "
+               "block's steps, median over a submission's result files. Llama 3.1 405B, sequence 8192, FP8 GEMMs, "
+               "TP with sequence parallelism and TP communication overlap, PP 8 interleaved, CP 2, distributed "
+               "optimizer, the embedding and the loss counted as pipeline layers. One table per GPU type. Compared, "
+               "never fitted on (fit false): another implementation than the NeMo tables the H100 parameters come "
+               "from, the first measured H200 records, and GB200 at up to 2,496 GPUs."),
+        fit=False,
+        records=records))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -784,6 +899,7 @@ def main():
     megatron_ci_speed(measured, out)
     megatron_bridge(out)
     mlperf_gpt3(out)
+    mlperf_llama405b(out)
 
 
 if __name__ == "__main__":
