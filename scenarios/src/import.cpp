@@ -226,7 +226,8 @@ const std::set<std::string>& megatron_flags() {
       "--log-throughput", "--log-timers-to-tensorboard", "--no-bias-swiglu-fusion", "--no-rope-fusion", "--manual-gc",
       "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32", "--use-rope-scaling", "--no-masked-softmax-fusion",
       "--use-rotary-position-embeddings", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
-      "--overlap-p2p-communication", "--no-gradient-accumulation-fusion", "--cross-entropy-loss-fusion", "--grad-reduce-in-bf16",
+      "--overlap-p2p-communication", "--no-overlap-p2p-communication", "--no-gradient-accumulation-fusion",
+      "--cross-entropy-loss-fusion", "--grad-reduce-in-bf16",
       "--optimizer-cpu-offload", "--use-megatron-fsdp", "--fp8-param-gather", "--qk-layernorm"};
   return s;
 }
@@ -359,6 +360,9 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
   parallel["overlap_grad_reduce"] = has("--overlap-grad-reduce");
   parallel["overlap_param_gather"] = has("--overlap-param-gather");
   parallel["tp_comm_overlap"] = has("--tp-comm-overlap");
+  // Megatron overlaps the interleaved schedule's pipeline sends by default (--overlap-p2p-communication
+  // is the old spelling of that default); --no-overlap-p2p-communication turns it off.
+  if (has("--no-overlap-p2p-communication")) parallel["overlap_p2p_comm"] = false;
   // --cp-comm-type: one value, or one per layer (the same for every layer here). Megatron's help
   // spells the all-gather variant "allgather", TransformerEngine accepts "all_gather".
   if (const auto it = values.find("--cp-comm-type"); it != values.end()) {
@@ -477,7 +481,8 @@ Imported scenario_from_megatron_args(const std::vector<std::string>& args, const
                                               "--recompute-activations", "--grad-reduce-in-bf16", "--optimizer-cpu-offload",
                                               "--use-megatron-fsdp", "--account-for-embedding-in-pipeline-split",
                                               "--account-for-loss-in-pipeline-split", "--fp8-param-gather",
-                                              "--cross-entropy-loss-fusion", "--qk-layernorm"};
+                                              "--cross-entropy-loss-fusion", "--qk-layernorm", "--overlap-p2p-communication",
+                                              "--no-overlap-p2p-communication"};
     if (mapped.count(f) == 0 && megatron_cost_free().count(f) == 0) out.warnings.push_back(f + ": not modelled (ignored)");
   }
   if (recompute != "full" && (values.count("--recompute-method") != 0 || values.count("--recompute-num-layers") != 0))

@@ -569,6 +569,14 @@ ParallelSpec read_parallel(const Json& j, const std::string& path, bool& dp_give
     throw ScenarioError(r.path("overlap_param_gather"), "needs a sharded optimizer (sharding not \"none\") and overlap_grad_reduce (Megatron's rule)");
   }
   p.tp_comm_overlap = r.bool_param("tp_comm_overlap");
+  // Megatron overlaps the pipeline's send/receive with the next pass only in the interleaved schedule
+  // (arguments.py turns overlap_p2p_comm off for the others); unset, it follows the schedule and the
+  // software stack (read_scenario).
+  p.overlap_p2p_comm_given = r.has("overlap_p2p_comm");
+  p.overlap_p2p_comm = r.bool_param("overlap_p2p_comm", p.schedule == Schedule::Interleaved);
+  if (p.overlap_p2p_comm_given && p.overlap_p2p_comm && p.schedule != Schedule::Interleaved)
+    throw ScenarioError(r.path("overlap_p2p_comm"), "overlaps the interleaved schedule's pipeline sends only (schedule is \"" +
+                                                        to_string(p.schedule) + "\")");
   p.cp_comm_type = r.choice_param("cp_comm_type", kCpCommTypeNames);
   if (const Json* sizes = r.raw("hierarchical_cp_sizes")) {
     const std::string at = r.path("hierarchical_cp_sizes");
@@ -906,6 +914,7 @@ SoftwareSpec read_software(const Json* raw, const std::string& path, const GpuSp
   sw.cuda_graphs = flag("cuda_graphs");
   sw.tp_comm_overlap = flag("tp_comm_overlap");
   sw.tp_backward_overlap = flag("tp_backward_overlap");
+  sw.overlap_p2p_comm = flag("overlap_p2p_comm");
   const auto micros = [&](const std::string& key) {
     const Param& p = required(key);
     return r.number(key, std::nullopt, p.min, p.max, p.min_exclusive) * 1e-6;
@@ -1266,6 +1275,8 @@ Scenario detail::read_scenario(const std::string& json_text, const std::vector<O
   s.comm = read_comm(r.raw("comm"), "comm");
   s.engine = read_engine(r.raw("engine"), "engine");
   s.software = read_software_cached(r.raw("software"), "software", s.cluster.gpu);
+  if (!s.parallel.overlap_p2p_comm_given)
+    s.parallel.overlap_p2p_comm = s.parallel.schedule == Schedule::Interleaved && s.software.overlap_p2p_comm;
   r.finish({"description"});
   return s;
 }

@@ -117,6 +117,7 @@ class Builder {
     if (s_.parallel.overlap_param_gather) add_param_gathers_at_start();
 
     last_compute_.assign(static_cast<std::size_t>(p_), -1);
+    for (auto& w : p2p_wait_) w.assign(static_cast<std::size_t>(p_), -1);
     // Each step starts by clearing the gradient buffer of the stage's parameters.
     for (std::int64_t i = 0; i < p_; ++i) {
       const auto list = add_list(workload::zero_grad_buffer(s_, workload::stage_params(s_, i)));
@@ -481,15 +482,19 @@ class Builder {
     if (!opt_.reuse_passes || !uniform_pass(forward, ps.micro_batch)) return emit();
     const std::int32_t last = last_compute_[static_cast<std::size_t>(stage)];
     const std::int32_t dep = pass_input(forward, stage, ps.chunk, ps.micro_batch);
-    const std::size_t key = ((chunk_slot(stage, ps.chunk) * 2 + (forward ? 1U : 0U)) * 2 + (dep >= 0 ? 1U : 0U)) * 2 + (dep == last ? 1U : 0U);
-    if (pass_templates_.size() <= key) pass_templates_.resize(static_cast<std::size_t>(p_ * v_) * 8);
+    const std::int32_t wait = p2p_wait_[forward ? 0 : 1][static_cast<std::size_t>(stage)];
+    const std::size_t key =
+        (((chunk_slot(stage, ps.chunk) * 2 + (forward ? 1U : 0U)) * 2 + (dep >= 0 ? 1U : 0U)) * 2 + (dep == last ? 1U : 0U)) * 2 +
+        (wait >= 0 ? 1U : 0U);
+    if (pass_templates_.size() <= key) pass_templates_.resize(static_cast<std::size_t>(p_ * v_) * 16);
     PassTemplate& t = pass_templates_[key];
-    if (t.usable) return replay(t, forward, stage, ps.chunk, ps.micro_batch, last, dep);
+    if (t.usable) return replay(t, forward, stage, ps.chunk, ps.micro_batch, last, dep, wait);
     if (t.recorded) return emit();
     Recording rec;
     rec.base = static_cast<std::int32_t>(out_.graph.ops.size());
     rec.last = last;
     rec.input = dep;
+    rec.wait = wait;
     rec.edges.swap(recorded_edges_);  // storage kept from one recording to the next
     rec.edges.clear();
     recording_ = &rec;
@@ -500,7 +505,10 @@ class Builder {
     const std::size_t sl = slot(stage, ps.chunk, ps.micro_batch);
     t.end = rec.ref(forward ? fwd_end_[sl] : -1);
     t.send = rec.ref(forward ? fwd_send_[sl] : bwd_send_[sl]);
-    t.usable = rec.ok && t.send != kNoRef && (!forward || t.end != kNoRef);
+    t.last_after = rec.ref(last_compute_[static_cast<std::size_t>(stage)]);
+    const std::int32_t wait_after = p2p_wait_[forward ? 0 : 1][static_cast<std::size_t>(stage)];
+    t.wait_after = wait_after >= 0 ? rec.ref(wait_after) : kNone;
+    t.usable = rec.ok && t.send != kNoRef && (!forward || t.end != kNoRef) && t.last_after != kNoRef && t.wait_after != kNoRef;
     if (!t.usable) return;
     t.micro_batch = static_cast<std::int32_t>(ps.micro_batch);
     t.first_op = rec.base;
@@ -528,16 +536,18 @@ class Builder {
   }
   // An op a recorded pass names, as one number: one of its own by its place in the pass (>= 0),
   // the stage's previous pass end (last_compute_ before the pass: kLastRef), the pass's input
-  // (pass_input: kInputRef), or none of them (kNoRef).
-  static constexpr std::int32_t kLastRef = -1, kInputRef = -2, kNoRef = -3;
+  // (pass_input: kInputRef), the send the pass waits for with overlap_p2p_comm (p2p_wait_ before
+  // the pass: kWaitRef), or none of them (kNoRef); kNone: no op at all.
+  static constexpr std::int32_t kLastRef = -1, kInputRef = -2, kWaitRef = -3, kNoRef = -4, kNone = -5;
   struct Recording {
-    std::int32_t base = 0, last = -1, input = -1;
+    std::int32_t base = 0, last = -1, input = -1, wait = -1;
     bool ok = true;
     std::vector<std::pair<std::int32_t, std::int32_t>> edges;
     std::int32_t ref(std::int32_t op) const {
       if (op >= base) return op - base;
       if (op == last && op >= 0) return kLastRef;
       if (op == input && op >= 0) return kInputRef;
+      if (op == wait && op >= 0) return kWaitRef;
       return kNoRef;
     }
     void add(std::int32_t before, std::int32_t after) {
@@ -553,12 +563,15 @@ class Builder {
     std::vector<Op> ops;
     std::vector<std::pair<std::int32_t, std::int32_t>> edges;
     std::int32_t end = kNoRef, send = kNoRef;  // the pass's end (forward) and its send, what the next passes wait for
+    // After the pass: the op the stage's next pass waits for (last_compute_), and the send its next
+    // pass in the same direction waits for (p2p_wait_; kNone when none).
+    std::int32_t last_after = kNoRef, wait_after = kNone;
   };
   // The recorded pass again for micro-batch `mb`: the same ops (those of the recorded micro-batch
   // now of `mb`), the same edges in the same order, the same stage FLOPs added op by op, the same
   // ends; the graph emit_forward or emit_backward would have made.
   void replay(const PassTemplate& t, bool forward, std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t last,
-              std::int32_t input) {
+              std::int32_t input, std::int32_t wait) {
     const auto base = static_cast<std::int32_t>(out_.graph.ops.size());
     const auto mb32 = static_cast<std::int32_t>(mb);
     out_.graph.append_ops(t.ops.data(), t.ops.size());
@@ -568,8 +581,8 @@ class Builder {
       // Priced as the recorded pass's op it copies (the same work, group, size and count).
       o.cost_of = t.first_op + static_cast<std::int32_t>(i - static_cast<std::size_t>(base));
     }
-    // The ops the references kLastRef and kInputRef name, at outside[-1 - ref].
-    const std::int32_t outside[2] = {last, input};
+    // The ops the references kLastRef, kInputRef and kWaitRef name, at outside[-1 - ref].
+    const std::int32_t outside[3] = {last, input, wait};
     const auto at = [&](std::int32_t r) { return r >= 0 ? base + r : outside[-1 - r]; };
     for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
@@ -585,7 +598,8 @@ class Builder {
     } else {
       bwd_send_[sl] = at(t.send);
     }
-    last_compute_[static_cast<std::size_t>(stage)] = at(t.send);
+    last_compute_[static_cast<std::size_t>(stage)] = at(t.last_after);
+    p2p_wait_[forward ? 0 : 1][static_cast<std::size_t>(stage)] = t.wait_after == kNone ? -1 : at(t.wait_after);
   }
 
   // `before` must finish before `after` starts; noted in the pass being recorded.
@@ -703,6 +717,7 @@ class Builder {
       });
       const GroupComm comm = gw.comm;
       const auto op = compute_op(stage, chunk, mb, Phase::Forward, first, gw.work, "fwd");
+      if (head) wait_for_send(stage, true, op);
       if (dep) edge(*dep, op);
       dep.reset();
       if (prev >= 0) edge(prev, op);
@@ -731,9 +746,29 @@ class Builder {
     const auto next = layout_.next(stage, chunk);
     fwd_send_[slot(stage, chunk, mb)] =
         next ? pp_send(stage, next->stage, chunk, mb, Phase::Forward, "pp.send_act", prev) : prev;
-    // TP collectives are synchronous inside the pass, and Megatron's pipeline send/receive pairs
-    // block: the stage's next pass starts after both.
-    last_compute_[static_cast<std::size_t>(stage)] = fwd_send_[slot(stage, chunk, mb)];
+    pass_done(stage, true, prev, next ? fwd_send_[slot(stage, chunk, mb)] : -1);
+  }
+
+  // TP collectives are synchronous inside a pass. Megatron's pipeline send/receive pairs block: the
+  // stage's next pass starts after the pass's send. With overlap_p2p_comm (the interleaved schedule)
+  // the next pass starts after the pass's compute (`end`), and the send (`send`, -1 when none) holds
+  // back only the stage's next pass in the same direction (schedules.py waits for fwd_wait_handles
+  // before a forward, bwd_wait_handles before a backward).
+  void pass_done(std::int64_t stage, bool forward, std::int32_t end, std::int32_t send) {
+    const auto st = static_cast<std::size_t>(stage);
+    if (!s_.parallel.overlap_p2p_comm) {
+      last_compute_[st] = send >= 0 ? send : end;
+      return;
+    }
+    last_compute_[st] = end;
+    p2p_wait_[forward ? 0 : 1][st] = send;
+  }
+  // The first op of a pass waits for the send of the stage's previous pass in its direction
+  // (overlap_p2p_comm).
+  void wait_for_send(std::int64_t stage, bool forward, std::int32_t op) {
+    auto& wait = p2p_wait_[forward ? 0 : 1][static_cast<std::size_t>(stage)];
+    if (wait >= 0) edge(wait, op);
+    wait = -1;
   }
 
   // The activation (forward) or its gradient (backward) of one micro-batch to a neighbouring stage.
@@ -928,6 +963,7 @@ class Builder {
       });
       const GroupComm comm = gw.comm;
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, gw.work, "bwd");
+      if (head) wait_for_send(stage, false, op);
       if (prev >= 0) edge(prev, op);
       auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
       // The working set (on the loss's chunk, the bf16 gradient of the logits cast from the fp32
@@ -946,7 +982,7 @@ class Builder {
     const auto previous = layout_.previous(stage, chunk);
     bwd_send_[slot(stage, chunk, mb)] =
         previous ? pp_send(stage, previous->stage, chunk, mb, Phase::Backward, "pp.send_grad", prev) : prev;
-    last_compute_[static_cast<std::size_t>(stage)] = bwd_send_[slot(stage, chunk, mb)];
+    pass_done(stage, false, prev, previous ? bwd_send_[slot(stage, chunk, mb)] : -1);
   }
 
   // Whether a bucket starts in the layer group [first, first + count) (the empty group of a chunk
@@ -1002,7 +1038,10 @@ class Builder {
       if (dp_active() && !reduces_in_backward())
         for (std::int64_t j = 0; j < v_; ++j)
           for (const auto& b : buckets_.of(stage, j)) grad_reduce_op(stage, j, b, last);
-      const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready", {last}, grad_ops_[static_cast<std::size_t>(stage)]);
+      // With overlap_p2p_comm the stage's last sends are waited for at the end of the schedule.
+      const auto sync = join_op(stage, Stream::DpComm, Phase::GradReduce, "grads_ready",
+                                {last, p2p_wait_[0][static_cast<std::size_t>(stage)], p2p_wait_[1][static_cast<std::size_t>(stage)]},
+                                grad_ops_[static_cast<std::size_t>(stage)]);
       std::int32_t done = sync;
       if (t_ > 1 && s_.parallel.sequence_parallel) {
         // fp32 partial sums of the norm weights: the layers' norms (two, and the query and key norms
@@ -1093,6 +1132,9 @@ class Builder {
   std::vector<std::vector<std::int32_t>> gather_ops_;  // per (stage, chunk), per bucket: overlapped parameter all-gather
   // last_compute_: the op the stage's next compute op waits for (the end of its previous pass).
   std::vector<std::int32_t> last_compute_, fwd_end_, fwd_send_, bwd_send_;
+  // Per direction (forward, backward) and stage, with overlap_p2p_comm: the send of the stage's last
+  // pass in that direction, which its next pass in that direction waits for (-1: none).
+  std::array<std::vector<std::int32_t>, 2> p2p_wait_;
   std::deque<std::pair<const char*, OpLabel>> labels_;  // interned(): stable references
   std::vector<std::vector<std::int32_t>> grad_ops_;  // per stage
   std::vector<double> stage_flops_;                  // per stage

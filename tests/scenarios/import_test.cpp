@@ -263,6 +263,13 @@ TEST_CASE("import megatron: FP8 parameters, the interleaved micro-batch group an
   CHECK(with_dp.parallel.microbatch_group() == 5);
   CHECK(with_dp.training.fp8_params);
   CHECK(with_dp.software.fused_cross_entropy);
+  // The interleaved schedule overlaps its pipeline sends unless --no-overlap-p2p-communication.
+  CHECK(with_dp.parallel.overlap_p2p_comm);
+  auto blocking = args;
+  blocking.push_back("--no-overlap-p2p-communication");
+  const auto no_overlap = sc::scenario_from_megatron_args(blocking, o);
+  for (const auto& w : no_overlap.warnings) CHECK(w.find("not modelled") == std::string::npos);
+  CHECK_FALSE(sc::load_scenario_text(no_overlap.json, {sc::parse_override("cluster.gpus_per_node=4")}).parallel.overlap_p2p_comm);
   auto te = args;
   te.insert(te.end(), {"--cross-entropy-fusion-impl", "te"});
   CHECK_THROWS_WITH_AS((void)sc::scenario_from_megatron_args(te, o),

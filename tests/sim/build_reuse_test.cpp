@@ -76,6 +76,7 @@ TEST_CASE("reused layer-group work and passes: the graph and the replay of makin
       {"training.recompute=full"},
       {"training.recompute=selective", "parallel.schedule=interleaved", "parallel.vpp=2"},
       {"parallel.schedule=interleaved", "parallel.vpp=4", "training.global_batch=32"},
+      {"parallel.schedule=interleaved", "parallel.vpp=2", "parallel.overlap_p2p_comm=false"},
       {"parallel.schedule=interleaved", "parallel.vpp=2", "parallel.first_stage_layers=6", "parallel.last_stage_layers=6"},
       {"parallel.schedule=interleaved", "parallel.vpp=null", "parallel.pipeline_layout=E|t*8|t*8|t*8|t*8|||L"},
       {"parallel.schedule=interleaved", "parallel.vpp=null", "parallel.pipeline_layout=E|t*4|t*4|t*4|(t*5|)*3,t*5L"},

@@ -9,6 +9,7 @@
 
 #include "stepsim/costmodel/compute.hpp"
 #include "stepsim/memory/estimator.hpp"
+#include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/cost.hpp"
@@ -79,6 +80,57 @@ TEST_CASE("ideal cluster: 1F1B and GPipe take (m + p - 1)(tf + tb), interleaved 
     const double expect = c.sch == Schedule::Interleaved ? (c.m + (c.p - 1.0) / c.v) * (tf + tb) : (c.m + c.p - 1.0) * (tf + tb);
     CHECK(tr.makespan_s == doctest::Approx(expect).epsilon(1e-12));
   }
+}
+
+TEST_CASE("interleaved overlap_p2p_comm: a pass waits for the stage's previous send in its own direction only") {
+  // p 4, v 2, m 8, ideal cluster: forwards 1 s and backwards 2 s per stage, pipeline sends tc.
+  const auto make = [](bool overlap) {
+    auto s = scenario({"cluster.ideal_network=true", "parallel.tp=1", "cluster.gpus_per_node=4", "cluster.nodes=1", "parallel.pp=4",
+                       "training.global_batch=8", "parallel.schedule=interleaved", "parallel.vpp=2",
+                       std::string("parallel.overlap_p2p_comm=") + (overlap ? "true" : "false")});
+    CHECK(s.parallel.overlap_p2p_comm == overlap);
+    return build(s);
+  };
+  // Every pass's first compute op and the pipeline sends of its own stage among its predecessors,
+  // by phase (the same phase as the pass, the other one).
+  const auto waits = [](const sim::StepGraph& g) {
+    std::map<std::string, int> n;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      const auto& op = g.ops[i];
+      if (op.kind != sim::OpKind::Compute || (op.phase != sim::Phase::Forward && op.phase != sim::Phase::Backward)) continue;
+      for (const auto pred : g.predecessors(static_cast<std::int32_t>(i))) {
+        const auto& q = g.ops[static_cast<std::size_t>(pred)];
+        if (q.kind != sim::OpKind::SendRecv || q.device != op.device) continue;
+        ++n[q.phase == op.phase ? "same" : "other"];
+      }
+    }
+    return n;
+  };
+  auto overlapped = make(true), blocking = make(false);
+  auto w = waits(overlapped.graph);
+  CHECK(w["other"] == 0);
+  CHECK(w["same"] > 0);
+  w = waits(blocking.graph);
+  CHECK(w["other"] > 0);
+  // The default follows the schedule; other schedules cannot overlap.
+  CHECK(scenario({"parallel.schedule=interleaved", "parallel.vpp=2"}).parallel.overlap_p2p_comm);
+  CHECK_FALSE(scenario({}).parallel.overlap_p2p_comm);
+  CHECK_THROWS_WITH_AS(scenario({"parallel.overlap_p2p_comm=true"}), doctest::Contains("parallel.overlap_p2p_comm"),
+                       ScenarioError);
+  // Timing: free sends give the closed form either way; sends of tc cost the blocking schedule more.
+  const double tf = 1.0, tb = 2.0;
+  const auto makespan = [&](sim::StepGraph g, double tc) {
+    set_uniform(g, tf, tb, 4, 2);
+    for (auto& op : g.ops)
+      if (op.kind == sim::OpKind::SendRecv) op.duration_s = tc;
+    return sim::run_analytic(g).makespan_s;
+  };
+  const double ideal = (8.0 + 3.0 / 2.0) * (tf + tb);
+  CHECK(makespan(overlapped.graph, 0.0) == doctest::Approx(ideal).epsilon(1e-12));
+  CHECK(makespan(blocking.graph, 0.0) == doctest::Approx(ideal).epsilon(1e-12));
+  const double over = makespan(overlapped.graph, 0.2), block = makespan(blocking.graph, 0.2);
+  CHECK(over > ideal);
+  CHECK(block > over + 0.2);
 }
 
 TEST_CASE("1F1B: the timeline peak of every stage equals the closed-form stepsim estimate") {

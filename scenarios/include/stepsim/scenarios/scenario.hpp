@@ -226,6 +226,11 @@ struct ParallelSpec {
   bool overlap_grad_reduce = param_default("parallel.overlap_grad_reduce") != 0;
   bool overlap_param_gather = true;             // follows the two above when not given (the loader)
   bool tp_comm_overlap = param_default("parallel.tp_comm_overlap") != 0;  // TransformerEngine's TP/SP communication overlap (needs SP)
+  // Megatron's overlap_p2p_comm: the interleaved schedule's pipeline sends and receives run beside the
+  // next pass (not given: with that schedule, the software stack's software.overlap_p2p_comm; false
+  // with the others).
+  bool overlap_p2p_comm = false;
+  bool overlap_p2p_comm_given = false;  // set in the scenario (the loader resolves the default)
   CpCommType cp_comm_type = CpCommType::P2P;
   // The sizes of a2a+p2p's all-to-all groups and of the ring across them (Megatron
   // --hierarchical-context-parallel-sizes; as there, they may be given with another type, unused);
@@ -331,6 +336,7 @@ struct SoftwareSpec {
   bool cuda_graphs = false;              // carried
   bool tp_comm_overlap = false;          // TE userbuffers TP overlap (carried; the next issue prices it)
   bool tp_backward_overlap = true;       // backward TP comm of column-parallel linears beside their dgrad/wgrad GEMMs
+  bool overlap_p2p_comm = true;          // the stack overlaps the interleaved schedule's pipeline sends (parallel.overlap_p2p_comm's default)
   double kernel_launch_s = 0;            // GPU idle between two kernels of a stream
   double microbatch_host_s = 0;          // host time per micro-batch and pass not hidden behind the GPU
   AttentionCurves attention_curves;      // resolved for the scenario's GPU architecture at load time
