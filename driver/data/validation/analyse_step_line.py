@@ -15,15 +15,8 @@ import csv
 import json
 import sys
 from collections import defaultdict
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-
-
-def load_set(name, cache={}):
-    if name not in cache:
-        cache[name] = {r["name"]: r for r in json.loads((HERE / f"{name}.json").read_text())["records"]}
-    return cache[name]
+from analyse_microbatch import load_set  # the set's records by name, read once
 
 
 def fit(xs, ys):
