@@ -112,8 +112,17 @@ TEST_CASE("interleaved overlap_p2p_comm: a pass waits for the stage's previous s
   CHECK(w["same"] > 0);
   w = waits(blocking.graph);
   CHECK(w["other"] > 0);
-  // The default follows the schedule; other schedules cannot overlap.
+  // The default follows the schedule and the software stack; other schedules cannot overlap.
   CHECK(scenario({"parallel.schedule=interleaved", "parallel.vpp=2"}).parallel.overlap_p2p_comm);
+  CHECK(scenario({"parallel.schedule=interleaved", "parallel.vpp=2", "software=nemo-25.02"}).parallel.overlap_p2p_comm);
+  for (const char* old : {"megatron-lm-2021", "megatron-lm-2022", "megatron-deepspeed-2021"}) {
+    CAPTURE(old);
+    const auto s = scenario({"parallel.schedule=interleaved", "parallel.vpp=2", std::string("software=") + old});
+    CHECK_FALSE(s.software.overlap_p2p_comm);
+    CHECK_FALSE(s.parallel.overlap_p2p_comm);
+    CHECK(scenario({"parallel.schedule=interleaved", "parallel.vpp=2", std::string("software=") + old, "parallel.overlap_p2p_comm=true"})
+              .parallel.overlap_p2p_comm);
+  }
   CHECK_FALSE(scenario({}).parallel.overlap_p2p_comm);
   CHECK_THROWS_WITH_AS(scenario({"parallel.overlap_p2p_comm=true"}), doctest::Contains("parallel.overlap_p2p_comm"),
                        ScenarioError);
