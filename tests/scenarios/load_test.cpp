@@ -272,6 +272,25 @@ TEST_CASE("every model and GPU preset loads") {
   CHECK(scenarios::model_preset("gpt3-175b").tied_embeddings);
 }
 
+TEST_CASE("GPU matmul ceilings: the published MAMF where measured, the derived ones by their formulas") {
+  const auto mamf_tflops = [](const char* gpu) { return scenarios::gpu_preset(gpu).matmul_bf16_flops / 1e12; };
+  // Measured (ml-engineering's MAMF table, BF16).
+  CHECK(mamf_tflops("a100-sxm-80gb") == doctest::Approx(271.2));
+  CHECK(mamf_tflops("h100-sxm-80gb") == doctest::Approx(794.5));
+  CHECK(mamf_tflops("h200-sxm-141gb") == doctest::Approx(794.5));
+  CHECK(mamf_tflops("b200-180gb") == doctest::Approx(1745.0));
+  CHECK(mamf_tflops("gb200-186gb") == doctest::Approx(1822.0));
+  CHECK(mamf_tflops("b300-288gb") == doctest::Approx(1769.0));
+  // H200 NVL: H200 SXM's share of the peak at the NVL's dense peak, 835.5 x 794.5 / 989 = 671.19.
+  CHECK(mamf_tflops("h200-nvl-141gb") == doctest::Approx(835.5 * 794.5 / 989.0).epsilon(1e-4));
+  // GB300: B300's figure times GB200's over B200's, 1769.0 x 1822.0 / 1745.0 = 1847.06.
+  CHECK(mamf_tflops("gb300-288gb") == doctest::Approx(1769.0 * 1822.0 / 1745.0).epsilon(1e-4));
+  // No FP8 figure in the presets: the FP8 ceiling carries the BF16 share of the peak (GB200:
+  // 5000 x 1822.0 / 2500 = 3644; H100: 1979 x 794.5 / 989 = 1589.8).
+  CHECK(scenarios::gpu_preset("gb200-186gb").matmul_fp8_flops / 1e12 == doctest::Approx(3644.0));
+  CHECK(scenarios::gpu_preset("h100-sxm-80gb").matmul_fp8_flops / 1e12 == doctest::Approx(1979.0 * 794.5 / 989.0));
+}
+
 TEST_CASE("the built-in default scenario loads") {
   const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text());
   CHECK(s.model.name == "llama-3.1-70b");
