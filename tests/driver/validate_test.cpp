@@ -471,26 +471,27 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
   CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10 + 2);  // and the CI's two 7B step times
   // dgxc BF16 and FP8, Megatron-Bridge's FP8 runs, Megatron-LM README, CI, MLPerf GPT-3 and Llama 3.1 405B runs
-  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2 + 18 + 5);
-  CHECK(find("gb200-186gb").records == 2 + 6 + 7);  // the CI's two, Megatron-Bridge's six, MLPerf's seven
-  CHECK(find("gb200-186gb").sets ==
-        std::vector<std::string>{"megatron-bridge-llama", "megatron-lm-ci-speed", "mlperf-llama31-405b"});
+  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2 + 18 + 5 + 2);  // and MLPerf v5.1's two Llama 3.1 8B runs
+  CHECK(find("gb200-186gb").records == 2 + 6 + 7 + 2);  // the CI's two, Megatron-Bridge's six, MLPerf's seven and two
+  CHECK(find("gb200-186gb").sets == std::vector<std::string>{"megatron-bridge-llama", "megatron-lm-ci-speed",
+                                                              "mlperf-llama31-405b", "mlperf-v51-llama31"});
   CHECK(find("gb200-186gb").efficiency_kind == "derived");
   CHECK(find("h100-sxm-94gb").records == 12 + 92);  // the calibration slice and the rest of the sweep
   CHECK(find("h100-sxm-94gb").sets == std::vector<std::string>{"fujii-2024-tsubame-h100", "fujii-2024-tsubame-h100-sweep"});
-  CHECK(find("h200-sxm-141gb").records == 2);  // MLPerf v5.0's Llama 3.1 405B on 512 and 1,024 H200
-  CHECK(find("h200-sxm-141gb").sets == std::vector<std::string>{"mlperf-llama31-405b"});
-  CHECK(find("b200-180gb").records == 4);
+  // MLPerf v5.0's Llama 3.1 405B on 512 and 1,024 H200, v5.1's Llama 3.1 8B on 64
+  CHECK(find("h200-sxm-141gb").records == 3);
+  CHECK(find("h200-sxm-141gb").sets == std::vector<std::string>{"mlperf-llama31-405b", "mlperf-v51-llama31"});
+  CHECK(find("b200-180gb").records == 4 + 12);  // Megatron-Bridge's four, MLPerf v5.1's twelve
   CHECK(find("b200-180gb").efficiency_kind == "derived");
-  CHECK(find("b300-288gb").records == 0);
-  CHECK(find("gb300-288gb").records == 4);
+  CHECK(find("b300-288gb").records == 2);  // MLPerf v5.1's Llama 3.1 8B on one 8-GPU node, Dell's and Supermicro's
+  CHECK(find("gb300-288gb").records == 4 + 3);
   CHECK(find("gb300-288gb").efficiency_kind == "derived");
   CHECK(find("h200-sxm-141gb").efficiency_kind == "derived");
   CHECK(find("a100-sxm-40gb").efficiency_kind == "fitted");
   const auto md = stepsim::report::gpu_coverage_markdown(gpus);
-  CHECK(md.find("| b300-288gb | 0 | - | derived | derived, no measured record |") != std::string::npos);
-  CHECK(md.find("| b200-180gb | 4 | megatron-bridge-llama | derived | checked against measurements (efficiency not fitted) |") !=
-        std::string::npos);
+  CHECK(md.find("| h200-nvl-141gb | 0 | - | derived | derived, no measured record |") != std::string::npos);
+  CHECK(md.find("| b200-180gb | 16 | megatron-bridge-llama, mlperf-v51-llama31 | derived | checked against measurements (efficiency "
+                "not fitted) |") != std::string::npos);
 }
 
 TEST_CASE("validate: a memory record compares the last stage's peak without context, NCCL buffers and fragmentation") {

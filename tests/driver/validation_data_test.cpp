@@ -32,20 +32,21 @@ TEST_CASE("validation sets are embedded, equal the files on disk, and every scen
                                             "korthikanti-2022-table5", "megatron-bridge-llama", "megatron-lm-ci-memory",
                                             "megatron-lm-ci-speed",
                                             "megatron-lm-readme-h100", "mlperf-gpt3-h100", "mlperf-llama31-405b",
-                                            "mtnlg-530b", "narayanan-sc21-table1"});
+                                            "mlperf-v51-llama31", "mtnlg-530b", "narayanan-sc21-table1"});
   // {records, of which skipped}
   const std::map<std::string, std::pair<std::size_t, std::size_t>> expected_counts{
       {"dgxc-h100-llama3", {67, 1}},      {"fujii-2024-abci-a100", {100, 44}}, {"fujii-2024-tsubame-h100", {12, 0}},
       {"fujii-2024-tsubame-h100-sweep", {222, 130}},
       {"korthikanti-2022-table5", {8, 0}}, {"megatron-bridge-llama", {29, 11}}, {"megatron-lm-ci-memory", {418, 17}},
       {"megatron-lm-ci-speed", {417, 411}}, {"megatron-lm-readme-h100", {9, 0}}, {"mlperf-gpt3-h100", {20, 2}},
-      {"mlperf-llama31-405b", {14, 0}},   {"mtnlg-530b", {3, 0}},
+      {"mlperf-llama31-405b", {14, 0}},   {"mlperf-v51-llama31", {47, 25}}, {"mtnlg-530b", {3, 0}},
       {"narayanan-sc21-table1", {10, 0}}};
   // Compared, never fitted on: the CI's deterministic-mode step times, MT-NLG's DeepSpeed stack,
   // Megatron-Bridge's FP8 runs (Blackwell's derived efficiencies, a newer H100 stack) and the MLPerf
-  // GPT-3 and Llama 3.1 405B submissions (another implementation, up to 11,616 GPUs, the first H200 runs).
+  // GPT-3 and Llama 3.1 submissions (another implementation, up to 11,616 GPUs, the first H200, B300 and
+  // partner-built B200 runs).
   const std::set<std::string> compared_only{"megatron-bridge-llama", "megatron-lm-ci-speed", "mlperf-gpt3-h100",
-                                            "mlperf-llama31-405b", "mtnlg-530b"};
+                                            "mlperf-llama31-405b", "mlperf-v51-llama31", "mtnlg-530b"};
   for (const auto& name : names) {
     CAPTURE(name);
     const std::string text = stepsim::driver::validation_set_text(name);
@@ -221,6 +222,33 @@ TEST_CASE("MLPerf Llama 3.1 405B: 128 pipeline layers in 64 virtual stages, the 
   }
   CHECK(records == 14);
   CHECK(dp_last == 6);  // NVIDIA Tyche at 512 GPUs and the five IBM+CoreWeave+NVIDIA Carina runs
+}
+
+TEST_CASE("MLPerf v5.1 Llama 3.1: why records are skipped, batches that add up, one-rack NVLink domains") {
+  std::map<std::string, std::size_t> skips;
+  std::size_t simulated = 0, one_rack = 0;
+  for (const auto& r : stepsim::driver::validation_records("mlperf-v51-llama31")) {
+    CAPTURE(r.name);
+    if (r.skipped()) {
+      // The reason's first words: NVFP4, "AMD Instinct ...: no GPU preset", the Nebius H200 resubmission.
+      ++skips[r.skip_reason.substr(0, r.skip_reason.find(' '))];
+      continue;
+    }
+    ++simulated;
+    const auto s = stepsim::scenarios::load_scenario_text(r.scenario_json);
+    CHECK(s.training.seq_len == 8192);
+    CHECK(s.micro_batches() * s.parallel.dp * s.training.micro_batch == s.training.global_batch);
+    CHECK(s.world_size() == s.cluster.gpus_per_node * s.cluster.nodes);
+    CHECK(s.training.fp8());
+    // The 72-GPU GB200 and GB300 runs fill one NVL72 rack (SEGMENT=18 trays); larger ones use 16 trays a rack.
+    if (s.world_size() == 72) {
+      ++one_rack;
+      CHECK(s.cluster.nvlink_domain_gpus == 72);
+    }
+  }
+  CHECK(simulated == 22);
+  CHECK(one_rack == 3);  // NVIDIA's Tyche (GB200) and Theia (GB300) and Lambda's GB300 runs
+  CHECK(skips == std::map<std::string, std::size_t>{{"AMD", 6}, {"NVFP4", 17}, {"the", 2}});
 }
 
 TEST_CASE("validation set parse errors name the record and key") {

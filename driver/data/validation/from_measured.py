@@ -7,7 +7,7 @@ row per published metric) into this folder:
 MEASURED_DIR holds dgxc-h100-llama3-8b-70b.csv, megatron-lm-readme-h100-weak-scaling.csv,
 fujii2024-abci-a100-llama31-8b.csv, mtnlg530b.csv and megatron-lm-ci-golden-values-small-gpt.csv;
 fujii2024-tsubame-h100-llama31-8b.csv (the H100 half of the same sweep log), megatron-bridge-llama.csv and
-mlperf-gpt3-nvidia.csv and mlperf-llama31-405b.csv lie in this folder. Every choice that a table does not state
+mlperf-gpt3-nvidia.csv, mlperf-llama31-405b.csv and mlperf-v51-llama31.csv lie in this folder. Every choice that a table does not state
 (micro-batch, recompute, model details) is written into the record's notes as "assumed"."""
 
 import csv
@@ -770,27 +770,77 @@ def mlperf_gpt3(out):
         records=records))
 
 
-# MLPerf v5.0 Llama 3.1 405B systems: the accelerator as the systems json names it -> (cluster preset, GPUs per node).
-ML405_SYSTEMS = {"H100": ("dgx-h100", 8), "H200": ("dgx-h200", 8), "B200": ("dgx-b200", 8), "GB200": ("gb200-nvl72", 4)}
+# MLPerf Llama 3.1 systems: the accelerator as the systems json names it -> (cluster preset, GPUs per node).
+ML405_SYSTEMS = {"H100": ("dgx-h100", 8), "H200": ("dgx-h200", 8), "B200": ("dgx-b200", 8), "GB200": ("gb200-nvl72", 4),
+                 "B300": ("dgx-b300", 8), "GB300": ("gb300-nvl72", 4)}
 ML405_PRECISION = {"delayed": "fp8-delayed", "current": "fp8-current", "mxfp8": "mxfp8"}
 
 
 def ml405_gpu(name):
     # The accelerator's family from the systems json's name ("NVIDIA H100-SXM5-80GB", "NVIDIA GB200", ...).
-    for key in ("GB200", "B200", "H200", "H100"):
+    for key in ("GB300", "GB200", "B300", "B200", "H200", "H100"):
         if key in name.upper():
             return key
     return None
 
 
 def ml405_software(container):
-    # NGC containers of the submissions as the nearest NeMo software presets (NeMo 25.02 is built on NGC PyTorch 25.01).
-    return {"25.01": "nemo-25.02", "25.02": "nemo-25.02", "25.04": "nemo-25.04"}.get(container)
+    # NGC containers of the submissions as the nearest NeMo software presets (NeMo 25.02 is built on NGC PyTorch 25.01;
+    # the 25.08 and 25.09 trees, NeMo and Megatron-core 25.09-alpha with TransformerEngine 2.8, are nearest NeMo 25.11's).
+    return {"25.01": "nemo-25.02", "25.02": "nemo-25.02", "25.04": "nemo-25.04", "25.08": "nemo-25.11",
+            "25.09": "nemo-25.11"}.get(container)
 
 
 def ml405_flag(cell):
     # A cell that starts with True or False (the transcription adds where the value comes from).
     return cell.split()[0] == "True"
+
+
+def mlperf_llama_scenario(r, name, model, software):
+    # The scenario of one MLPerf Llama 3.1 submission from its transcribed config (the columns of
+    # mlperf-llama31-405b.csv and mlperf-v51-llama31.csv) and what the scenario leaves to the notes.
+    gpus, tp, pp, vp, cp, mbs, gbs, seq = (int(r[k]) for k in ("gpus", "tp", "pp", "vp", "cp", "mbs", "gbs", "seq_len"))
+    notes = ""
+    preset, per_node = ML405_SYSTEMS[ml405_gpu(r["gpu"])]
+    scenario = OrderedDict(name=f"mlperf-{name}", model=model)
+    graphs = r["cuda_graphs"].split()[0].rstrip(":")
+    if graphs == "unknown" and "_cg" in r["config_file"]:
+        notes += "; CUDA graphs assumed from the config's name (its config_common_cg.sh is not in the repository)"
+        graphs = "full_iteration"
+    if graphs in ("True", "full_iteration"):
+        scenario["software"] = OrderedDict(preset=software, cuda_graphs=True)
+    cluster = OrderedDict(preset=preset, nodes=gpus // per_node)
+    if preset in ("gb200-nvl72", "gb300-nvl72"):
+        # A run of one whole rack (18 trays, 72 GPUs) is one NVLink domain; larger runs use 16 trays of each rack.
+        cluster["nvlink_domain_gpus"] = 72 if gpus == 72 else min(gpus, 64)
+        notes += (f"; NVLink domains of {cluster['nvlink_domain_gpus']} GPUs "
+                  + ("(the 18 trays of one rack)" if gpus == 72 else "(16 trays of a 72-GPU rack; inferred from the node counts)"))
+    scenario["cluster"] = cluster
+    scenario["training"] = OrderedDict(seq_len=seq, global_batch=gbs, micro_batch=mbs,
+                                       recompute=r["act_recompute"].split()[0], grad_dtype=r["grad_dtype"].split()[0],
+                                       precision=ML405_PRECISION[r["fp8_recipe"].split()[0]], fp8_params=ml405_flag(r["fp8_params"]))
+    parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=gpus // (tp * cp * pp))
+    parallel["schedule"] = "interleaved" if vp > 1 else "1f1b"
+    if vp > 1:
+        parallel["vpp"] = vp
+    parallel["sequence_parallel"] = ml405_flag(r["sequence_parallel"])
+    if cp > 1:
+        parallel["cp_comm_type"] = r["cp_comm_type"].split()[0]
+    # TP_PP_DP_MAPPING: Megatron orders tp-ep-pp-cp-dp (v5.0's GB200 configs) or tp-cp-ep-pp-dp (v5.1); no experts.
+    if r["rank_order"].startswith("tp-ep-pp-cp-dp"):
+        parallel["rank_order"] = "tp-pp-cp-dp"
+    elif r["rank_order"].startswith("tp-cp-ep-pp-dp") and pp > 1:
+        parallel["rank_order"] = "tp-cp-pp-dp"
+    parallel["distributed_optimizer"] = ml405_flag(r["dist_optimizer"])
+    parallel["overlap_grad_reduce"] = ml405_flag(r["overlap_grad_reduce"])
+    parallel["overlap_param_gather"] = ml405_flag(r["overlap_param_gather"])
+    parallel["tp_comm_overlap"] = ml405_flag(r["tp_comm_overlap"])
+    if model == "llama-3.1-405b":
+        # ASYM_PP_EMBED / ASYM_PP_LOSS: the embedding and the loss count as pipeline layers (126 + 2 = 128).
+        parallel["account_for_embedding_in_pipeline_split"] = True
+        parallel["account_for_loss_in_pipeline_split"] = True
+    scenario["parallel"] = parallel
+    return scenario, notes
 
 
 def mlperf_llama405b(out):
@@ -799,7 +849,7 @@ def mlperf_llama405b(out):
     here = Path(__file__).resolve().parent
     records = []
     for r in rows(here / "mlperf-llama31-405b.csv"):
-        gpus, tp, pp, vp, cp, mbs, gbs, seq = (int(r[k]) for k in ("gpus", "tp", "pp", "vp", "cp", "mbs", "gbs", "seq_len"))
+        gpus = int(r["gpus"])
         gpu = ml405_gpu(r["gpu"])
         container = r["container"].rsplit("[ngc", 1)[-1].split("_")[0]
         software = ml405_software(container)
@@ -829,44 +879,11 @@ def mlperf_llama405b(out):
             records.append(rec)
             continue
         rec["software"] = software
-        preset, per_node = ML405_SYSTEMS[gpu]
-        scenario = OrderedDict(name=f"mlperf-{rec['name']}", model="llama-3.1-405b")
-        graphs = r["cuda_graphs"].split()[0].rstrip(":")
-        if graphs == "unknown" and "_cg" in r["config_file"]:
-            notes += "; CUDA graphs assumed from the config's name (its config_common_cg.sh is not in the repository)"
-            graphs = "full_iteration"
-        if graphs in ("True", "full_iteration"):
-            scenario["software"] = OrderedDict(preset=software, cuda_graphs=True)
-        cluster = OrderedDict(preset=preset, nodes=gpus // per_node)
-        if preset == "gb200-nvl72":
-            cluster["nvlink_domain_gpus"] = min(gpus, 64)
-            notes += "; NVLink domains of 64 GPUs (16 trays of a 72-GPU rack; inferred from the node counts)"
-        scenario["cluster"] = cluster
-        scenario["training"] = OrderedDict(seq_len=seq, global_batch=gbs, micro_batch=mbs,
-                                           recompute=r["act_recompute"].split()[0], grad_dtype=r["grad_dtype"].split()[0],
-                                           precision=ML405_PRECISION[recipe], fp8_params=ml405_flag(r["fp8_params"]))
-        parallel = OrderedDict(tp=tp, cp=cp, pp=pp, dp=gpus // (tp * cp * pp))
-        parallel["schedule"] = "interleaved" if vp > 1 else "1f1b"
-        if vp > 1:
-            parallel["vpp"] = vp
-        parallel["sequence_parallel"] = ml405_flag(r["sequence_parallel"])
-        if cp > 1:
-            parallel["cp_comm_type"] = r["cp_comm_type"].split()[0]
-        # TP_PP_DP_MAPPING in the GB200 configs: Megatron order tp-ep-pp-cp-dp (no experts here).
-        if r["rank_order"].startswith("tp-ep-pp-cp-dp"):
-            parallel["rank_order"] = "tp-pp-cp-dp"
-        parallel["distributed_optimizer"] = ml405_flag(r["dist_optimizer"])
-        parallel["overlap_grad_reduce"] = ml405_flag(r["overlap_grad_reduce"])
-        parallel["overlap_param_gather"] = ml405_flag(r["overlap_param_gather"])
-        parallel["tp_comm_overlap"] = ml405_flag(r["tp_comm_overlap"])
-        # ASYM_PP_EMBED / ASYM_PP_LOSS: the embedding and the loss count as pipeline layers (126 + 2 = 128).
-        parallel["account_for_embedding_in_pipeline_split"] = True
-        parallel["account_for_loss_in_pipeline_split"] = True
-        scenario["parallel"] = parallel
+        scenario, extra = mlperf_llama_scenario(r, rec["name"], "llama-3.1-405b", software)
         rec["scenario"] = scenario
         rec["measured"] = {"step_time_s": float(r["block_step_time_s_median"])}
         rec["flops_formula"] = "megatron-causal"
-        rec["notes"] = notes + "; " + r["notes"]
+        rec["notes"] = notes + extra + "; " + r["notes"]
         records.append(rec)
     write_set(out / "mlperf-llama31-405b.json", OrderedDict(
         source=("MLCommons MLPerf Training v5.0, benchmark llama31_405b: github:mlcommons/training_results_v5.0, every "
@@ -881,6 +898,80 @@ def mlperf_llama405b(out):
                "optimizer, the embedding and the loss counted as pipeline layers. One table per GPU type. Compared, "
                "never fitted on (fit false): another implementation than the NeMo tables the H100 parameters come "
                "from, the first measured H200 records, and GB200 at up to 2,496 GPUs."),
+        fit=False,
+        records=records))
+
+
+def mlperf_v51_llama(out):
+    # MLPerf Training v5.1 Llama 3.1 8B and 405B submissions (transcribed in
+    # driver/data/validation/mlperf-v51-llama31.csv): the layouts of the config scripts, the result logs' step times.
+    import re
+    here = Path(__file__).resolve().parent
+    models = {"llama31_8b": ("8b", "llama-3.1-8b"), "llama31_405b": ("405b", "llama-3.1-405b")}
+    records = []
+    for r in rows(here / "mlperf-v51-llama31.csv"):
+        size, model = models[r["benchmark"]]
+        gpus = int(r["gpus"])
+        gpu = ml405_gpu(r["gpu"])
+        tag = re.search(r"\[ngc(\d\d\.\d\d)", r["container"]) or re.search(r"pytorch:(\d\d\.\d\d)-py3", r["container"])
+        software = ml405_software(tag.group(1)) if tag else None
+        system = r["results_dir"].rstrip("/").split("/")[-2].lower().replace("_", "-").replace(".", "-")
+        rec = OrderedDict()
+        rec["name"] = f"llama31-{size}-{(gpu or 'gpu').lower()}-{r['submitter'].split()[0].lower()}-{system}-gpus{gpus}"
+        rec["table"] = f"{size}-{(gpu or r['gpu'].split()[-1]).lower()}"
+        tracked = r["tracked_step_time_s_median"].split()[0]
+        measured = float(tracked) if tracked != "unknown" else float(r["block_step_time_s_median"])
+        notes = (f"{r['submitter']} {r['system_name']} ({r['gpu']}), {r['container']}; config {r['config_file']}; "
+                 f"results {r['results_dir']} ({r['n_result_files']} files): "
+                 + (f"the implementation's per-step train_step_time, median {tracked} s; " if tracked != "unknown" else "")
+                 + f"block wall time per step {r['block_step_time_s_median']} s (min {r['block_step_time_s_min']}, "
+                 f"max {r['block_step_time_s_max']}; {r['step_time_method']})")
+        if not r["config_match"].startswith("exact"):
+            notes += f"; config check: {r['config_match']}"
+        if not tag:
+            notes += "; container not stated, assumed as in the notes"
+        recipe = r["fp8_recipe"].split()[0]
+        skip = None
+        if gpu not in ML405_SYSTEMS:
+            skip = f"{r['gpu']}: no GPU preset"
+        elif "nebius" in system and r["benchmark"] == "llama31_405b":
+            skip = ("the same result files as the v5.0 submission of this system (byte-identical), compared in "
+                    "mlperf-llama31-405b")
+        elif ml405_flag(r["fp4"]):
+            skip = "NVFP4 GEMMs are not modelled"
+        elif ml405_flag(r["fp8_attention"]):
+            skip = "FP8 attention is not modelled"
+        elif recipe not in ML405_PRECISION:
+            skip = f"FP8 recipe {r['fp8_recipe']} is not modelled"
+        elif software is None:
+            skip = f"container {r['container']}: no software preset near it"
+        if skip:
+            rec["skip"] = skip
+            rec["notes"] = notes
+            records.append(rec)
+            continue
+        rec["software"] = software
+        scenario, extra = mlperf_llama_scenario(r, rec["name"], model, software)
+        rec["scenario"] = scenario
+        rec["measured"] = {"step_time_s": measured}
+        rec["flops_formula"] = "megatron-causal"
+        rec["notes"] = notes + extra + "; " + r["notes"]
+        records.append(rec)
+    write_set(out / "mlperf-v51-llama31.json", OrderedDict(
+        source=("MLCommons MLPerf Training v5.1, benchmarks llama31_8b and llama31_405b: github:mlcommons/training_results_v5.1, "
+                "every submission's config script and result logs (transcribed in driver/data/validation/mlperf-v51-llama31.csv)"),
+        software=("NVIDIA's MLPerf Llama 3.1 implementation on NeMo and Megatron-core, as NVIDIA and the partners who copy it "
+                  "submit it (NGC 25.09 tree: NeMo and Megatron-core 25.09-alpha, TransformerEngine 2.8, preset nemo-25.11, the "
+                  "nearest; Cisco's H100 tree, NGC 25.01 with NeMo 2.4 and Megatron-core 0.13, preset nemo-25.02)"),
+        cluster=("DGX/HGX H100 (dgx-h100), HGX H200 (dgx-h200), DGX/HGX B200 (dgx-b200), HGX B300 (dgx-b300), GB200 NVL72 "
+                 "(gb200-nvl72) and GB300 NVL72 (gb300-nvl72), as each submission's systems json states"),
+        notes=("Measured: seconds per training step, the median of the implementation's per-step wall time (DeltaTimingCallback) "
+               "over a submission's result files (the block average where the logs print no per-step time); each block "
+               "of these logs also holds seconds between its last step and the evaluation, which matter where a step is "
+               "0.1-0.5 s. Llama 3.1 8B from scratch and 405B from Meta's checkpoint, sequence 8192, FP8 GEMMs with "
+               "current scaling (delayed on Cisco's H100), distributed optimizer, bf16 gradient reduction. One table per "
+               "model and GPU type. NVFP4 runs, AMD GPUs and the Nebius H200 405B resubmission are listed and skipped. "
+               "Compared, never fitted on (fit false)."),
         fit=False,
         records=records))
 
@@ -900,6 +991,7 @@ def main():
     megatron_bridge(out)
     mlperf_gpt3(out)
     mlperf_llama405b(out)
+    mlperf_v51_llama(out)
 
 
 if __name__ == "__main__":
