@@ -843,6 +843,22 @@ def mlperf_llama_scenario(r, name, model, software):
     return scenario, notes
 
 
+def mlperf_llama_record(rec, r, notes, skip, software, model, step_time_s):
+    # An MLPerf Llama record from its name and table (rec), transcribed row (r) and notes: listed with the
+    # reason when skipped, else its scenario and measured step time.
+    if skip:
+        rec["skip"] = skip
+        rec["notes"] = notes
+        return rec
+    rec["software"] = software
+    scenario, extra = mlperf_llama_scenario(r, rec["name"], model, software)
+    rec["scenario"] = scenario
+    rec["measured"] = {"step_time_s": step_time_s}
+    rec["flops_formula"] = "megatron-causal"
+    rec["notes"] = notes + extra + "; " + r["notes"]
+    return rec
+
+
 def mlperf_llama405b(out):
     # MLPerf Training v5.0 Llama 3.1 405B submissions: the layouts of the submissions' config scripts, the step times
     # of their result logs (transcribed in driver/data/validation/mlperf-llama31-405b.csv).
@@ -873,18 +889,8 @@ def mlperf_llama405b(out):
             skip = f"container {r['container']}: no software preset near it"
         elif recipe not in ML405_PRECISION:
             skip = f"FP8 recipe {r['fp8_recipe']} is not modelled"
-        if skip:
-            rec["skip"] = skip
-            rec["notes"] = notes
-            records.append(rec)
-            continue
-        rec["software"] = software
-        scenario, extra = mlperf_llama_scenario(r, rec["name"], "llama-3.1-405b", software)
-        rec["scenario"] = scenario
-        rec["measured"] = {"step_time_s": float(r["block_step_time_s_median"])}
-        rec["flops_formula"] = "megatron-causal"
-        rec["notes"] = notes + extra + "; " + r["notes"]
-        records.append(rec)
+        records.append(mlperf_llama_record(rec, r, notes, skip, software, "llama-3.1-405b",
+                                           float(r["block_step_time_s_median"]) if not skip else None))
     write_set(out / "mlperf-llama31-405b.json", OrderedDict(
         source=("MLCommons MLPerf Training v5.0, benchmark llama31_405b: github:mlcommons/training_results_v5.0, every "
                 "submission's config script and result logs (transcribed in driver/data/validation/mlperf-llama31-405b.csv)"),
@@ -945,18 +951,7 @@ def mlperf_v51_llama(out):
             skip = f"FP8 recipe {r['fp8_recipe']} is not modelled"
         elif software is None:
             skip = f"container {r['container']}: no software preset near it"
-        if skip:
-            rec["skip"] = skip
-            rec["notes"] = notes
-            records.append(rec)
-            continue
-        rec["software"] = software
-        scenario, extra = mlperf_llama_scenario(r, rec["name"], model, software)
-        rec["scenario"] = scenario
-        rec["measured"] = {"step_time_s": measured}
-        rec["flops_formula"] = "megatron-causal"
-        rec["notes"] = notes + extra + "; " + r["notes"]
-        records.append(rec)
+        records.append(mlperf_llama_record(rec, r, notes, skip, software, model, measured))
     write_set(out / "mlperf-v51-llama31.json", OrderedDict(
         source=("MLCommons MLPerf Training v5.1, benchmarks llama31_8b and llama31_405b: github:mlcommons/training_results_v5.1, "
                 "every submission's config script and result logs (transcribed in driver/data/validation/mlperf-v51-llama31.csv)"),
