@@ -470,8 +470,9 @@ TEST_CASE("GPU coverage: which GPUs have measured records, which efficiencies ar
   CHECK(find("a100-sxm-40gb").records == 56);
   CHECK(find("a100-sxm-40gb").sets == std::vector<std::string>{"fujii-2024-abci-a100"});
   CHECK(find("a100-sxm-80gb").records == 8 + 3 + 10 + 2);  // and the CI's two 7B step times
-  // dgxc BF16 and FP8, Megatron-Bridge's FP8 runs, Megatron-LM README, CI, MLPerf GPT-3 and Llama 3.1 405B runs
-  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2 + 18 + 5 + 2);  // and MLPerf v5.1's two Llama 3.1 8B runs
+  // dgxc BF16 and FP8, Megatron-Bridge's FP8 runs, Megatron-LM README, CI, MLPerf GPT-3 and Llama 3.1 405B runs,
+  // MLPerf v5.1's two Llama 3.1 8B runs and Meta's three Llama 3 405B runs
+  CHECK(find("h100-sxm-80gb").records == 33 + 33 + 4 + 9 + 2 + 18 + 5 + 2 + 3);
   CHECK(find("gb200-186gb").records == 2 + 6 + 7 + 2);  // the CI's two, Megatron-Bridge's six, MLPerf's seven and two
   CHECK(find("gb200-186gb").sets == std::vector<std::string>{"megatron-bridge-llama", "megatron-lm-ci-speed",
                                                               "mlperf-llama31-405b", "mlperf-v51-llama31"});

@@ -31,22 +31,25 @@ TEST_CASE("validation sets are embedded, equal the files on disk, and every scen
                                             "fujii-2024-tsubame-h100-sweep",
                                             "korthikanti-2022-table5", "megatron-bridge-llama", "megatron-lm-ci-memory",
                                             "megatron-lm-ci-speed",
-                                            "megatron-lm-readme-h100", "mlperf-gpt3-h100", "mlperf-llama31-405b",
-                                            "mlperf-v51-llama31", "mtnlg-530b", "narayanan-sc21-table1"});
+                                            "megatron-lm-readme-h100", "meta-llama3-405b", "mlperf-gpt3-h100",
+                                            "mlperf-llama31-405b", "mlperf-v51-llama31", "mtnlg-530b",
+                                            "narayanan-sc21-table1"});
   // {records, of which skipped}
   const std::map<std::string, std::pair<std::size_t, std::size_t>> expected_counts{
       {"dgxc-h100-llama3", {67, 1}},      {"fujii-2024-abci-a100", {100, 44}}, {"fujii-2024-tsubame-h100", {12, 0}},
       {"fujii-2024-tsubame-h100-sweep", {222, 130}},
       {"korthikanti-2022-table5", {8, 0}}, {"megatron-bridge-llama", {29, 11}}, {"megatron-lm-ci-memory", {418, 17}},
-      {"megatron-lm-ci-speed", {417, 411}}, {"megatron-lm-readme-h100", {9, 0}}, {"mlperf-gpt3-h100", {20, 2}},
+      {"megatron-lm-ci-speed", {417, 411}}, {"megatron-lm-readme-h100", {9, 0}}, {"meta-llama3-405b", {3, 0}},
+      {"mlperf-gpt3-h100", {20, 2}},
       {"mlperf-llama31-405b", {14, 0}},   {"mlperf-v51-llama31", {47, 25}}, {"mtnlg-530b", {3, 0}},
       {"narayanan-sc21-table1", {10, 0}}};
   // Compared, never fitted on: the CI's deterministic-mode step times, MT-NLG's DeepSpeed stack,
-  // Megatron-Bridge's FP8 runs (Blackwell's derived efficiencies, a newer H100 stack) and the MLPerf
+  // Megatron-Bridge's FP8 runs (Blackwell's derived efficiencies, a newer H100 stack), the MLPerf
   // GPT-3 and Llama 3.1 submissions (another implementation, up to 11,616 GPUs, the first H200, B300 and
-  // partner-built B200 runs).
-  const std::set<std::string> compared_only{"megatron-bridge-llama", "megatron-lm-ci-speed", "mlperf-gpt3-h100",
-                                            "mlperf-llama31-405b", "mlperf-v51-llama31", "mtnlg-530b"};
+  // partner-built B200 runs) and Meta's Llama 3 405B runs (another stack and cluster, up to 16,384 GPUs).
+  const std::set<std::string> compared_only{"megatron-bridge-llama", "megatron-lm-ci-speed", "meta-llama3-405b",
+                                            "mlperf-gpt3-h100",      "mlperf-llama31-405b",  "mlperf-v51-llama31",
+                                            "mtnlg-530b"};
   for (const auto& name : names) {
     CAPTURE(name);
     const std::string text = stepsim::driver::validation_set_text(name);
@@ -117,17 +120,31 @@ TEST_CASE("NVIDIA's BF16 Llama 3 runs (optimizer sharded, bf16 gradients) are pr
   CHECK(fp8_fit == 33);
 }
 
-TEST_CASE("every measured run of every set is predicted to fit in its GPU's memory (they ran)") {
-  std::size_t runs = 0;
+TEST_CASE("every measured run of every set is predicted to fit in its GPU's memory (they ran), but one named run") {
+  // The one exception, a known miss of the model: Meta's 405B run on 8,192 GPUs, whose pipeline schedule
+  // (its N micro-batches back to back per chunk, 'set flexibly') and allocator are Meta's own. Read as
+  // Megatron's interleaved schedule, stage 1 holds 141 one-layer forward passes (70 GiB) and peaks at
+  // 86.2 GiB of 80, 7.0 GiB of it the fragmentation allowance; without that allowance it fits.
+  const std::string known_miss = "meta-llama3-405b/llama31-405b-seq8192-tp8-pp16-dp64-gpus8192";
+  std::size_t runs = 0, misses = 0;
   for (const auto& set : stepsim::driver::validation_set_names())
     for (const auto& r : stepsim::driver::validation_records(set)) {
       if (r.skipped() || r.measures_memory()) continue;
       CAPTURE(set);
       CAPTURE(r.name);
       const auto e = stepsim::memory::stepsim_estimate(stepsim::scenarios::load_scenario_text(r.scenario_json));
-      CHECK(e.fits);
+      if (set + "/" + r.name == known_miss) {
+        CHECK_FALSE(e.fits);
+        const auto no_fragmentation = stepsim::memory::stepsim_estimate(stepsim::scenarios::load_scenario_text(
+            r.scenario_json, {stepsim::scenarios::parse_override("memory.fragmentation_fraction=0")}));
+        CHECK(no_fragmentation.fits);
+        ++misses;
+      } else {
+        CHECK(e.fits);
+      }
       ++runs;
     }
+  CHECK(misses == 1);
   CHECK(runs > 250);
 }
 
