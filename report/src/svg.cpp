@@ -695,10 +695,18 @@ std::vector<GanttWindow> gantt_zoom_windows(const GanttPlot& plot, int width_px)
   if (median_s / plot.makespan_s * plot_w >= 8) return {};
   const double window_s = median_s * plot_w / 16;
   const double end = plot.makespan_s;
+  // The cool-down ends with the last forward or backward pass: what follows it (gradient
+  // reductions that have no pass left to hide behind, the optimizer) is in the whole-step chart,
+  // and a long such tail would otherwise push the last micro-batches out of the window.
+  double last_pass_end_s = 0;
+  for (const auto& r : plot.rows)
+    for (const auto& b : r.bars)
+      if (b.category == GanttCategory::Forward || b.category == GanttCategory::Backward)
+        last_pass_end_s = std::max(last_pass_end_s, b.end_s);
   std::vector<GanttWindow> out;
   out.push_back({"warm-up", 0, window_s});
   if (3 * window_s < end) out.push_back({"steady state", end / 2 - window_s / 2, end / 2 + window_s / 2});
-  if (2 * window_s < end) out.push_back({"cool-down", end - window_s, end});
+  if (2 * window_s < last_pass_end_s) out.push_back({"cool-down", last_pass_end_s - window_s, last_pass_end_s});
   return out;
 }
 

@@ -519,6 +519,22 @@ TEST_CASE("Gantt chart: zoomed windows for a long step, numbered micro-batches")
   s.rows[0].bars.resize(8);
   s.makespan_s = 0.08;
   CHECK(gantt_zoom_windows(s, 960).empty());
+  // Gradient reductions and the optimizer for 1 s after the last pass (sharded gradients): the
+  // cool-down still ends with the last pass, 2.0 s, not with the step at 3.0 s.
+  GanttPlot tail = p;
+  tail.rows[0].bars.push_back({2.0, 2.9, GanttCategory::DpComm, -1});
+  tail.rows[0].bars.push_back({2.9, 3.0, GanttCategory::Optimizer, -1});
+  tail.makespan_s = 3.0;
+  const auto wt = gantt_zoom_windows(tail, 960);
+  REQUIRE(wt.size() == 3);
+  CHECK(wt[1].start_s == doctest::Approx(1.23));
+  CHECK(wt[2].name == "cool-down");
+  CHECK(wt[2].start_s == doctest::Approx(1.46));
+  CHECK(wt[2].end_s == doctest::Approx(2.0));
+  // The last 54 passes (146 to 199): the same chart as the step's without the tail.
+  const auto last = gantt_window_svg(tail, wt[2], 960);
+  CHECK(count_of(last, "fill=\"#4c9be8\"/>") == 54 + 1);
+  CHECK(last == gantt_window_svg(p, w[2], 960));
 }
 
 TEST_CASE("throughput on log-log axes with the ideal-scaling line, and one global Pareto front") {
