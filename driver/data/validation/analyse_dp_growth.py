@@ -17,20 +17,11 @@ It prints, per layout, the gaps (ms) by DP, theta and b with the root-mean-squar
 One mechanism would show one theta (or one b) across layouts, or one in proportion to something the
 layouts share.
 """
-import csv
-import json
 import math
 import sys
 from collections import defaultdict
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-
-
-def load_set(name, cache={}):
-    if name not in cache:
-        cache[name] = {r["name"]: r for r in json.loads((HERE / f"{name}.json").read_text())["records"]}
-    return cache[name]
+from analyse_microbatch import measured_runs
 
 
 def harmonic(n):
@@ -50,21 +41,8 @@ def line_fit(xs, ys):
 
 def main():
     groups = defaultdict(list)
-    for row in csv.DictReader(sys.stdin):
-        rec = load_set(row["set"])[row["record"]]
-        sc = rec["scenario"]
-        p, t = sc["parallel"], sc["training"]
-        mbs = t["micro_batch"]
-        dp = p.get("dp") or 1
-        m = t["global_batch"] // (mbs * dp)
-        t_pred = float(row["predicted_step_time_s"])
-        if row["measured_step_time_s"]:
-            t_meas = float(row["measured_step_time_s"])
-        elif row["measured_tflops_per_gpu"]:
-            t_meas = t_pred * float(row["predicted_tflops_per_gpu"]) / float(row["measured_tflops_per_gpu"])
-        else:
-            continue
-        key = (row["set"], t["seq_len"], p.get("tp", 1), p.get("cp", 1), p.get("pp", 1), mbs)
+    for row, p, t, dp, m, t_meas, t_pred in measured_runs(sys.stdin):
+        key = (row["set"], t["seq_len"], p.get("tp", 1), p.get("cp", 1), p.get("pp", 1), t["micro_batch"])
         groups[key].append((dp, 1e3 * (t_meas - t_pred) / m, 1e3 * t_pred / m))
     print("set, seq, TP, CP, PP, micro-batch: gap per micro-batch in ms by DP (predicted micro-batch time in ms)")
     print("  theta (ms), rms | b (ms per replica), rms")

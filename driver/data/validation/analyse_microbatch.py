@@ -28,15 +28,16 @@ def load_set(name, cache={}):
     return cache[name]
 
 
-def main():
-    groups = defaultdict(list)
-    for row in csv.DictReader(sys.stdin):
+def measured_runs(stream):
+    """The records of `stepsim validate --format csv` with a measurement: per row, the CSV row, the
+    record's parallel and training sections, DP, micro-batches per pipeline m, and the measured and
+    predicted step times (a measured step time missing from the CSV derived from the measured TFLOP/s)."""
+    for row in csv.DictReader(stream):
         rec = load_set(row["set"])[row["record"]]
         sc = rec["scenario"]
         p, t = sc["parallel"], sc["training"]
-        mbs = t["micro_batch"]
         dp = p.get("dp") or 1
-        m = t["global_batch"] // (mbs * dp)
+        m = t["global_batch"] // (t["micro_batch"] * dp)
         t_pred = float(row["predicted_step_time_s"])
         if row["measured_step_time_s"]:
             t_meas = float(row["measured_step_time_s"])
@@ -44,6 +45,13 @@ def main():
             t_meas = t_pred * float(row["predicted_tflops_per_gpu"]) / float(row["measured_tflops_per_gpu"])
         else:
             continue
+        yield row, p, t, dp, m, t_meas, t_pred
+
+
+def main():
+    groups = defaultdict(list)
+    for row, p, t, dp, m, t_meas, t_pred in measured_runs(sys.stdin):
+        mbs = t["micro_batch"]
         layout = (row["set"], row["table"], t["seq_len"], t["global_batch"], p["tp"], p["cp"], p["pp"], dp,
                   p.get("vpp", 1), row["gpu"])
         groups[layout].append((mbs, m, t_meas, t_pred, row["record"]))
