@@ -137,9 +137,14 @@ namespace {
 
 std::int64_t g_memory_budget_bytes = kDefaultMemoryBudgetBytes;
 
-std::string gib_text(double bytes) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.1f", bytes / static_cast<double>(std::int64_t{1} << 30));
+// "6.6 GiB", or "40.6 MiB" under 1 GiB (so that a small budget and estimate do not both read 0.0).
+std::string memory_text(double bytes) {
+  constexpr double kGiB = static_cast<double>(std::int64_t{1} << 30);
+  char buf[48];
+  if (bytes >= kGiB)
+    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (kGiB / 1024));
   return buf;
 }
 
@@ -162,10 +167,10 @@ void check_memory_budget(const scenarios::Scenario& s, double ops, double flows,
   const double bytes = estimated_memory_bytes(s.world_size(), ops, flows, simgrid);
   if (bytes <= static_cast<double>(budget_bytes)) return;
   throw ScenarioError("--memory-budget-gib",
-                      "this run would take about " + gib_text(bytes) + " GiB of memory (" + grouped(static_cast<double>(s.world_size())) +
+                      "this run would take about " + memory_text(bytes) + " of memory (" + grouped(static_cast<double>(s.world_size())) +
                           " GPUs, " + grouped(ops) + " ops" + (simgrid ? ", " + grouped(flows) + " SimGrid flows" : std::string()) +
-                          "), over the budget of " + gib_text(static_cast<double>(budget_bytes)) +
-                          " GiB; use fewer micro-batches (a larger training.micro_batch)" + (per_layer ? ", --granularity chunk" : "") +
+                          "), over the budget of " + memory_text(static_cast<double>(budget_bytes)) +
+                          "; use fewer micro-batches (a larger training.micro_batch)" + (per_layer ? ", --granularity chunk" : "") +
                           (simgrid ? ", --engine analytic" : "") + " or fewer GPUs, or raise --memory-budget-gib");
 }
 

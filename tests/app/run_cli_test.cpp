@@ -208,8 +208,8 @@ TEST_CASE("over the memory budget: refused before the run, exit 2, one line with
        "stepsim: error: --memory-budget-gib: this run would take about 2.3 GiB of memory (4,194,304 GPUs, 7 ops), over the "
        "budget of 1.0 GiB; "},
       {"run --granularity layer --engine analytic --memory-budget-gib 0.01",
-       "stepsim: error: --memory-budget-gib: this run would take about 0.1 GiB of memory (128 GPUs, 104,448 ops), over the budget "
-       "of 0.0 GiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or raise "
+       "stepsim: error: --memory-budget-gib: this run would take about 73.3 MiB of memory (128 GPUs, 104,448 ops), over the budget "
+       "of 10.2 MiB; use fewer micro-batches (a larger training.micro_batch), --granularity chunk or fewer GPUs, or raise "
        "--memory-budget-gib\n"},
       {"report --memory-budget-gib 0.01", "stepsim: error: --memory-budget-gib: this run would take about "},
       {"compare --set parallel.vpp=2 --set parallel.schedule=interleaved --memory-budget-gib 0.01",

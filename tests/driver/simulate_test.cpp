@@ -176,8 +176,8 @@ TEST_CASE("a run over the memory budget is refused before it is built, naming th
   const double bytes = estimated_memory_bytes(128, 7168, 0, false);
   o.memory_budget_bytes = static_cast<std::int64_t>(bytes) - 1;
   const auto refused = error_of(def, o);
-  CHECK(refused.rfind("--memory-budget-gib: this run would take about 0.0 GiB of memory (128 GPUs, 7,168 ops), over the budget of "
-                      "0.0 GiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib",
+  CHECK(refused.rfind("--memory-budget-gib: this run would take about 40.6 MiB of memory (128 GPUs, 7,168 ops), over the budget of "
+                      "40.6 MiB; use fewer micro-batches (a larger training.micro_batch) or fewer GPUs, or raise --memory-budget-gib",
                       0) == 0);
   o.memory_budget_bytes = static_cast<std::int64_t>(bytes) + 1;
   CHECK(error_of(def, o) == "<no error>");
