@@ -248,3 +248,69 @@ TEST_CASE("the README's sample outputs are the golden outputs") {
   }
   if (update) write_file(root / "README.md", readme);
 }
+
+namespace {
+
+// The cells of a Markdown table row ("| a | b |" -> {"a", "b"}), trimmed.
+std::vector<std::string> row_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::size_t pos = line.find('|');
+  while (pos != std::string::npos) {
+    const auto next = line.find('|', pos + 1);
+    if (next == std::string::npos) break;
+    cells.push_back(trim(line.substr(pos + 1, next - pos - 1)));
+    pos = next;
+  }
+  return cells;
+}
+
+// "2.2 %" -> 2.2; "-" -> NaN.
+double percent_cell(const std::string& cell) { return cell == "-" ? std::nan("") : std::stod(cell); }
+
+}  // namespace
+
+TEST_CASE("the README's validation table has the golden validate figures (records, MAPE, max, Spearman, top 5 in top 8)") {
+  // Its fitted and cross-validated columns come from `stepsim validate --cross-validate`, too slow
+  // for the suite; the first columns must be what `stepsim validate` prints (tests/golden/validate-json).
+  INFO("after a model change, paste the table of `stepsim validate --cross-validate --format md` into the README");
+  const fs::path root(STEPSIM_SOURCE_DIR);
+  const std::string readme = slurp(root / "README.md");
+  const std::string header = "| set | table | records | MAPE | max | Spearman | top 5/8 |";
+  const auto start = readme.find(header);
+  REQUIRE(start != std::string::npos);
+  std::istringstream in(readme.substr(start));
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t n = 0; std::getline(in, line) && line.rfind('|', 0) == 0; ++n)
+    if (n >= 2) rows.push_back(row_cells(line));
+  const auto golden = nlohmann::json::parse(slurp(root / "tests" / "golden" / "validate-json" / "stdout"));
+  std::size_t expected_rows = 0;
+  for (const auto& set : golden.at("sets")) {
+    // The table is of step times: a set of memory records (Megatron-LM's CI peaks) is not in it.
+    if (!set.at("records").empty() && set.at("records").front().contains("measured_peak_allocated_gib")) continue;
+    std::vector<std::pair<std::string, const nlohmann::json*>> groups{{"(whole set)", &set}};
+    // A set of one table has its whole-set row only.
+    if (set.at("tables").size() > 1)
+      for (const auto& t : set.at("tables")) groups.emplace_back(t.at("name").get<std::string>(), &t);
+    for (const auto& [table, g] : groups) {
+      ++expected_rows;
+      const auto name = set.at("name").get<std::string>();
+      CAPTURE(name);
+      CAPTURE(table);
+      const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.size() >= 7 && r[0] == name && r[1] == table; });
+      REQUIRE_MESSAGE(it != rows.end(), "the README's validation table has no row for this set and table");
+      const auto& r = *it;
+      CHECK(r[2] == std::to_string(g->at("records_count").get<long long>()));
+      CHECK(std::fabs(percent_cell(r[3]) - 100 * g->at("mape").get<double>()) <= 0.05 + 1e-9);
+      CHECK(std::fabs(percent_cell(r[4]) - 100 * g->at("max_abs_error").get<double>()) <= 0.05 + 1e-9);
+      const auto& rho = g->at("spearman");
+      if (rho.is_null())
+        CHECK(r[5] == "-");
+      else
+        CHECK(std::fabs(std::stod(r[5]) - rho.get<double>()) <= 0.0005 + 1e-9);
+      const auto& top = g->at("top5_measured_in_top8_predicted");
+      CHECK(r[6] == (top.is_null() ? std::string("-") : std::to_string(top.get<long long>()) + "/5"));
+    }
+  }
+  CHECK(rows.size() == expected_rows);
+}
