@@ -65,11 +65,11 @@ echo "  bytes per GPU pair, simgrid (all growth of the simgrid-gpus series put o
 
 echo
 echo "largest analytic run on 4,194,304 GPUs that the default budget accepts (estimate against peak RSS):"
-measure largest-default analytic layer --set model=llama-3.1-8b --set model.layers=9700 --set cluster.nodes=524288 --set parallel.tp=8 \
+measure largest-default analytic layer --set model=llama-3.1-8b --set model.layers=8163 --set cluster.nodes=524288 --set parallel.tp=8 \
   --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=67108864
 
 echo
-echo "--trace is streamed: the same 942,219-op step without and with a trace (peak RSS, wall time, trace size)"
+echo "--trace is streamed: the default scenario at global batch 163,840 without and with a trace (peak RSS, wall time, trace size)"
 trace=$(mktemp)
 for with in "" "--trace $trace"; do
   # shellcheck disable=SC2086
@@ -81,9 +81,9 @@ done
 rm -f "$trace"
 
 echo
-echo "time to refuse (default budget): 19.7 M ops on 128 GPUs; 4,194,304 GPUs with 19.7 M ops"
-for args in "--set training.global_batch=3283332" \
-  "--granularity layer --set model=llama-3.1-8b --set model.layers=38480 --set cluster.nodes=524288 --set parallel.tp=8 --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=67108864"; do
+echo "time to refuse (default budget): 20.0 M ops on 128 GPUs; 4,194,304 GPUs with 19.7 M ops"
+for args in "--set training.global_batch=2857140" \
+  "--granularity layer --set model=llama-3.1-8b --set model.layers=30784 --set cluster.nodes=524288 --set parallel.tp=8 --set parallel.pp=1 --set training.seq_len=4096 --set training.global_batch=67108864"; do
   # shellcheck disable=SC2086
   out=$( { /usr/bin/time -f "TIME %e %M" "$bin" run --engine analytic $args; } 2>&1 )
   read -r _ wall rss_kb <<<"$(grep TIME <<<"$out")"

@@ -316,7 +316,8 @@ Efficiency read_efficiency(const Json& j, const std::string& path, const Efficie
   param("attn_max", e.attn_max);
   param("hbm_eff", e.hbm_eff);
   param("comm_slowdown", e.comm_slowdown);
-  // Optional: without it the FP8 GEMMs reach gemm_max (Efficiency::fp8_gemm_fraction).
+  // Optional: omitted, it keeps the value of `base` like the others; an efficiency that has none
+  // gives the FP8 GEMMs gemm_max (Efficiency::fp8_gemm_fraction).
   if (r.has("gemm_fp8_max")) e.gemm_fp8_max = r.num_param("gemm_fp8_max");
   e.kind = r.choice_param("kind", kEfficiencyKindNames);
   e.fit = r.has("source") ? r.string("source", std::nullopt) : std::string();
