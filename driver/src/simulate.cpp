@@ -140,12 +140,7 @@ std::int64_t g_memory_budget_bytes = kDefaultMemoryBudgetBytes;
 // "6.6 GiB", or "40.6 MiB" under 1 GiB (so that a small budget and estimate do not both read 0.0).
 std::string memory_text(double bytes) {
   constexpr double kGiB = static_cast<double>(std::int64_t{1} << 30);
-  char buf[48];
-  if (bytes >= kGiB)
-    std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / kGiB);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (kGiB / 1024));
-  return buf;
+  return bytes >= kGiB ? report::fixed(bytes / kGiB, 1) + " GiB" : report::fixed(bytes / (kGiB / 1024), 1) + " MiB";
 }
 
 }  // namespace
