@@ -222,6 +222,7 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
   bo.comm = s.comm;
+  bo.compact_copies = options.compact_graph && engine == sim::EngineKind::Analytic;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
   // The estimate again with the ops built, before the engine and the timeline add theirs.
@@ -245,7 +246,19 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
     }
   }
   if (engine == sim::EngineKind::Analytic) check_memory_budget(s, graph_ops, 0, false, budget, options.per_layer);
-  out.trace = prepared ? sim::run_simgrid(out.step.graph, *prepared) : sim::run(engine, out.step.graph, cluster);
+  std::optional<sim::Trace> compact_trace;
+  if (bo.compact_copies) {
+    out.step.graph.validate_edges_and_plans();
+    compact_trace = sim::replay_in_index_order(out.step.graph);
+    // Where the one-pass replay declines, the stream scheduler replays the graph with its edges.
+    if (!compact_trace) {
+      bo.compact_copies = false;
+      out.step = sim::build_step(s, cluster, compute, bo);
+    }
+  }
+  out.trace = compact_trace        ? std::move(*compact_trace)
+              : prepared ? sim::run_simgrid(out.step.graph, *prepared)
+                         : sim::run(engine, out.step.graph, cluster);
   out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction, options.timeline_points);
   out.report = report::make_report(s, out.step, out.trace, out.timeline, options.communication_rows);
   out.report.engine_reason = engine_reason;

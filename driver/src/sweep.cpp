@@ -128,6 +128,7 @@ SweepRow evaluate_candidate(const scenarios::Candidate& c, PruneRule rule, sim::
       so.cache = &cache;
       so.communication_rows = false;  // set_step_figures reads neither these
       so.timeline_points = false;     // nor these
+      so.compact_graph = true;        // nor the graph
       report::set_step_figures(r, simulate(s, so).report);
       if (refined) {
         // The analytic figures that chose the candidate for refinement, beside the refined ones.

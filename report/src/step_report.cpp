@@ -55,19 +55,17 @@ class IntervalUnion {
     sorted_ = true;
     last_start_ = -std::numeric_limits<double>::infinity();
   }
-  void add(Interval iv) {
-    if (sorted_) {
-      if (iv.first >= last_start_) {
-        last_start_ = iv.first;
-        if (iv.second <= iv.first) return;
-        if (!v_.empty() && iv.first <= v_.back().second)
-          v_.back().second = std::max(v_.back().second, iv.second);
-        else
-          v_.push_back(iv);
-        return;
-      }
-      sorted_ = false;
+  [[gnu::always_inline]] void add(Interval iv) {
+    if (sorted_ && iv.first >= last_start_) {
+      last_start_ = iv.first;
+      if (iv.second <= iv.first) return;
+      if (!v_.empty() && iv.first <= v_.back().second)
+        v_.back().second = std::max(v_.back().second, iv.second);
+      else
+        v_.push_back(iv);
+      return;
     }
+    sorted_ = false;
     v_.push_back(iv);
   }
   // The intervals as merged_intervals() left them.
@@ -261,7 +259,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
   // Kept from one report to the next (a sweep makes thousands): cleared, their storage reused.
   thread_local std::vector<IntervalUnion> compute, comm_by_stream;
-  thread_local std::vector<Interval> comm_all, comm_next;
+  thread_local std::vector<Interval> comm_all;
   if (compute.size() < g.devices.size()) compute.resize(g.devices.size());
   if (comm_by_stream.size() < g.devices.size() * kStreams) comm_by_stream.resize(g.devices.size() * kStreams);
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
@@ -276,28 +274,39 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     else if (op.kind != sim::OpKind::Delay)
       comm_by_stream[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)].add(iv);
   }
-  // The union of a device's communication: merged() of every interval, as the sorted merge of
-  // the streams' merged() (both are the same disjoint intervals, touching ones joined). Merged
-  // stream by stream into the two buffers in turn, smallest first, so that the largest stream's
-  // intervals are copied once (the sorted merge of the same intervals is the same in any order:
-  // elements that compare equal are equal pairs).
+  // The union of a device's communication: merged() of every interval, made from the streams'
+  // merged() in one pass: each stream's intervals are sorted and disjoint, so taking the earliest
+  // head of the streams each time visits every interval in the order merged() sorts them, and
+  // joining it to the last interval or starting a new one gives merged()'s disjoint intervals
+  // (a union has one merged form, whose ends are ends of its intervals).
   const auto comm_union = [&](std::size_t dv) -> const std::vector<Interval>& {
-    std::array<const std::vector<Interval>*, kStreams> lists{};
-    std::size_t n = 0;
+    std::array<const Interval*, kStreams> head{}, stop{};
+    std::size_t n = 0, total = 0;
     for (std::size_t k = 0; k < kStreams; ++k) {
       const auto& one = comm_by_stream[dv * kStreams + k].merged_intervals();
-      if (!one.empty()) lists[n++] = &one;
+      if (one.empty()) continue;
+      head[n] = one.data();
+      stop[n] = one.data() + one.size();
+      total += one.size();
+      ++n;
     }
-    std::stable_sort(lists.begin(), lists.begin() + static_cast<std::ptrdiff_t>(n),
-                     [](const std::vector<Interval>* a, const std::vector<Interval>* b) { return a->size() < b->size(); });
     comm_all.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& one = *lists[i];
-      comm_next.resize(comm_all.size() + one.size());
-      std::merge(comm_all.begin(), comm_all.end(), one.begin(), one.end(), comm_next.begin());
-      comm_all.swap(comm_next);
+    comm_all.reserve(total);
+    while (n > 0) {
+      std::size_t best = 0;
+      for (std::size_t k = 1; k < n; ++k)
+        if (*head[k] < *head[best]) best = k;
+      const Interval iv = *head[best];
+      if (!comm_all.empty() && iv.first <= comm_all.back().second)
+        comm_all.back().second = std::max(comm_all.back().second, iv.second);
+      else
+        comm_all.push_back(iv);
+      if (++head[best] == stop[best]) {
+        --n;
+        head[best] = head[n];
+        stop[best] = stop[n];
+      }
     }
-    merge_in_place(comm_all);
     return comm_all;
   };
   double idle_sum = 0, exposed_sum = 0;

@@ -514,6 +514,7 @@ class Builder {
     t.first_op = rec.base;
     t.ops.assign(out_.graph.ops.begin() + rec.base, out_.graph.ops.end());
     t.edges.assign(recorded_edges_.begin(), recorded_edges_.end());
+    if (opt_.compact_copies) make_pattern(t);
   }
 
   // ---- passes recorded once and replayed
@@ -562,11 +563,35 @@ class Builder {
     std::int32_t first_op = -1;  // the recorded pass's first op in the graph
     std::vector<Op> ops;
     std::vector<std::pair<std::int32_t, std::int32_t>> edges;
+    // With compact_copies: the graph's pattern of the copies' in-edges, and the edges it leaves out.
+    std::int32_t pattern = -1;
+    std::vector<std::pair<std::int32_t, std::int32_t>> loose_edges;
     std::int32_t end = kNoRef, send = kNoRef;  // the pass's end (forward) and its send, what the next passes wait for
     // After the pass: the op the stage's next pass waits for (last_compute_), and the send its next
     // pass in the same direction waits for (p2p_wait_; kNone when none).
     std::int32_t last_after = kNoRef, wait_after = kNone;
   };
+
+  // The copies' in-edges as a pattern of the graph (StepGraph::PassPattern): the recorded edges
+  // into the pass's ops, by op and in the order they were added. Edges into an op outside the
+  // pass, if any, stay edges that each copy adds.
+  void make_pattern(PassTemplate& t) {
+    StepGraph::PassPattern p;
+    p.first.assign(t.ops.size() + 1, 0);
+    for (const auto& [a, b] : t.edges)
+      if (b >= 0) ++p.first[static_cast<std::size_t>(b) + 1];
+    for (std::size_t r = 0; r < t.ops.size(); ++r) p.first[r + 1] += p.first[r];
+    p.refs.resize(static_cast<std::size_t>(p.first.back()));
+    std::vector<std::int32_t> next(p.first.begin(), p.first.end() - 1);
+    t.loose_edges.clear();
+    for (const auto& [a, b] : t.edges) {
+      if (b >= 0)
+        p.refs[static_cast<std::size_t>(next[static_cast<std::size_t>(b)]++)] = a;
+      else
+        t.loose_edges.emplace_back(a, b);
+    }
+    t.pattern = out_.graph.add_pass_pattern(std::move(p));
+  }
   // The recorded pass again for micro-batch `mb`: the same ops (those of the recorded micro-batch
   // now of `mb`), the same edges in the same order, the same stage FLOPs added op by op, the same
   // ends; the graph emit_forward or emit_backward would have made.
@@ -584,7 +609,12 @@ class Builder {
     // The ops the references kLastRef, kInputRef and kWaitRef name, at outside[-1 - ref].
     const std::int32_t outside[3] = {last, input, wait};
     const auto at = [&](std::int32_t r) { return r >= 0 ? base + r : outside[-1 - r]; };
-    for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
+    if (t.pattern >= 0) {
+      out_.graph.add_copied_pass({base, static_cast<std::int32_t>(t.ops.size()), t.pattern, {last, input, wait}});
+      for (const auto& [a, b] : t.loose_edges) out_.graph.add_edge(at(a), at(b));
+    } else {
+      for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
+    }
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
     for (const Op& o : t.ops)
       if (o.kind == OpKind::Compute) {
@@ -889,9 +919,10 @@ class Builder {
     return join(end, ag, stage);
   }
 
-  // `op` may start exactly when `compute` may: it gets the same predecessors.
+  // `op` may start exactly when `compute` may: it gets the same predecessors (`compute` is an op of
+  // the pass being emitted, whose edges are all listed, copied passes or not).
   void starts_with(std::int32_t compute, std::int32_t op) {
-    for (const auto p : out_.graph.predecessors(compute)) edge(p, op);
+    for (const auto p : out_.graph.listed_predecessors(compute)) edge(p, op);
   }
 
   // Parameter all-gathers (overlapped with the first micro-batch) still to run when the forward of

@@ -3,6 +3,7 @@
 // over the ops in index order gives the same times, and a check proves it (replay_in_index_order).
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -74,18 +75,21 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   trace.engine = EngineKind::Analytic;
   trace.ops.resize(n);
   double makespan_s = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    graph.check_op(i);
-    const Op& op = graph.ops[i];
-    StreamState& stream = streams[static_cast<std::size_t>(op.device) * kNumStreams + static_cast<std::size_t>(op.stream)];
-    Moment r;
-    for (const std::int32_t p : graph.predecessors(static_cast<std::int32_t>(i))) {
-      if (static_cast<std::size_t>(p) >= i) return std::nullopt;
+  // Op i's readiness `r` from its listed predecessors; false where one comes later.
+  const auto listed = [&](std::size_t i, Moment& r) {
+    for (const std::int32_t p : graph.listed_predecessors(static_cast<std::int32_t>(i))) {
+      if (static_cast<std::size_t>(p) >= i) return false;
       if (r < end[static_cast<std::size_t>(p)]) r = end[static_cast<std::size_t>(p)];
     }
+    return true;
+  };
+  // Op i placed on its stream once ready at `r`; false where the scheduler would differ.
+  const auto place = [&](std::size_t i, Moment r) {
+    const Op& op = graph.ops[i];
+    StreamState& stream = streams[static_cast<std::size_t>(op.device) * kNumStreams + static_cast<std::size_t>(op.stream)];
     // An earlier op of the stream waited, idle, until it started, while this one was ready
     // before: the scheduler would have started this one first.
-    if (r < stream.latest_waited_start) return std::nullopt;
+    if (r < stream.latest_waited_start) return false;
     const Moment free = stream.free;
     const Moment st = free < r ? r : free;
     if (free < r && stream.latest_waited_start < st) stream.latest_waited_start = st;
@@ -95,6 +99,42 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     stream.free = ends;
     trace.ops[i] = {st.time_s, end_s};
     makespan_s = std::max(makespan_s, end_s);
+    return true;
+  };
+  // The ops up to each copied pass, then the pass's ops, whose in-edges are also its pattern's
+  // (compact graphs; none elsewhere).
+  std::size_t i = 0;
+  for (const auto& copy : graph.copied_passes()) {
+    for (; i < static_cast<std::size_t>(copy.base); ++i) {
+      graph.check_op(i);
+      Moment r;
+      if (!listed(i, r) || !place(i, r)) return std::nullopt;
+    }
+    const auto& pattern = graph.pass_pattern(copy.pattern);
+    // Read once: the stores to `end` could alias them.
+    const std::int32_t* first = pattern.first.data();
+    const std::int32_t* refs = pattern.refs.data();
+    const std::int32_t base = copy.base;
+    const std::array<std::int32_t, 3> outside = copy.outside;
+    const auto count = static_cast<std::size_t>(copy.count);
+    for (std::size_t k = 0; k < count; ++k, ++i) {
+      graph.check_op(i);
+      Moment r;
+      if (!listed(i, r)) return std::nullopt;
+      for (std::int32_t e = first[k], stop = first[k + 1]; e < stop; ++e) {
+        const std::int32_t ref = refs[e];
+        // An end outside the pass that the copy does not have (-1) is past every op: declined.
+        const std::int32_t p = ref >= 0 ? base + ref : outside[static_cast<std::size_t>(-1 - ref)];
+        if (static_cast<std::size_t>(p) >= i) return std::nullopt;
+        if (r < end[static_cast<std::size_t>(p)]) r = end[static_cast<std::size_t>(p)];
+      }
+      if (!place(i, r)) return std::nullopt;
+    }
+  }
+  for (; i < n; ++i) {
+    graph.check_op(i);
+    Moment r;
+    if (!listed(i, r) || !place(i, r)) return std::nullopt;
   }
   trace.makespan_s = makespan_s;
   return trace;

@@ -258,6 +258,10 @@ std::int32_t StepGraph::add_op(Op op) {
   return static_cast<std::int32_t>(ops.size() - 1);
 }
 
+void StepGraph::bad_copied_pass() {
+  throw InternalError("step graph: a copied pass out of order, past the ops or with a pattern of another size");
+}
+
 void StepGraph::too_many_ops() {
   throw InternalError("step graph: too many ops (the limit is 2^31 - 1)");
 }
@@ -384,6 +388,7 @@ void StepGraph::validate_edges_and_plans() const {
 std::vector<std::int32_t> StepGraph::find_cycle() const {
   // Iterative depth-first search with three colours; a back edge closes a cycle, which is then
   // read off the DFS stack.
+  if (!copied_passes_.empty()) copied_passes_error();
   const std::size_t n = std::min(ops.size(), nodes_.size());
   enum : std::uint8_t { kWhite, kGrey, kBlack };
   std::vector<std::uint8_t> colour(n, kWhite);

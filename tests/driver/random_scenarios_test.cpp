@@ -1,7 +1,8 @@
 // Scenarios drawn at random over the fields that combine (layout, schedule, pipeline splits,
 // recomputation, precision, sharding, CP variants, rank order, overlaps, software, cluster), each
 // loaded and simulated: a combination is either refused with a ScenarioError naming a field, or
-// simulated into a report whose figures hold together, the same twice.
+// simulated into a report whose figures hold together, the same twice (the second time from a
+// graph whose copied passes are kept as patterns, as a sweep builds it).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -156,7 +157,10 @@ TEST_CASE("random scenarios: refused with a ScenarioError, or simulated into a c
       const auto s = scenarios::load_scenario_text(scenarios::default_scenario_text(), overrides, "<random>");
       const auto first = driver::simulate(s, o).report;
       check_report(first, what);
+      // Again, with the copied passes kept as patterns (what a sweep builds): the same report.
+      o.compact_graph = true;
       const auto again = driver::simulate(s, o).report;
+      o.compact_graph = false;
       INFO(what);
       CHECK(report::report_json(s, again) == report::report_json(s, first));
       if (with_simgrid) {

@@ -1,4 +1,4 @@
-// simulate(): the limits on the step graph's size and on the flows the SimGrid engine replays.
+// simulate(): the limits on the step graph's size and on the flows the SimGrid engine replays; the compact graph of a sweep.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -7,6 +7,7 @@
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/memory/estimator.hpp"
 #include "stepsim/report/format.hpp"
+#include "stepsim/report/step_report.hpp"
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/topology/cluster.hpp"
@@ -367,4 +368,25 @@ TEST_CASE("without the communication rows (sweep rows) a report keeps every othe
     CHECK(a.stages[i].idle_s == b.stages[i].idle_s);
   }
   CHECK(report_table(a) != report_table(b));  // the table shows the rows it has
+}
+
+TEST_CASE("compact_graph: the report of the graph with its edges, also where the one-pass replay declines") {
+  // ZeRO-3 without prefetching: the one-pass replay declines and the graph is built again with its
+  // edges for the stream scheduler. The others take the one-pass replay of the compact graph.
+  for (const auto& sets : std::vector<std::vector<std::string>>{
+           {},
+           {"parallel.schedule=interleaved", "parallel.vpp=2", "training.recompute=full"},
+           {"parallel.tp=2", "parallel.pp=2", "parallel.sharding=optimizer_grads_params", "parallel.overlap_param_gather=false"}}) {
+    CAPTURE(sets.size());
+    const auto s = scenario(sets);
+    SimulateOptions o;
+    o.engine = sim::EngineKind::Analytic;
+    const auto listed = simulate(s, o);
+    o.compact_graph = true;
+    const auto compact = simulate(s, o);
+    CHECK(report_json(s, compact.report) == report_json(s, listed.report));
+    // Declined: the graph returned is the one with its edges.
+    if (sets.size() == 4) CHECK(compact.step.graph.copied_passes().empty());
+    else CHECK_FALSE(compact.step.graph.copied_passes().empty());
+  }
 }

@@ -2,12 +2,14 @@
 // (BuildOptions::reuse_group_work, reuse_passes) against making them for every pass: the same graph, op by op and edge by edge,
 // and the same replay, on layouts that split passes differently (interleaved, uneven and explicit
 // pipeline layouts, per-layer granularity, buckets split per layer, CP, overlaps, recomputation).
+// Copied passes kept as patterns (BuildOptions::compact_copies): the same ops and the same replay.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "stepsim/costmodel/compute.hpp"
+#include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/load.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/engine.hpp"
@@ -27,32 +29,37 @@ scenarios::Scenario scenario(const std::vector<std::string>& sets) {
   return scenarios::load_scenario_text(base, ov);
 }
 
+// Op i of both graphs, field by field (not its edges).
+void check_same_op(const sim::StepGraph& a, const sim::StepGraph& b, std::size_t i) {
+  const auto& x = a.ops[i];
+  const auto& y = b.ops[i];
+  CAPTURE(i);
+  CHECK(x.kind == y.kind);
+  CHECK(x.phase == y.phase);
+  CHECK(x.stream == y.stream);
+  CHECK(x.collective == y.collective);
+  CHECK(x.device == y.device);
+  CHECK(x.peer_device == y.peer_device);
+  CHECK(x.micro_batch == y.micro_batch);
+  CHECK(x.chunk == y.chunk);
+  CHECK(x.layer == y.layer);
+  CHECK(x.work == y.work);
+  CHECK(a.op_flops(i) == b.op_flops(i));
+  CHECK(x.group == y.group);
+  CHECK(x.message_bytes == y.message_bytes);
+  CHECK(x.count == y.count);
+  CHECK(x.duration_s == y.duration_s);
+  CHECK(x.plan == y.plan);
+  CHECK(x.alloc_bytes == y.alloc_bytes);
+  CHECK(x.free_bytes == y.free_bytes);
+  CHECK(x.label == y.label);
+}
+
 void check_same_graph(const sim::StepGraph& a, const sim::StepGraph& b) {
   REQUIRE(a.ops.size() == b.ops.size());
   REQUIRE(a.num_edges() == b.num_edges());
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
-    const auto& x = a.ops[i];
-    const auto& y = b.ops[i];
-    CAPTURE(i);
-    CHECK(x.kind == y.kind);
-    CHECK(x.phase == y.phase);
-    CHECK(x.stream == y.stream);
-    CHECK(x.collective == y.collective);
-    CHECK(x.device == y.device);
-    CHECK(x.peer_device == y.peer_device);
-    CHECK(x.micro_batch == y.micro_batch);
-    CHECK(x.chunk == y.chunk);
-    CHECK(x.layer == y.layer);
-    CHECK(x.work == y.work);
-    CHECK(a.op_flops(i) == b.op_flops(i));
-    CHECK(x.group == y.group);
-    CHECK(x.message_bytes == y.message_bytes);
-    CHECK(x.count == y.count);
-    CHECK(x.duration_s == y.duration_s);
-    CHECK(x.plan == y.plan);
-    CHECK(x.alloc_bytes == y.alloc_bytes);
-    CHECK(x.free_bytes == y.free_bytes);
-    CHECK(x.label == y.label);
+    check_same_op(a, b, i);
     const auto id = static_cast<std::int32_t>(i);
     CHECK(a.successors(id).to_vector() == b.successors(id).to_vector());
     CHECK(a.predecessors(id).to_vector() == b.predecessors(id).to_vector());
@@ -68,10 +75,9 @@ void check_same_graph(const sim::StepGraph& a, const sim::StepGraph& b) {
   CHECK(a.plans.size() == b.plans.size());
 }
 
-}  // namespace
-
-TEST_CASE("reused layer-group work and passes: the graph and the replay of making them for every pass") {
-  const std::vector<std::vector<std::string>> cases{
+// Layouts that split passes differently.
+const std::vector<std::vector<std::string>>& cases() {
+  static const std::vector<std::vector<std::string>> all{
       {},
       {"training.recompute=full"},
       {"training.recompute=selective", "parallel.schedule=interleaved", "parallel.vpp=2"},
@@ -93,8 +99,24 @@ TEST_CASE("reused layer-group work and passes: the graph and the replay of makin
       {"parallel.cp=2", "parallel.pp=2", "parallel.schedule=interleaved", "parallel.vpp=2", "parallel.overlap_grad_reduce=true"},
       {"parallel.sharding=none", "parallel.overlap_grad_reduce=true"},
   };
+  return all;
+}
+
+void check_same_trace(const sim::Trace& ta, const sim::Trace& tb) {
+  CHECK(ta.makespan_s == tb.makespan_s);
+  REQUIRE(ta.ops.size() == tb.ops.size());
+  for (std::size_t i = 0; i < ta.ops.size(); ++i) {
+    CAPTURE(i);
+    CHECK(ta.ops[i].start_s == tb.ops[i].start_s);
+    CHECK(ta.ops[i].end_s == tb.ops[i].end_s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reused layer-group work and passes: the graph and the replay of making them for every pass") {
   for (const bool per_layer : {false, true}) {
-    for (const auto& sets : cases) {
+    for (const auto& sets : cases()) {
       CAPTURE(per_layer);
       CAPTURE(sets.size());
       CAPTURE(sets.empty() ? std::string("default") : sets.back());
@@ -110,14 +132,54 @@ TEST_CASE("reused layer-group work and passes: the graph and the replay of makin
       const auto made = sim::build_step(s, cluster, cm, o);
       check_same_graph(reused.graph, made.graph);
       CHECK(reused.work.hardware_flops_per_gpu == made.work.hardware_flops_per_gpu);
-      const auto ta = sim::run_analytic(reused.graph);
-      const auto tb = sim::run_analytic(made.graph);
-      CHECK(ta.makespan_s == tb.makespan_s);
-      REQUIRE(ta.ops.size() == tb.ops.size());
-      for (std::size_t i = 0; i < ta.ops.size(); ++i) {
-        CHECK(ta.ops[i].start_s == tb.ops[i].start_s);
-        CHECK(ta.ops[i].end_s == tb.ops[i].end_s);
-      }
+      check_same_trace(sim::run_analytic(reused.graph), sim::run_analytic(made.graph));
     }
   }
+}
+
+TEST_CASE("copied passes kept as patterns: the same ops, the same one-pass replay, no edge queries") {
+  std::size_t replayed = 0;
+  for (const bool per_layer : {false, true}) {
+    for (const auto& sets : cases()) {
+      CAPTURE(per_layer);
+      CAPTURE(sets.empty() ? std::string("default") : sets.back());
+      const auto s = scenario(sets);
+      const topology::Cluster cluster(s.cluster);
+      const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
+      sim::BuildOptions o;
+      o.per_layer = per_layer;
+      o.comm = s.comm;
+      const auto listed = sim::build_step(s, cluster, cm, o);
+      o.compact_copies = true;
+      const auto compact = sim::build_step(s, cluster, cm, o);
+      CHECK_FALSE(compact.graph.copied_passes().empty());
+      REQUIRE(compact.graph.ops.size() == listed.graph.ops.size());
+      for (std::size_t i = 0; i < listed.graph.ops.size(); ++i) {
+        check_same_op(compact.graph, listed.graph, i);
+        CHECK(compact.graph.ops[i].cost_of == listed.graph.ops[i].cost_of);
+      }
+      CHECK(compact.work.hardware_flops_per_gpu == listed.work.hardware_flops_per_gpu);
+      // Every edge is listed or in a copied pass: as many in all.
+      std::size_t edges = 0;
+      for (std::size_t i = 0; i < compact.graph.ops.size(); ++i) edges += compact.graph.listed_predecessors(static_cast<std::int32_t>(i)).size();
+      for (const auto& c : compact.graph.copied_passes()) {
+        const auto& p = compact.graph.pass_pattern(c.pattern);
+        edges += static_cast<std::size_t>(p.first.back());
+      }
+      CHECK(edges == listed.graph.num_edges());
+      compact.graph.validate_edges_and_plans();
+      // Declined on both (then the driver builds the graph with its edges) or the same times.
+      const auto tc = sim::replay_in_index_order(compact.graph);
+      const auto tl = sim::replay_in_index_order(listed.graph);
+      REQUIRE(tc.has_value() == tl.has_value());
+      if (tc) check_same_trace(*tc, *tl);
+      replayed += tc ? 1U : 0U;
+      CHECK_THROWS_AS((void)compact.graph.successors(0), InternalError);
+      CHECK_THROWS_AS((void)compact.graph.predecessors(0), InternalError);
+      CHECK_THROWS_AS((void)compact.graph.num_edges(), InternalError);
+      CHECK_THROWS_AS((void)compact.graph.find_cycle(), InternalError);
+    }
+  }
+  // All but the two ZeRO-3 layouts without prefetching (declined on both graphs).
+  CHECK(replayed == 2 * cases().size() - 2);
 }

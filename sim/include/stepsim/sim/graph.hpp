@@ -13,6 +13,7 @@
 // that the load they put on shared links stays in the simulation.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "stepsim/costmodel/comm.hpp"
+#include "stepsim/scenarios/error.hpp"
 #include "stepsim/workload/kernels.hpp"
 #include "stepsim/workload/program.hpp"
 
@@ -357,15 +359,57 @@ class StepGraph {
   // Room for `ops` ops and `edges` edges without reallocation.
   void reserve(std::size_t ops, std::size_t edges);
 
+  // An op's successors and predecessors. Not on a graph with copied passes (InternalError): the
+  // edges of those are not listed (replay_in_index_order reads them from their patterns).
   [[nodiscard]] Neighbours successors(std::int32_t op) const {
+    if (!copied_passes_.empty()) copied_passes_error();
     const Node& n = nodes_[as_size(op)];
     return {this, n.first_out, n.out_count, true};
   }
   [[nodiscard]] Neighbours predecessors(std::int32_t op) const {
+    if (!copied_passes_.empty()) copied_passes_error();
+    return listed_predecessors(op);
+  }
+  [[nodiscard]] std::size_t num_edges() const {
+    if (!copied_passes_.empty()) copied_passes_error();
+    return edges_.size();
+  }
+
+  // ---- Passes copied without listing their edges (BuildOptions::compact_copies)
+  // The in-edges of the ops of a recorded pass, for its copies: op r of the pass has the ends
+  // refs[first[r]] ... refs[first[r + 1] - 1], in the order the edges were added; an end is an op
+  // of the pass by its place (>= 0) or, as -1 - k, the op a copy names as its outside[k].
+  struct PassPattern {
+    std::vector<std::int32_t> first;
+    std::vector<std::int32_t> refs;
+  };
+  // Ops [base, base + count) copy a recorded pass: each has the listed in-edges (if any) and the
+  // in-edges of op (i - base) of pattern `pattern`.
+  struct CopiedPass {
+    std::int32_t base = 0;
+    std::int32_t count = 0;
+    std::int32_t pattern = -1;
+    std::array<std::int32_t, 3> outside{-1, -1, -1};
+  };
+  std::int32_t add_pass_pattern(PassPattern pattern) {
+    pass_patterns_.push_back(std::move(pattern));
+    return static_cast<std::int32_t>(pass_patterns_.size() - 1);
+  }
+  // Copies come in op order, each after the ops of the one before.
+  void add_copied_pass(const CopiedPass& c) {
+    if (c.pattern < 0 || as_size(c.pattern) >= pass_patterns_.size() || c.base < 0 || as_size(c.base) + as_size(c.count) > ops.size() ||
+        (!copied_passes_.empty() && c.base < copied_passes_.back().base + copied_passes_.back().count) ||
+        pass_patterns_[as_size(c.pattern)].first.size() != as_size(c.count) + 1)
+      bad_copied_pass();
+    copied_passes_.push_back(c);
+  }
+  [[nodiscard]] const std::vector<CopiedPass>& copied_passes() const { return copied_passes_; }
+  [[nodiscard]] const PassPattern& pass_pattern(std::int32_t k) const { return pass_patterns_[as_size(k)]; }
+  // The predecessors in the edge array only: all of them unless the op is in a copied pass.
+  [[nodiscard]] Neighbours listed_predecessors(std::int32_t op) const {
     const Node& n = nodes_[as_size(op)];
     return {this, n.first_in, n.in_count, false};
   }
-  [[nodiscard]] std::size_t num_edges() const { return edges_.size(); }
 
   // Throws InternalError on a cycle (naming an op on it), an op on a device that does not exist,
   // a communication op without a plan, or an edge to a missing op.
@@ -429,10 +473,17 @@ class StepGraph {
     nodes_.resize(to);
   }
   [[noreturn]] static void too_many_ops();
+  [[noreturn]] static void copied_passes_error() {
+    throw InternalError("step graph: the edges of its copied passes are not listed (built with compact_copies); "
+                        "only replay_in_index_order reads such a graph");
+  }
+  [[noreturn]] static void bad_copied_pass();
   [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;
   std::vector<Node> nodes_;  // per op (and per op an edge names before it is added), and spare ones
   std::size_t node_ops_ = 0;  // nodes in use: [0, node_ops_)
   std::vector<Edge> edges_;
+  std::vector<PassPattern> pass_patterns_;
+  std::vector<CopiedPass> copied_passes_;
 };
 
 }  // namespace stepsim::sim
