@@ -448,9 +448,10 @@ class Coster {
       work_attention_s.push_back(w.shares_sms ? cm_.comm_slowed_time_s(attention) : attention);
     }
     const bool network = !cl_.spec().ideal_network;
-    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
+    // Op i priced: a copy of an op of a repeated pass as that op, priced before it; the others from
+    // their work or their collective.
+    const auto price = [&](std::size_t i) {
       Op& op = g_.ops[i];
-      // A copy of an op of a repeated pass costs what that op costs, priced before it.
       if (op.cost_of >= 0) {
         const auto src = static_cast<std::size_t>(op.cost_of);
         if (src >= i || !same_price(g_.ops[src], op))
@@ -458,7 +459,7 @@ class Coster {
                               ", which is not an earlier op of the same kind, work, group, size and count");
         op.duration_s = g_.ops[src].duration_s;
         op.plan = g_.ops[src].plan;
-        continue;
+        return;
       }
       switch (op.kind) {
         case OpKind::Compute:
@@ -483,7 +484,27 @@ class Coster {
             op.duration_s = network && cl_.spec().world_size() > 1 ? costmodel::small_allreduce_time_s(cl_.spec(), comm_) : 0.0;
           break;
       }
+    };
+    // The passes copied as patterns (BuildOptions::compact_copies) are byte copies of their
+    // recorded pass's ops, op for op: priced as a block.
+    std::size_t i = 0;
+    for (const auto& copy : g_.copied_passes()) {
+      for (; i < static_cast<std::size_t>(copy.base); ++i) price(i);
+      const auto count = static_cast<std::size_t>(copy.count);
+      const std::int32_t src = count > 0 ? g_.ops[i].cost_of : 0;
+      if (src < 0 || static_cast<std::size_t>(src) + count > i)
+        throw InternalError("copied pass at op " + std::to_string(i) + " copies no earlier pass (op " + std::to_string(src) + ")");
+      for (std::size_t k = 0; k < count; ++k, ++i) {
+        Op& op = g_.ops[i];
+        const Op& from = g_.ops[static_cast<std::size_t>(src) + k];
+        if (op.cost_of != src + static_cast<std::int32_t>(k))
+          throw InternalError("op " + std::to_string(i) + " of a copied pass is priced as op " + std::to_string(op.cost_of) +
+                              ", not as op " + std::to_string(src + static_cast<std::int32_t>(k)) + " of the pass it copies");
+        op.duration_s = from.duration_s;
+        op.plan = from.plan;
+      }
     }
+    for (; i < g_.ops.size(); ++i) price(i);
   }
 
  private:

@@ -343,3 +343,45 @@ TEST_CASE("graph: a compact plan makes the plan it was given, flow by flow, and 
   CHECK_THROWS_AS(sim::CompactPlan(plan, other), stepsim::InternalError);
   CHECK_THROWS_AS(sim::CompactPlan(plan, nullptr), stepsim::InternalError);
 }
+
+TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, replay as edges would") {
+  // Ops 0 and 1 on device 0 (1 s, 2 s), op 2 on device 1 (10 s), op 3 a copy of op 1 whose
+  // pattern says: after the op the copy names as outside[0] (op 1). A listed edge 2 -> 3 too.
+  sim::StepGraph g;
+  g.devices.resize(2);
+  for (const auto& [device, duration_s] : std::vector<std::pair<std::int32_t, double>>{{0, 1}, {0, 2}, {1, 10}, {0, 2}}) {
+    auto op = compute_op(device, "op");
+    op.duration_s = duration_s;
+    g.add_op(op);
+  }
+  sim::StepGraph listed = g;
+  g.add_edge(0, 1);
+  sim::StepGraph::PassPattern pattern;
+  pattern.first = {0, 1};
+  pattern.refs = {-1};
+  const auto p = g.add_pass_pattern(pattern);
+  g.add_copied_pass({3, 1, p, {1, -1, -1}});
+  CHECK_FALSE(g.listed_edges_into_copies());
+  const auto alone = sim::replay_in_index_order(g);
+  REQUIRE(alone.has_value());
+  CHECK(alone->ops[3].start_s == 3.0);
+  CHECK(alone->ops[3].end_s == 5.0);
+  g.add_edge(2, 3);
+  CHECK(g.listed_edges_into_copies());
+  listed.add_edge(0, 1);
+  listed.add_edge(1, 3);
+  listed.add_edge(2, 3);
+  const auto with = sim::replay_in_index_order(g);
+  const auto expected = sim::run_analytic(listed);
+  REQUIRE(with.has_value());
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(with->ops[i].start_s == expected.ops[i].start_s);
+    CHECK(with->ops[i].end_s == expected.ops[i].end_s);
+  }
+  CHECK(with->ops[3].start_s == 10.0);
+  // A pattern of another size, a copy past the ops or before the previous copy's end: refused.
+  CHECK_THROWS_AS(g.add_copied_pass({2, 2, p, {1, -1, -1}}), stepsim::InternalError);
+  CHECK_THROWS_AS(g.add_copied_pass({4, 1, p, {1, -1, -1}}), stepsim::InternalError);
+  CHECK_THROWS_AS(g.add_copied_pass({3, 1, p, {1, -1, -1}}), stepsim::InternalError);
+}

@@ -333,6 +333,7 @@ class StepGraph {
   [[gnu::always_inline]] void add_edge(std::int32_t before, std::int32_t after) {
     if (before < 0 || after < 0 || edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
       bad_edge(before, after);
+    if (after < copied_end_) listed_into_copies_ = true;  // (or into an op before the latest copy)
     // An edge may name an op that is added later; validate() reports it if it never is.
     ensure_nodes(std::max(as_size(before), as_size(after)) + 1);
     const auto id = static_cast<std::int32_t>(edges_.size());
@@ -402,7 +403,11 @@ class StepGraph {
         pass_patterns_[as_size(c.pattern)].first.size() != as_size(c.count) + 1)
       bad_copied_pass();
     copied_passes_.push_back(c);
+    copied_end_ = c.base + c.count;
   }
+  // Whether an op of a copied pass may have listed in-edges too (an edge was added into an op
+  // before the end of the latest copied pass); a step graph's builder adds none.
+  [[nodiscard]] bool listed_edges_into_copies() const { return listed_into_copies_; }
   [[nodiscard]] const std::vector<CopiedPass>& copied_passes() const { return copied_passes_; }
   [[nodiscard]] const PassPattern& pass_pattern(std::int32_t k) const { return pass_patterns_[as_size(k)]; }
   // The predecessors in the edge array only: all of them unless the op is in a copied pass.
@@ -484,6 +489,8 @@ class StepGraph {
   std::vector<Edge> edges_;
   std::vector<PassPattern> pass_patterns_;
   std::vector<CopiedPass> copied_passes_;
+  std::int32_t copied_end_ = 0;  // the op after the latest copied pass
+  bool listed_into_copies_ = false;
 };
 
 }  // namespace stepsim::sim
