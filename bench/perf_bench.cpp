@@ -30,6 +30,7 @@
 #include "stepsim/sim/cost.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/memory_events.hpp"
+#include "stepsim/sim/tally.hpp"
 #include "stepsim/driver/simulate.hpp"
 #include "stepsim/support/heap.hpp"
 #include "stepsim/support/subprocess.hpp"
@@ -121,7 +122,7 @@ int phases(const char* file) {
   namespace sim = stepsim::sim;
   const auto spec = sc::load_sweep_file(file);
   dr::SimulationCache cache;
-  const char* names[] = {"scenario JSON", "memory verdict", "graph build", "costing", "analytic replay", "memory timeline",
+  const char* names[] = {"scenario JSON", "memory verdict", "graph build", "costing", "replay and tally", "memory timeline",
                          "report"};
   double spent[7] = {};
   std::int64_t simulated = 0;
@@ -152,17 +153,30 @@ int phases(const char* file) {
     const auto& s = c.scenario;
     const auto& cluster = cache.cluster(s.cluster);
     const auto& compute = cache.compute(s.cluster.gpu, s.software);
+    // As a sweep worker's simulate(): copied passes as patterns, the one-pass replay tallying the
+    // ops (the graph with its edges and the stream scheduler where it declines).
     sim::BuildOptions bo;
     bo.comm = s.comm;
+    bo.compact_copies = true;
     auto step = sim::build_step_graph(s, cluster, bo);
     lap(2);
     sim::cost_step(step.graph, cluster, compute, s.comm);
     lap(3);
-    const auto trace = sim::run(sim::EngineKind::Analytic, step.graph, cluster);
+    thread_local sim::StepTally tally;
+    step.graph.validate_edges_and_plans();
+    sim::Trace trace;
+    if (const auto makespan_s = sim::replay_in_index_order(step.graph, tally)) {
+      trace.makespan_s = *makespan_s;
+    } else {
+      bo.compact_copies = false;
+      step = sim::build_step(s, cluster, compute, bo);
+      trace = sim::run(sim::EngineKind::Analytic, step.graph, cluster);
+      tally.add_trace(step.graph, trace);
+    }
     lap(4);
-    const auto timeline = sim::memory_timeline(step.graph, trace, s.memory.fragmentation_fraction, false);
+    const auto timeline = sim::memory_timeline(step.graph, tally, s.memory.fragmentation_fraction, false);
     lap(5);
-    const auto report = stepsim::report::make_report(s, step, trace, timeline, false);
+    const auto report = stepsim::report::make_report(s, step, trace, tally, timeline, false);
     lap(6);
     ++simulated;
     ops += static_cast<double>(step.graph.ops.size());

@@ -14,6 +14,7 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/scenarios/params.hpp"
 #include "stepsim/sim/memory_events.hpp"
+#include "stepsim/sim/tally.hpp"
 #include "stepsim/support/out_of_memory.hpp"
 #include "stepsim/topology/cluster.hpp"
 
@@ -246,21 +247,31 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
     }
   }
   if (engine == sim::EngineKind::Analytic) check_memory_budget(s, graph_ops, 0, false, budget, options.per_layer);
-  std::optional<sim::Trace> compact_trace;
+  // What the report and the timeline read of the step (storage kept from one run to the next).
+  thread_local sim::StepTally tally;
+  bool tallied = false;
   if (bo.compact_copies) {
+    // The one-pass replay tallies the ops as it places them; the trace of every op only where the
+    // report's communication rows need it.
     out.step.graph.validate_edges_and_plans();
-    compact_trace = sim::replay_in_index_order(out.step.graph);
-    // Where the one-pass replay declines, the stream scheduler replays the graph with its edges.
-    if (!compact_trace) {
+    const auto makespan_s = sim::replay_in_index_order(out.step.graph, tally, options.communication_rows ? &out.trace : nullptr);
+    if (makespan_s) {
+      out.trace.engine = sim::EngineKind::Analytic;
+      out.trace.makespan_s = *makespan_s;
+      tallied = true;
+    } else {
+      // Where the one-pass replay declines, the stream scheduler replays the graph with its edges.
       bo.compact_copies = false;
       out.step = sim::build_step(s, cluster, compute, bo);
+      out.trace = {};
     }
   }
-  out.trace = compact_trace        ? std::move(*compact_trace)
-              : prepared ? sim::run_simgrid(out.step.graph, *prepared)
-                         : sim::run(engine, out.step.graph, cluster);
-  out.timeline = sim::memory_timeline(out.step.graph, out.trace, s.memory.fragmentation_fraction, options.timeline_points);
-  out.report = report::make_report(s, out.step, out.trace, out.timeline, options.communication_rows);
+  if (!tallied) {
+    out.trace = prepared ? sim::run_simgrid(out.step.graph, *prepared) : sim::run(engine, out.step.graph, cluster);
+    tally.add_trace(out.step.graph, out.trace);
+  }
+  out.timeline = sim::memory_timeline(out.step.graph, tally, s.memory.fragmentation_fraction, options.timeline_points);
+  out.report = report::make_report(s, out.step, out.trace, tally, out.timeline, options.communication_rows);
   out.report.engine_reason = engine_reason;
   return out;
 }

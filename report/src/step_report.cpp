@@ -19,72 +19,13 @@ namespace stepsim::report {
 
 namespace {
 
-using Interval = std::pair<double, double>;
-
-// Merges intervals into disjoint sorted ones, in place.
-void merge_in_place(std::vector<Interval>& v) {
-  // One stream's ops come in the order they ran: often sorted already.
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  // In place: the first n entries are the merged intervals so far (n <= i).
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const Interval iv = v[i];
-    if (iv.second <= iv.first) continue;
-    if (n > 0 && iv.first <= v[n - 1].second)
-      v[n - 1].second = std::max(v[n - 1].second, iv.second);
-    else
-      v[n++] = iv;
-  }
-  v.resize(n);
-}
+using sim::Interval;
+using sim::IntervalUnion;
 
 std::vector<Interval> merged(std::vector<Interval> v) {
-  merge_in_place(v);
+  sim::merge_in_place(v);
   return v;
 }
-
-// A union of intervals kept merged as they come, as merged() would give: while they come in order
-// of their starts (the ops of one stream do), each joins the last merged interval or follows it;
-// the first that starts earlier than one before it turns the list into a plain one, merged at
-// the end. (The merged form of a union is unique, so both give the same intervals.)
-class IntervalUnion {
- public:
-  // Empty again, its storage kept for the next step's intervals.
-  void clear() {
-    v_.clear();
-    sorted_ = true;
-    last_start_ = -std::numeric_limits<double>::infinity();
-  }
-  [[gnu::always_inline]] void add(Interval iv) {
-    if (sorted_ && iv.first >= last_start_) {
-      last_start_ = iv.first;
-      if (iv.second <= iv.first) return;
-      if (!v_.empty() && iv.first <= v_.back().second)
-        v_.back().second = std::max(v_.back().second, iv.second);
-      else
-        v_.push_back(iv);
-      return;
-    }
-    sorted_ = false;
-    v_.push_back(iv);
-  }
-  // The intervals as merged_intervals() left them.
-  [[nodiscard]] const std::vector<Interval>& intervals() const { return v_; }
-  // The merged intervals (merged in place; valid until the next clear or add).
-  [[nodiscard]] const std::vector<Interval>& merged_intervals() {
-    if (!sorted_) {
-      merge_in_place(v_);
-      sorted_ = true;
-      last_start_ = v_.empty() ? -std::numeric_limits<double>::infinity() : v_.back().first;
-    }
-    return v_;
-  }
-
- private:
-  std::vector<Interval> v_;
-  bool sorted_ = true;
-  double last_start_ = -std::numeric_limits<double>::infinity();
-};
 
 double length(const std::vector<Interval>& v) {
   double s = 0;
@@ -130,8 +71,7 @@ void note(std::vector<int>& seen, int code) {
 // Per op label: algorithm/protocol, bus bandwidth, busy and exposed time (mean over devices).
 // Labels are few: each op finds its label's accumulator by a linear search, and the collectives,
 // algorithms and protocols are kept as codes, named once at the end.
-std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const sim::Trace& trace,
-                                                  const std::vector<IntervalUnion>& compute_merged) {
+std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const sim::Trace& trace, sim::StepTally& tally) {
   struct Acc {
     CommKindReport row;
     std::vector<int> collectives, algorithms, protocols;
@@ -186,7 +126,7 @@ std::vector<CommKindReport> communication_by_kind(const sim::StepGraph& g, const
     for (std::size_t dv = 0; dv < a.by_device.size(); ++dv) {
       const auto iv = merged(a.by_device[dv]);
       busy += length(iv);
-      exposed += uncovered(iv, compute_merged[dv].intervals());
+      exposed += uncovered(iv, tally.compute(dv).merged_intervals());
     }
     a.row.time_s = busy / devices;
     a.row.exposed_s = exposed / devices;
@@ -230,6 +170,13 @@ std::int64_t flow_target(const sim::StepGraph& g, std::size_t op) {
 
 StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
                        const memory::Timeline& timeline, bool communication_rows) {
+  thread_local sim::StepTally tally;  // its storage kept from one report to the next
+  tally.add_trace(step.graph, trace);
+  return make_report(s, step, trace, tally, timeline, communication_rows);
+}
+
+StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace, sim::StepTally& tally,
+                       const memory::Timeline& timeline, bool communication_rows) {
   const auto& g = step.graph;
   StepReport r;
   r.scenario = s.name;
@@ -254,26 +201,12 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   }
   r.gpu_memory_bytes = static_cast<std::int64_t>(s.cluster.gpu.memory_bytes);
 
-  // Communication by (device, stream): the ops of one stream run one after another, so each
-  // stream's intervals come sorted, and their union is the merge of the streams' unions.
+  // Communication by (device, stream) from the tally: the ops of one stream run one after
+  // another, so each stream's intervals come sorted, and their union is the merge of the streams'
+  // unions.
   constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
-  // Kept from one report to the next (a sweep makes thousands): cleared, their storage reused.
-  thread_local std::vector<IntervalUnion> compute, comm_by_stream;
+  // Kept from one report to the next (a sweep makes thousands): cleared, its storage reused.
   thread_local std::vector<Interval> comm_all;
-  if (compute.size() < g.devices.size()) compute.resize(g.devices.size());
-  if (comm_by_stream.size() < g.devices.size() * kStreams) comm_by_stream.resize(g.devices.size() * kStreams);
-  for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
-    compute[dv].clear();
-    for (std::size_t k = 0; k < kStreams; ++k) comm_by_stream[dv * kStreams + k].clear();
-  }
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
-    const auto& op = g.ops[i];
-    const Interval iv{trace.ops[i].start_s, trace.ops[i].end_s};
-    if (op.kind == sim::OpKind::Compute)
-      compute[static_cast<std::size_t>(op.device)].add(iv);
-    else if (op.kind != sim::OpKind::Delay)
-      comm_by_stream[static_cast<std::size_t>(op.device) * kStreams + static_cast<std::size_t>(op.stream)].add(iv);
-  }
   // The union of a device's communication: merged() of every interval, made from the streams'
   // merged() in one pass: each stream's intervals are sorted and disjoint, so taking the earliest
   // head of the streams each time visits every interval in the order merged() sorts them, and
@@ -283,7 +216,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     std::array<const Interval*, kStreams> head{}, stop{};
     std::size_t n = 0, total = 0;
     for (std::size_t k = 0; k < kStreams; ++k) {
-      const auto& one = comm_by_stream[dv * kStreams + k].merged_intervals();
+      const auto& one = tally.comm(dv, static_cast<sim::Stream>(k)).merged_intervals();
       if (one.empty()) continue;
       head[n] = one.data();
       stop[n] = one.data() + one.size();
@@ -313,7 +246,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     StageReport st;
     st.stage = g.devices[dv].stage;
-    const auto& cm = compute[dv].merged_intervals();
+    const auto& cm = tally.compute(dv).merged_intervals();
     const auto& co = comm_union(dv);
     st.compute_s = length(cm);
     st.exposed_comm_s = uncovered(co, cm);
@@ -329,7 +262,10 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     exposed_sum += st.exposed_comm_s;
     r.stages.push_back(st);
   }
-  if (communication_rows) r.communication = communication_by_kind(g, trace, compute);
+  if (communication_rows) {
+    if (trace.ops.size() != g.ops.size()) throw InternalError("the report's communication rows need the trace of every op");
+    r.communication = communication_by_kind(g, trace, tally);
+  }
   if (r.step_time_s > 0 && !g.devices.empty()) {
     r.bubble_fraction = idle_sum / static_cast<double>(g.devices.size()) / r.step_time_s;
     r.exposed_comm_fraction = exposed_sum / static_cast<double>(g.devices.size()) / r.step_time_s;

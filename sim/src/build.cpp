@@ -599,13 +599,16 @@ class Builder {
               std::int32_t input, std::int32_t wait) {
     const auto base = static_cast<std::int32_t>(out_.graph.ops.size());
     const auto mb32 = static_cast<std::int32_t>(mb);
-    out_.graph.append_ops(t.ops.data(), t.ops.size());
-    for (auto i = static_cast<std::size_t>(base); i < out_.graph.ops.size(); ++i) {
-      Op& o = out_.graph.ops[i];
+    auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
+    out_.graph.append_ops(t.ops.data(), t.ops.size(), [&](Op& o, std::size_t k) {
       if (o.micro_batch == t.micro_batch) o.micro_batch = mb32;
       // Priced as the recorded pass's op it copies (the same work, group, size and count).
-      o.cost_of = t.first_op + static_cast<std::int32_t>(i - static_cast<std::size_t>(base));
-    }
+      o.cost_of = t.first_op + static_cast<std::int32_t>(k);
+      if (o.kind == OpKind::Compute) {
+        stage_flops += out_.graph.works[static_cast<std::size_t>(o.work)].flops;
+        max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
+      }
+    });
     // The ops the references kLastRef, kInputRef and kWaitRef name, at outside[-1 - ref].
     const std::int32_t outside[3] = {last, input, wait};
     const auto at = [&](std::int32_t r) { return r >= 0 ? base + r : outside[-1 - r]; };
@@ -615,12 +618,6 @@ class Builder {
     } else {
       for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
     }
-    auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
-    for (const Op& o : t.ops)
-      if (o.kind == OpKind::Compute) {
-        stage_flops += out_.graph.works[static_cast<std::size_t>(o.work)].flops;
-        max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
-      }
     const std::size_t sl = slot(stage, chunk, mb);
     if (forward) {
       fwd_end_[sl] = at(t.end);

@@ -14,6 +14,7 @@
 #include "stepsim/scenarios/error.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/scheduler.hpp"
+#include "stepsim/sim/tally.hpp"
 
 namespace stepsim::sim {
 
@@ -55,9 +56,10 @@ Trace scheduled(const StepGraph& graph) {
   return trace;
 }
 
-}  // namespace
-
-std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
+// The one-pass replay; `ended(op, i, start_s, end_s)` hears of each op in index order as it is
+// placed. The makespan, or nullopt where the replay declines.
+template <typename Ended>
+std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
   graph.check_nodes();
   const std::size_t n = graph.ops.size();
   const std::size_t num_streams = graph.devices.size() * static_cast<std::size_t>(kNumStreams);
@@ -71,9 +73,6 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     Moment latest_waited_start{-std::numeric_limits<double>::infinity(), 0};
   };
   std::vector<StreamState> streams(num_streams);
-  Trace trace;
-  trace.engine = EngineKind::Analytic;
-  trace.ops.resize(n);
   double makespan_s = 0;
   // Op i's readiness `r` from its listed predecessors; false where one comes later.
   const auto listed = [&](std::size_t i, Moment& r) {
@@ -97,7 +96,7 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     const Moment ends = end_s == st.time_s ? Moment{end_s, st.pass + 1} : Moment{end_s, 1};
     end[i] = ends;
     stream.free = ends;
-    trace.ops[i] = {st.time_s, end_s};
+    ended(op, i, st.time_s, end_s);
     makespan_s = std::max(makespan_s, end_s);
     return true;
   };
@@ -138,8 +137,33 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
     Moment r;
     if (!listed(i, r) || !place(i, r)) return std::nullopt;
   }
-  trace.makespan_s = makespan_s;
+  return makespan_s;
+}
+
+}  // namespace
+
+std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
+  Trace trace;
+  trace.engine = EngineKind::Analytic;
+  trace.ops.resize(graph.ops.size());
+  const auto makespan_s = one_pass(graph, [&](const Op&, std::size_t i, double start_s, double end_s) { trace.ops[i] = {start_s, end_s}; });
+  if (!makespan_s) return std::nullopt;
+  trace.makespan_s = *makespan_s;
   return trace;
+}
+
+std::optional<double> replay_in_index_order(const StepGraph& graph, StepTally& tally, Trace* trace) {
+  tally.reset(graph);
+  if (trace != nullptr) {
+    trace->engine = EngineKind::Analytic;
+    trace->ops.resize(graph.ops.size());
+  }
+  const auto makespan_s = one_pass(graph, [&](const Op& op, std::size_t i, double start_s, double end_s) {
+    tally.add(op, static_cast<std::int32_t>(i), start_s, end_s);
+    if (trace != nullptr) trace->ops[i] = {start_s, end_s};
+  });
+  if (makespan_s && trace != nullptr) trace->makespan_s = *makespan_s;
+  return makespan_s;
 }
 
 Trace run_analytic(const StepGraph& graph) {

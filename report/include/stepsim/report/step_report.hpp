@@ -12,6 +12,7 @@
 #include "stepsim/scenarios/scenario.hpp"
 #include "stepsim/sim/build.hpp"
 #include "stepsim/sim/engine.hpp"
+#include "stepsim/sim/tally.hpp"
 
 namespace stepsim::report {
 
@@ -96,6 +97,10 @@ struct Simulation {
 // it); every other field is the same.
 [[nodiscard]] StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
                        const memory::Timeline& timeline, bool communication_rows = true);
+// The same from the step's tally (sim/tally.hpp, filled from `trace` or by the replay; its unions
+// are merged in place). `trace` holds the makespan, and each op's times where communication_rows.
+[[nodiscard]] StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step, const sim::Trace& trace,
+                                     sim::StepTally& tally, const memory::Timeline& timeline, bool communication_rows = true);
 
 [[nodiscard]] std::string report_table(const StepReport& r);
 // The JSON of a run: the scenario's name and summary, the fields of one step as a sweep row

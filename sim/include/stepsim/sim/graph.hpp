@@ -329,6 +329,13 @@ class StepGraph {
     ops.insert(ops.end(), first, first + n);
     ensure_nodes(ops.size());
   }
+  // The same, each copy passed to `patch(Op&, k)` (k: its place among the n) as it is made.
+  template <typename Patch>
+  void append_ops(const Op* first, std::size_t n, Patch&& patch) {
+    if (ops.size() + n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
+    for (std::size_t k = 0; k < n; ++k) patch(ops.emplace_back(first[k]), k);
+    ensure_nodes(ops.size());
+  }
   // `before` must finish before `after` starts. (Inline: a sweep adds millions.)
   [[gnu::always_inline]] void add_edge(std::int32_t before, std::int32_t after) {
     if (before < 0 || after < 0 || edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))

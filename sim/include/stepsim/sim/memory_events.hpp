@@ -7,13 +7,18 @@
 #include "stepsim/memory/timeline.hpp"
 #include "stepsim/sim/engine.hpp"
 #include "stepsim/sim/graph.hpp"
+#include "stepsim/sim/tally.hpp"
 
 namespace stepsim::sim {
 
+// Grouped by device in device order, each device's in op order.
 [[nodiscard]] std::vector<memory::MemEvent> memory_events(const StepGraph& graph, const Trace& trace);
 
 // The timeline of every device (static memory, capacity and fragmentation from the graph and `f`).
 [[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction,
+                                               bool points = true);
+// The same from the step's tally (its memory events).
+[[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const StepTally& tally, double fragmentation_fraction,
                                                bool points = true);
 
 }  // namespace stepsim::sim

@@ -1,0 +1,67 @@
+#include "stepsim/sim/tally.hpp"
+
+#include <string>
+
+#include "stepsim/scenarios/error.hpp"
+
+namespace stepsim::sim {
+
+void merge_in_place(std::vector<Interval>& v) {
+  // One stream's ops come in the order they ran: often sorted already.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  // In place: the first n entries are the merged intervals so far (n <= i).
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const Interval iv = v[i];
+    if (iv.second <= iv.first) continue;
+    if (n > 0 && iv.first <= v[n - 1].second)
+      v[n - 1].second = std::max(v[n - 1].second, iv.second);
+    else
+      v[n++] = iv;
+  }
+  v.resize(n);
+}
+
+const std::vector<Interval>& IntervalUnion::merged_intervals() {
+  if (!sorted_) {
+    merge_in_place(v_);
+    sorted_ = true;
+    last_start_ = v_.empty() ? -std::numeric_limits<double>::infinity() : v_.back().first;
+  }
+  return v_;
+}
+
+void StepTally::reset(const StepGraph& graph) {
+  devices_ = graph.devices.size();
+  if (compute_.size() < devices_) compute_.resize(devices_);
+  if (comm_.size() < devices_ * kNumStreams) comm_.resize(devices_ * kNumStreams);
+  if (events_.size() < devices_) events_.resize(devices_);
+  for (std::size_t dv = 0; dv < devices_; ++dv) {
+    compute_[dv].clear();
+    for (std::size_t k = 0; k < kNumStreams; ++k) comm_[dv * kNumStreams + k].clear();
+    events_[dv].clear();
+  }
+}
+
+void StepTally::add_trace(const StepGraph& graph, const Trace& trace) {
+  if (trace.ops.size() != graph.ops.size())
+    throw InternalError("a trace of " + std::to_string(trace.ops.size()) + " ops for a graph of " + std::to_string(graph.ops.size()));
+  reset(graph);
+  for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& op = graph.ops[i];
+    if (op.device < 0 || static_cast<std::size_t>(op.device) >= devices_ || static_cast<int>(op.stream) >= kNumStreams)
+      throw InternalError("op " + std::to_string(i) + " is on device " + std::to_string(op.device) + " of " + std::to_string(devices_));
+    add(op, static_cast<std::int32_t>(i), trace.ops[i].start_s, trace.ops[i].end_s);
+  }
+}
+
+std::vector<memory::MemEvent> StepTally::memory_events() const {
+  std::size_t n = 0;
+  for (std::size_t dv = 0; dv < devices_; ++dv) n += events_[dv].size();
+  std::vector<memory::MemEvent> out;
+  out.reserve(n);
+  for (std::size_t dv = 0; dv < devices_; ++dv) out.insert(out.end(), events_[dv].begin(), events_[dv].end());
+  return out;
+}
+
+}  // namespace stepsim::sim
