@@ -38,7 +38,7 @@ stages = [
     ("memory verdict", "stepsim::driver::memory_verdict("),
     ("graph build", "stepsim::sim::build_step_graph("),
     ("costing", "stepsim::sim::cost_step("),
-    ("analytic replay", "stepsim::sim::replay_in_index_order("),
+    ("replay and tally", "stepsim::sim::replay_in_index_order("),
     ("memory timeline", "stepsim::sim::memory_timeline("),
     ("report", "stepsim::report::make_report("),
     ("result row", "stepsim::report::row_line("),

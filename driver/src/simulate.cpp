@@ -223,7 +223,7 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   sim::BuildOptions bo;
   bo.per_layer = options.per_layer;
   bo.comm = s.comm;
-  bo.compact_copies = options.compact_graph && engine == sim::EngineKind::Analytic;
+  bo.compact_copies = options.compact_graph && engine == sim::EngineKind::Analytic && !options.communication_rows;
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
   // The estimate again with the ops built, before the engine and the timeline add theirs.
@@ -251,10 +251,10 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   thread_local sim::StepTally tally;
   bool tallied = false;
   if (bo.compact_copies) {
-    // The one-pass replay tallies the ops as it places them; the trace of every op only where the
-    // report's communication rows need it.
+    // The one-pass replay tallies the ops as it places them (no trace of every op: the report's
+    // communication rows, which read it, are off).
     out.step.graph.validate_edges_and_plans();
-    const auto makespan_s = sim::replay_in_index_order(out.step.graph, tally, options.communication_rows ? &out.trace : nullptr);
+    const auto makespan_s = sim::replay_in_index_order(out.step.graph, tally);
     if (makespan_s) {
       out.trace.engine = sim::EngineKind::Analytic;
       out.trace.makespan_s = *makespan_s;

@@ -613,7 +613,7 @@ class Builder {
     const std::int32_t outside[3] = {last, input, wait};
     const auto at = [&](std::int32_t r) { return r >= 0 ? base + r : outside[-1 - r]; };
     if (t.pattern >= 0) {
-      out_.graph.add_copied_pass({base, static_cast<std::int32_t>(t.ops.size()), t.pattern, {last, input, wait}});
+      out_.graph.add_copied_pass({base, static_cast<std::int32_t>(t.ops.size()), t.first_op, t.pattern, {last, input, wait}});
       for (const auto& [a, b] : t.loose_edges) out_.graph.add_edge(at(a), at(b));
     } else {
       for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));

@@ -485,24 +485,12 @@ class Coster {
           break;
       }
     };
-    // The passes copied as patterns (BuildOptions::compact_copies) are byte copies of their
-    // recorded pass's ops, op for op: priced as a block.
+    // The passes copied as patterns (BuildOptions::compact_copies) stay unpriced: each op lasts
+    // what the op it copies lasts (StepGraph::CopiedPass), which the one-pass replay reads.
     std::size_t i = 0;
     for (const auto& copy : g_.copied_passes()) {
       for (; i < static_cast<std::size_t>(copy.base); ++i) price(i);
-      const auto count = static_cast<std::size_t>(copy.count);
-      const std::int32_t src = count > 0 ? g_.ops[i].cost_of : 0;
-      if (src < 0 || static_cast<std::size_t>(src) + count > i)
-        throw InternalError("copied pass at op " + std::to_string(i) + " copies no earlier pass (op " + std::to_string(src) + ")");
-      for (std::size_t k = 0; k < count; ++k, ++i) {
-        Op& op = g_.ops[i];
-        const Op& from = g_.ops[static_cast<std::size_t>(src) + k];
-        if (op.cost_of != src + static_cast<std::int32_t>(k))
-          throw InternalError("op " + std::to_string(i) + " of a copied pass is priced as op " + std::to_string(op.cost_of) +
-                              ", not as op " + std::to_string(src + static_cast<std::int32_t>(k)) + " of the pass it copies");
-        op.duration_s = from.duration_s;
-        op.plan = from.plan;
-      }
+      i += static_cast<std::size_t>(copy.count);
     }
     for (; i < g_.ops.size(); ++i) price(i);
   }

@@ -83,8 +83,7 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
     return true;
   };
   // Op i placed on its stream once ready at `r`; false where the scheduler would differ.
-  const auto place = [&](std::size_t i, Moment r) {
-    const Op& op = graph.ops[i];
+  const auto place = [&](std::size_t i, const Op& op, Moment r) {
     StreamState& stream = streams[static_cast<std::size_t>(op.device) * kNumStreams + static_cast<std::size_t>(op.stream)];
     // An earlier op of the stream waited, idle, until it started, while this one was ready
     // before: the scheduler would have started this one first.
@@ -108,7 +107,7 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
     for (; i < static_cast<std::size_t>(copy.base); ++i) {
       graph.check_op(i);
       Moment r;
-      if (!listed(i, r) || !place(i, r)) return std::nullopt;
+      if (!listed(i, r) || !place(i, graph.ops[i], r)) return std::nullopt;
     }
     const auto& pattern = graph.pass_pattern(copy.pattern);
     // Read once: the stores to `end` could alias them.
@@ -117,8 +116,9 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
     const std::int32_t base = copy.base;
     const std::array<std::int32_t, 3> outside = copy.outside;
     const auto count = static_cast<std::size_t>(copy.count);
-    // A copied op needs no check_op: what it checks (device, stream, duration, plan, peer) is that
-    // of the op it copies (cost_of, its pass's recorded op, earlier), checked at its turn.
+    // A copied op is placed as the op it copies (its pass's recorded op, earlier: its device,
+    // stream, duration and memory), checked by check_op at its turn.
+    const Op* source = graph.ops.data() + copy.source;
     for (std::size_t k = 0; k < count; ++k, ++i) {
       Moment r;
       if (listed_into_copies && !listed(i, r)) return std::nullopt;
@@ -129,13 +129,13 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
         if (static_cast<std::size_t>(p) >= i) return std::nullopt;
         if (r < end[static_cast<std::size_t>(p)]) r = end[static_cast<std::size_t>(p)];
       }
-      if (!place(i, r)) return std::nullopt;
+      if (!place(i, source[k], r)) return std::nullopt;
     }
   }
   for (; i < n; ++i) {
     graph.check_op(i);
     Moment r;
-    if (!listed(i, r) || !place(i, r)) return std::nullopt;
+    if (!listed(i, r) || !place(i, graph.ops[i], r)) return std::nullopt;
   }
   return makespan_s;
 }

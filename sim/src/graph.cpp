@@ -259,7 +259,7 @@ std::int32_t StepGraph::add_op(Op op) {
 }
 
 void StepGraph::bad_copied_pass() {
-  throw InternalError("step graph: a copied pass out of order, past the ops or with a pattern of another size");
+  throw InternalError("step graph: a copied pass out of order, past the ops, of no earlier pass or with a pattern of another size");
 }
 
 void StepGraph::too_many_ops() {

@@ -381,6 +381,7 @@ TEST_CASE("compact_graph: the report of the graph with its edges, also where the
     const auto s = scenario(sets);
     SimulateOptions o;
     o.engine = sim::EngineKind::Analytic;
+    o.communication_rows = false;
     const auto listed = simulate(s, o);
     o.compact_graph = true;
     const auto compact = simulate(s, o);
@@ -388,5 +389,8 @@ TEST_CASE("compact_graph: the report of the graph with its edges, also where the
     // Declined: the graph returned is the one with its edges.
     if (sets.size() == 4) CHECK(compact.step.graph.copied_passes().empty());
     else CHECK_FALSE(compact.step.graph.copied_passes().empty());
+    // With communication rows (which read every op's times and plan): the graph with its edges.
+    o.communication_rows = true;
+    CHECK(simulate(s, o).step.graph.copied_passes().empty());
   }
 }

@@ -2,7 +2,8 @@
 // (BuildOptions::reuse_group_work, reuse_passes) against making them for every pass: the same graph, op by op and edge by edge,
 // and the same replay, on layouts that split passes differently (interleaved, uneven and explicit
 // pipeline layouts, per-layer granularity, buckets split per layer, CP, overlaps, recomputation).
-// Copied passes kept as patterns (BuildOptions::compact_copies): the same ops and the same replay.
+// Copied passes kept as patterns (BuildOptions::compact_copies): the same ops (the copies unpriced)
+// and the same replay.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -154,8 +155,20 @@ TEST_CASE("copied passes kept as patterns: the same ops, the same one-pass repla
       const auto compact = sim::build_step(s, cluster, cm, o);
       CHECK_FALSE(compact.graph.copied_passes().empty());
       REQUIRE(compact.graph.ops.size() == listed.graph.ops.size());
+      // The copies unpriced, each priced as the op it copies.
+      auto priced = compact;
+      for (const auto& c : compact.graph.copied_passes())
+        for (std::int32_t k = 0; k < c.count; ++k) {
+          auto& op = priced.graph.ops[static_cast<std::size_t>(c.base + k)];
+          const auto& source = compact.graph.ops[static_cast<std::size_t>(c.source + k)];
+          CHECK(op.duration_s == 0.0);
+          CHECK(op.plan == -1);
+          CHECK(op.cost_of == c.source + k);
+          op.duration_s = source.duration_s;
+          op.plan = source.plan;
+        }
       for (std::size_t i = 0; i < listed.graph.ops.size(); ++i) {
-        check_same_op(compact.graph, listed.graph, i);
+        check_same_op(priced.graph, listed.graph, i);
         CHECK(compact.graph.ops[i].cost_of == listed.graph.ops[i].cost_of);
       }
       CHECK(compact.work.hardware_flops_per_gpu == listed.work.hardware_flops_per_gpu);

@@ -345,22 +345,24 @@ TEST_CASE("graph: a compact plan makes the plan it was given, flow by flow, and 
 }
 
 TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, replay as edges would") {
-  // Ops 0 and 1 on device 0 (1 s, 2 s), op 2 on device 1 (10 s), op 3 a copy of op 1 whose
-  // pattern says: after the op the copy names as outside[0] (op 1). A listed edge 2 -> 3 too.
+  // Ops 0 and 1 on device 0 (1 s, 2 s), op 2 on device 1 (10 s), op 3 a copy of op 1 (placed as
+  // op 1: 2 s, whatever its own duration) whose pattern says: after the op the copy names as
+  // outside[0] (op 1). A listed edge 2 -> 3 too.
   sim::StepGraph g;
   g.devices.resize(2);
-  for (const auto& [device, duration_s] : std::vector<std::pair<std::int32_t, double>>{{0, 1}, {0, 2}, {1, 10}, {0, 2}}) {
+  for (const auto& [device, duration_s] : std::vector<std::pair<std::int32_t, double>>{{0, 1}, {0, 2}, {1, 10}, {0, 0}}) {
     auto op = compute_op(device, "op");
     op.duration_s = duration_s;
     g.add_op(op);
   }
   sim::StepGraph listed = g;
+  listed.ops[3].duration_s = 2;
   g.add_edge(0, 1);
   sim::StepGraph::PassPattern pattern;
   pattern.first = {0, 1};
   pattern.refs = {-1};
   const auto p = g.add_pass_pattern(pattern);
-  g.add_copied_pass({3, 1, p, {1, -1, -1}});
+  g.add_copied_pass({3, 1, 1, p, {1, -1, -1}});
   CHECK_FALSE(g.listed_edges_into_copies());
   const auto alone = sim::replay_in_index_order(g);
   REQUIRE(alone.has_value());
@@ -380,8 +382,12 @@ TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, r
     CHECK(with->ops[i].end_s == expected.ops[i].end_s);
   }
   CHECK(with->ops[3].start_s == 10.0);
-  // A pattern of another size, a copy past the ops or before the previous copy's end: refused.
-  CHECK_THROWS_AS(g.add_copied_pass({2, 2, p, {1, -1, -1}}), stepsim::InternalError);
-  CHECK_THROWS_AS(g.add_copied_pass({4, 1, p, {1, -1, -1}}), stepsim::InternalError);
-  CHECK_THROWS_AS(g.add_copied_pass({3, 1, p, {1, -1, -1}}), stepsim::InternalError);
+  // A pattern of another size, a copy past the ops, before the previous copy's end or of a later
+  // pass: refused.
+  CHECK_THROWS_AS(g.add_copied_pass({2, 2, 0, p, {1, -1, -1}}), stepsim::InternalError);
+  CHECK_THROWS_AS(g.add_copied_pass({4, 1, 1, p, {1, -1, -1}}), stepsim::InternalError);
+  CHECK_THROWS_AS(g.add_copied_pass({3, 1, 1, p, {1, -1, -1}}), stepsim::InternalError);
+  sim::StepGraph h = listed;
+  const auto q = h.add_pass_pattern(pattern);
+  CHECK_THROWS_AS(h.add_copied_pass({1, 1, 2, q, {0, -1, -1}}), stepsim::InternalError);
 }

@@ -55,9 +55,10 @@ struct SimulateOptions {
   // The memory timeline's points (memory::DeviceTimeline::points; peaks and the OOM point are
   // there without them); a sweep row does not print them.
   bool timeline_points = true;
-  // With the analytic engine, build the graph with sim::BuildOptions::compact_copies (the same
-  // figures, less to build): the returned step.graph then answers no edge queries. A sweep row
-  // reads the report alone.
+  // With the analytic engine and no communication rows, build the graph with
+  // sim::BuildOptions::compact_copies (the same figures, less to build and to read): the returned
+  // step.graph then answers no edge queries, its copied passes are unpriced and `trace` holds the
+  // makespan alone. A sweep row reads the report alone.
   bool compact_graph = false;
 };
 

@@ -391,11 +391,14 @@ class StepGraph {
     std::vector<std::int32_t> first;
     std::vector<std::int32_t> refs;
   };
-  // Ops [base, base + count) copy a recorded pass: each has the listed in-edges (if any) and the
-  // in-edges of op (i - base) of pattern `pattern`.
+  // Ops [base, base + count) copy the recorded pass of ops [source, source + count): each has the
+  // listed in-edges (if any) and the in-edges of op (i - base) of pattern `pattern`. The costing
+  // pass leaves them unpriced (duration_s 0, no plan): each lasts what the op it copies lasts, and
+  // the one-pass replay reads that op.
   struct CopiedPass {
     std::int32_t base = 0;
     std::int32_t count = 0;
+    std::int32_t source = 0;
     std::int32_t pattern = -1;
     std::array<std::int32_t, 3> outside{-1, -1, -1};
   };
@@ -406,6 +409,7 @@ class StepGraph {
   // Copies come in op order, each after the ops of the one before.
   void add_copied_pass(const CopiedPass& c) {
     if (c.pattern < 0 || as_size(c.pattern) >= pass_patterns_.size() || c.base < 0 || as_size(c.base) + as_size(c.count) > ops.size() ||
+        c.source < 0 || c.source + c.count > c.base ||
         (!copied_passes_.empty() && c.base < copied_passes_.back().base + copied_passes_.back().count) ||
         pass_patterns_[as_size(c.pattern)].first.size() != as_size(c.count) + 1)
       bad_copied_pass();
