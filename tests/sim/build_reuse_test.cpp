@@ -115,11 +115,12 @@ void check_same_trace(const sim::Trace& ta, const sim::Trace& tb) {
 
 }  // namespace
 
-TEST_CASE("reused layer-group work and passes: the graph and the replay of making them for every pass") {
+// `f(scenario, cluster, compute model, build options)` for each case, at chunk and at layer granularity.
+template <typename F>
+void for_each_case(F&& f) {
   for (const bool per_layer : {false, true}) {
     for (const auto& sets : cases()) {
       CAPTURE(per_layer);
-      CAPTURE(sets.size());
       CAPTURE(sets.empty() ? std::string("default") : sets.back());
       const auto s = scenario(sets);
       const topology::Cluster cluster(s.cluster);
@@ -127,72 +128,68 @@ TEST_CASE("reused layer-group work and passes: the graph and the replay of makin
       sim::BuildOptions o;
       o.per_layer = per_layer;
       o.comm = s.comm;
-      const auto reused = sim::build_step(s, cluster, cm, o);
-      o.reuse_group_work = false;
-      o.reuse_passes = false;
-      const auto made = sim::build_step(s, cluster, cm, o);
-      check_same_graph(reused.graph, made.graph);
-      CHECK(reused.work.hardware_flops_per_gpu == made.work.hardware_flops_per_gpu);
-      check_same_trace(sim::run_analytic(reused.graph), sim::run_analytic(made.graph));
+      f(s, cluster, cm, o);
     }
   }
 }
 
+TEST_CASE("reused layer-group work and passes: the graph and the replay of making them for every pass") {
+  for_each_case([](const scenarios::Scenario& s, const topology::Cluster& cluster, const costmodel::ComputeModel& cm, sim::BuildOptions o) {
+    const auto reused = sim::build_step(s, cluster, cm, o);
+    o.reuse_group_work = false;
+    o.reuse_passes = false;
+    const auto made = sim::build_step(s, cluster, cm, o);
+    check_same_graph(reused.graph, made.graph);
+    CHECK(reused.work.hardware_flops_per_gpu == made.work.hardware_flops_per_gpu);
+    check_same_trace(sim::run_analytic(reused.graph), sim::run_analytic(made.graph));
+  });
+}
+
 TEST_CASE("copied passes kept as patterns: the same ops, the same one-pass replay, no edge queries") {
   std::size_t replayed = 0;
-  for (const bool per_layer : {false, true}) {
-    for (const auto& sets : cases()) {
-      CAPTURE(per_layer);
-      CAPTURE(sets.empty() ? std::string("default") : sets.back());
-      const auto s = scenario(sets);
-      const topology::Cluster cluster(s.cluster);
-      const costmodel::ComputeModel cm(s.cluster.gpu, s.software);
-      sim::BuildOptions o;
-      o.per_layer = per_layer;
-      o.comm = s.comm;
-      const auto listed = sim::build_step(s, cluster, cm, o);
-      o.compact_copies = true;
-      const auto compact = sim::build_step(s, cluster, cm, o);
-      CHECK_FALSE(compact.graph.copied_passes().empty());
-      REQUIRE(compact.graph.ops.size() == listed.graph.ops.size());
-      // The copies unpriced, each priced as the op it copies.
-      auto priced = compact;
-      for (const auto& c : compact.graph.copied_passes())
-        for (std::int32_t k = 0; k < c.count; ++k) {
-          auto& op = priced.graph.ops[static_cast<std::size_t>(c.base + k)];
-          const auto& source = compact.graph.ops[static_cast<std::size_t>(c.source + k)];
-          CHECK(op.duration_s == 0.0);
-          CHECK(op.plan == -1);
-          CHECK(op.cost_of == c.source + k);
-          op.duration_s = source.duration_s;
-          op.plan = source.plan;
-        }
-      for (std::size_t i = 0; i < listed.graph.ops.size(); ++i) {
-        check_same_op(priced.graph, listed.graph, i);
-        CHECK(compact.graph.ops[i].cost_of == listed.graph.ops[i].cost_of);
+  for_each_case([&](const scenarios::Scenario& s, const topology::Cluster& cluster, const costmodel::ComputeModel& cm, sim::BuildOptions o) {
+    const auto listed = sim::build_step(s, cluster, cm, o);
+    o.compact_copies = true;
+    const auto compact = sim::build_step(s, cluster, cm, o);
+    CHECK_FALSE(compact.graph.copied_passes().empty());
+    REQUIRE(compact.graph.ops.size() == listed.graph.ops.size());
+    // The copies unpriced, each priced as the op it copies.
+    auto priced = compact;
+    for (const auto& c : compact.graph.copied_passes())
+      for (std::int32_t k = 0; k < c.count; ++k) {
+        auto& op = priced.graph.ops[static_cast<std::size_t>(c.base + k)];
+        const auto& source = compact.graph.ops[static_cast<std::size_t>(c.source + k)];
+        CHECK(op.duration_s == 0.0);
+        CHECK(op.plan == -1);
+        CHECK(op.cost_of == c.source + k);
+        op.duration_s = source.duration_s;
+        op.plan = source.plan;
       }
-      CHECK(compact.work.hardware_flops_per_gpu == listed.work.hardware_flops_per_gpu);
-      // Every edge is listed or in a copied pass: as many in all.
-      std::size_t edges = 0;
-      for (std::size_t i = 0; i < compact.graph.ops.size(); ++i) edges += compact.graph.listed_predecessors(static_cast<std::int32_t>(i)).size();
-      for (const auto& c : compact.graph.copied_passes()) {
-        const auto& p = compact.graph.pass_pattern(c.pattern);
-        edges += static_cast<std::size_t>(p.first.back());
-      }
-      CHECK(edges == listed.graph.num_edges());
-      compact.graph.validate_edges_and_plans();
-      // Declined on both (then the driver builds the graph with its edges) or the same times.
-      const auto tc = sim::replay_in_index_order(compact.graph);
-      const auto tl = sim::replay_in_index_order(listed.graph);
-      REQUIRE(tc.has_value() == tl.has_value());
-      if (tc) check_same_trace(*tc, *tl);
-      replayed += tc ? 1U : 0U;
-      CHECK_THROWS_AS((void)compact.graph.successors(0), InternalError);
-      CHECK_THROWS_AS((void)compact.graph.predecessors(0), InternalError);
-      CHECK_THROWS_AS((void)compact.graph.num_edges(), InternalError);
-      CHECK_THROWS_AS((void)compact.graph.find_cycle(), InternalError);
+    for (std::size_t i = 0; i < listed.graph.ops.size(); ++i) {
+      check_same_op(priced.graph, listed.graph, i);
+      CHECK(compact.graph.ops[i].cost_of == listed.graph.ops[i].cost_of);
     }
-  }
+    CHECK(compact.work.hardware_flops_per_gpu == listed.work.hardware_flops_per_gpu);
+    // Every edge is listed or in a copied pass: as many in all.
+    std::size_t edges = 0;
+    for (std::size_t i = 0; i < compact.graph.ops.size(); ++i) edges += compact.graph.listed_predecessors(static_cast<std::int32_t>(i)).size();
+    for (const auto& c : compact.graph.copied_passes()) {
+      const auto& p = compact.graph.pass_pattern(c.pattern);
+      edges += static_cast<std::size_t>(p.first.back());
+    }
+    CHECK(edges == listed.graph.num_edges());
+    compact.graph.validate_edges_and_plans();
+    // Declined on both (then the driver builds the graph with its edges) or the same times.
+    const auto tc = sim::replay_in_index_order(compact.graph);
+    const auto tl = sim::replay_in_index_order(listed.graph);
+    REQUIRE(tc.has_value() == tl.has_value());
+    if (tc) check_same_trace(*tc, *tl);
+    replayed += tc ? 1U : 0U;
+    CHECK_THROWS_AS((void)compact.graph.successors(0), InternalError);
+    CHECK_THROWS_AS((void)compact.graph.predecessors(0), InternalError);
+    CHECK_THROWS_AS((void)compact.graph.num_edges(), InternalError);
+    CHECK_THROWS_AS((void)compact.graph.find_cycle(), InternalError);
+  });
   // All but the two ZeRO-3 layouts without prefetching (declined on both graphs).
   CHECK(replayed == 2 * cases().size() - 2);
 }
