@@ -152,18 +152,11 @@ std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   return trace;
 }
 
-std::optional<double> replay_in_index_order(const StepGraph& graph, StepTally& tally, Trace* trace) {
+std::optional<double> replay_in_index_order(const StepGraph& graph, StepTally& tally) {
   tally.reset(graph);
-  if (trace != nullptr) {
-    trace->engine = EngineKind::Analytic;
-    trace->ops.resize(graph.ops.size());
-  }
-  const auto makespan_s = one_pass(graph, [&](const Op& op, std::size_t i, double start_s, double end_s) {
+  return one_pass(graph, [&](const Op& op, std::size_t i, double start_s, double end_s) {
     tally.add(op, static_cast<std::int32_t>(i), start_s, end_s);
-    if (trace != nullptr) trace->ops[i] = {start_s, end_s};
   });
-  if (makespan_s && trace != nullptr) trace->makespan_s = *makespan_s;
-  return makespan_s;
 }
 
 Trace run_analytic(const StepGraph& graph) {

@@ -56,11 +56,10 @@ struct Trace {
 // an instant as the scheduler's passes order it. Step graphs, built in schedule order, take it.
 // Expects validate_edges_and_plans() to have passed; checks each op (StepGraph::check_op).
 [[nodiscard]] std::optional<Trace> replay_in_index_order(const StepGraph& graph);
-// The same replay telling `tally` (reset first) of each op as it is placed, and writing each op's
-// times into `trace` where given: the makespan, or nullopt where it declines (the tally and the
-// trace then hold part of the step).
+// The same replay telling `tally` (reset first) of each op as it is placed instead of writing a
+// trace: the makespan, or nullopt where it declines (the tally then holds part of the step).
 class StepTally;
-[[nodiscard]] std::optional<double> replay_in_index_order(const StepGraph& graph, StepTally& tally, Trace* trace = nullptr);
+[[nodiscard]] std::optional<double> replay_in_index_order(const StepGraph& graph, StepTally& tally);
 
 // How the SimGrid engine replays the flows of the plans. Classes (the default): one SimGrid flow
 // per class of flows that provably always move at the same rate (the symmetric replicas of a
