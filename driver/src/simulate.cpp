@@ -260,8 +260,10 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
       out.trace.makespan_s = *makespan_s;
       tallied = true;
     } else {
-      // Where the one-pass replay declines, the stream scheduler replays the graph with its edges.
+      // Where the one-pass replay declines, the stream scheduler replays the graph with its edges
+      // (built once the compact one is gone, so that the two are not held at once).
       bo.compact_copies = false;
+      out.step = {};
       out.step = sim::build_step(s, cluster, compute, bo);
       out.trace = {};
     }

@@ -263,7 +263,8 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     r.stages.push_back(st);
   }
   if (communication_rows) {
-    if (trace.ops.size() != g.ops.size()) throw InternalError("the report's communication rows need the trace of every op");
+    if (trace.ops.size() != g.ops.size() || !g.copied_passes().empty())
+      throw InternalError("the report's communication rows need the trace and the plan of every op (not a compact graph)");
     r.communication = communication_by_kind(g, trace, tally);
   }
   if (r.step_time_s > 0 && !g.devices.empty()) {

@@ -576,6 +576,11 @@ class Builder {
   // into the pass's ops, by op and in the order they were added. Edges into an op outside the
   // pass, if any, stay edges that each copy adds.
   void make_pattern(PassTemplate& t) {
+    // An edge into an op after the pass (or from an op neither in it nor one of its outside ops):
+    // the copies list their edges.
+    const auto n = static_cast<std::int32_t>(t.ops.size());
+    for (const auto& [a, b] : t.edges)
+      if (a >= n || b >= n || a < kWaitRef || b < kWaitRef) return;
     StepGraph::PassPattern p;
     p.first.assign(t.ops.size() + 1, 0);
     for (const auto& [a, b] : t.edges)

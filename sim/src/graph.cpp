@@ -258,8 +258,22 @@ std::int32_t StepGraph::add_op(Op op) {
   return static_cast<std::int32_t>(ops.size() - 1);
 }
 
+std::int32_t StepGraph::add_pass_pattern(PassPattern pattern) {
+  if (pattern.first.empty() || pattern.first.front() != 0 || as_size(pattern.first.back()) != pattern.refs.size() ||
+      !std::is_sorted(pattern.first.begin(), pattern.first.end()) ||
+      std::any_of(pattern.refs.begin(), pattern.refs.end(), [](std::int32_t r) { return r < -3; }))
+    bad_pass_pattern();
+  pass_patterns_.push_back(std::move(pattern));
+  return static_cast<std::int32_t>(pass_patterns_.size() - 1);
+}
+
+void StepGraph::bad_pass_pattern() {
+  throw InternalError("step graph: a pass pattern whose edge ranges do not cover its ends in order, or with an end outside the pass "
+                      "other than its three outside ops");
+}
+
 void StepGraph::bad_copied_pass() {
-  throw InternalError("step graph: a copied pass out of order, past the ops, of no earlier pass or with a pattern of another size");
+  throw InternalError("step graph: a copied pass out of order, past the ops, of no earlier pass, of a copy or with a pattern of another size");
 }
 
 void StepGraph::too_many_ops() {
@@ -319,6 +333,7 @@ void StepGraph::op_error(std::size_t i) const {
 }
 
 void StepGraph::validate_ops() const {
+  if (!copied_passes_.empty()) copied_passes_error();  // their ops are unpriced
   check_nodes();
   for (std::size_t i = 0; i < ops.size(); ++i) check_op(i);
   validate_edges_and_plans();
@@ -336,12 +351,12 @@ void StepGraph::validate_edges_and_plans() const {
   for (std::size_t i = ops.size(); i < node_ops_; ++i) {
     const auto missing = static_cast<std::int32_t>(i);
     if (nodes_[i].in_count > 0) {
-      throw InternalError("step graph: edge from " + name_op(*this, predecessors(missing).front()) + " to missing op " +
+      throw InternalError("step graph: edge from " + name_op(*this, listed_predecessors(missing).front()) + " to missing op " +
                           std::to_string(missing) + " (the graph has " + std::to_string(ops.size()) + " ops)");
     }
     if (nodes_[i].out_count > 0) {
       throw InternalError("step graph: edge from missing op " + std::to_string(missing) + " to " +
-                          name_op(*this, successors(missing).front()) + " (the graph has " + std::to_string(ops.size()) +
+                          name_op(*this, listed_successors(missing).front()) + " (the graph has " + std::to_string(ops.size()) +
                           " ops)");
     }
   }

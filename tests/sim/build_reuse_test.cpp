@@ -170,14 +170,23 @@ TEST_CASE("copied passes kept as patterns: the same ops, the same one-pass repla
       CHECK(compact.graph.ops[i].cost_of == listed.graph.ops[i].cost_of);
     }
     CHECK(compact.work.hardware_flops_per_gpu == listed.work.hardware_flops_per_gpu);
-    // Every edge is listed or in a copied pass: as many in all.
-    std::size_t edges = 0;
-    for (std::size_t i = 0; i < compact.graph.ops.size(); ++i) edges += compact.graph.listed_predecessors(static_cast<std::int32_t>(i)).size();
+    // Each op's predecessors, listed or from its copied pass's pattern: those of the graph with
+    // its edges, in the same order.
+    std::vector<std::vector<std::int32_t>> preds(compact.graph.ops.size());
+    for (std::size_t i = 0; i < preds.size(); ++i) preds[i] = compact.graph.listed_predecessors(static_cast<std::int32_t>(i)).to_vector();
     for (const auto& c : compact.graph.copied_passes()) {
       const auto& p = compact.graph.pass_pattern(c.pattern);
-      edges += static_cast<std::size_t>(p.first.back());
+      for (std::int32_t k = 0; k < c.count; ++k)
+        for (auto e = p.first[static_cast<std::size_t>(k)]; e < p.first[static_cast<std::size_t>(k) + 1]; ++e) {
+          const std::int32_t ref = p.refs[static_cast<std::size_t>(e)];
+          preds[static_cast<std::size_t>(c.base + k)].push_back(ref >= 0 ? c.base + ref : c.outside[static_cast<std::size_t>(-1 - ref)]);
+        }
     }
-    CHECK(edges == listed.graph.num_edges());
+    for (std::size_t i = 0; i < preds.size(); ++i) {
+      CAPTURE(i);
+      CHECK(preds[i] == listed.graph.predecessors(static_cast<std::int32_t>(i)).to_vector());
+    }
+    CHECK_FALSE(compact.graph.listed_edges_into_copies());
     compact.graph.validate_edges_and_plans();
     // Declined on both (then the driver builds the graph with its edges) or the same times.
     const auto tc = sim::replay_in_index_order(compact.graph);

@@ -355,6 +355,7 @@ TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, r
     op.duration_s = duration_s;
     g.add_op(op);
   }
+  g.ops[3].cost_of = 1;
   sim::StepGraph listed = g;
   listed.ops[3].duration_s = 2;
   g.add_edge(0, 1);
@@ -390,4 +391,43 @@ TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, r
   sim::StepGraph h = listed;
   const auto q = h.add_pass_pattern(pattern);
   CHECK_THROWS_AS(h.add_copied_pass({1, 1, 2, q, {0, -1, -1}}), stepsim::InternalError);
+  // A copy of a copy (its ops are unpriced), or an op that does not name the op it copies: refused.
+  h.ops[2].cost_of = 1;
+  h.ops[3].cost_of = 2;
+  h.add_copied_pass({2, 1, 1, q, {1, -1, -1}});
+  CHECK_THROWS_AS(h.add_copied_pass({3, 1, 2, q, {1, -1, -1}}), stepsim::InternalError);
+  sim::StepGraph u = listed;
+  u.ops[3].cost_of = -1;
+  const auto uq = u.add_pass_pattern(pattern);
+  CHECK_THROWS_AS(u.add_copied_pass({3, 1, 1, uq, {1, -1, -1}}), stepsim::InternalError);
+  // Patterns whose ranges do not cover their ends in order, or with an end past the outside ops.
+  for (const auto& [first, refs] : std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>>{
+           {{}, {}}, {{1, 1}, {0}}, {{0, 2}, {0}}, {{0, 2, 1}, {0, 0}}, {{0, 1}, {-4}}}) {
+    sim::StepGraph::PassPattern bad;
+    bad.first = first;
+    bad.refs = refs;
+    CHECK_THROWS_AS(h.add_pass_pattern(bad), stepsim::InternalError);
+  }
+}
+
+TEST_CASE("graph: an edge added into an op before it was, then copied: the replay reads it") {
+  // Op 2 copies op 1 (after op 1 by its pattern); an edge 0 -> 2 was added before op 2 was.
+  sim::StepGraph g;
+  g.devices.resize(2);
+  g.add_op(compute_op(1, "long"));
+  g.ops.back().duration_s = 10;
+  g.add_edge(0, 2);
+  g.add_op(compute_op(0, "a"));
+  g.ops.back().duration_s = 1;
+  g.add_op(compute_op(0, "a"));
+  g.ops.back().cost_of = 1;
+  sim::StepGraph::PassPattern pattern;
+  pattern.first = {0, 1};
+  pattern.refs = {-1};
+  g.add_copied_pass({2, 1, 1, g.add_pass_pattern(pattern), {1, -1, -1}});
+  CHECK(g.listed_edges_into_copies());
+  const auto t = sim::replay_in_index_order(g);
+  REQUIRE(t.has_value());
+  CHECK(t->ops[2].start_s == 10.0);
+  CHECK(t->ops[2].end_s == 11.0);
 }

@@ -54,7 +54,8 @@ struct Trace {
 // ops that waited idle), and returns nullopt where it happened, or where an
 // op has a predecessor of a higher index; Moment (engine_analytic.cpp) compares readiness within
 // an instant as the scheduler's passes order it. Step graphs, built in schedule order, take it.
-// Expects validate_edges_and_plans() to have passed; checks each op (StepGraph::check_op).
+// Expects validate_edges_and_plans() to have passed; checks each op (StepGraph::check_op) but the
+// copies of a compact graph, placed as the ops they copy (StepGraph::CopiedPass).
 [[nodiscard]] std::optional<Trace> replay_in_index_order(const StepGraph& graph);
 // The same replay telling `tally` (reset first) of each op as it is placed instead of writing a
 // trace: the makespan, or nullopt where it declines (the tally then holds part of the step).

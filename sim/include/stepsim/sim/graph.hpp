@@ -341,6 +341,7 @@ class StepGraph {
     if (before < 0 || after < 0 || edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
       bad_edge(before, after);
     if (after < copied_end_) listed_into_copies_ = true;  // (or into an op before the latest copy)
+    if (as_size(after) >= ops.size()) edges_ahead_ = true;  // into an op not added yet
     // An edge may name an op that is added later; validate() reports it if it never is.
     ensure_nodes(std::max(as_size(before), as_size(after)) + 1);
     const auto id = static_cast<std::int32_t>(edges_.size());
@@ -371,8 +372,7 @@ class StepGraph {
   // edges of those are not listed (replay_in_index_order reads them from their patterns).
   [[nodiscard]] Neighbours successors(std::int32_t op) const {
     if (!copied_passes_.empty()) copied_passes_error();
-    const Node& n = nodes_[as_size(op)];
-    return {this, n.first_out, n.out_count, true};
+    return listed_successors(op);
   }
   [[nodiscard]] Neighbours predecessors(std::int32_t op) const {
     if (!copied_passes_.empty()) copied_passes_error();
@@ -402,29 +402,49 @@ class StepGraph {
     std::int32_t pattern = -1;
     std::array<std::int32_t, 3> outside{-1, -1, -1};
   };
-  std::int32_t add_pass_pattern(PassPattern pattern) {
-    pass_patterns_.push_back(std::move(pattern));
-    return static_cast<std::int32_t>(pass_patterns_.size() - 1);
-  }
-  // Copies come in op order, each after the ops of the one before.
+  // A pattern's `first` starts at 0, never decreases and ends at refs.size(); its refs are places
+  // (>= 0) or outside ops (-1 ... -3). InternalError otherwise.
+  std::int32_t add_pass_pattern(PassPattern pattern);
+  // Copies come in op order, each after the ops of the one before, of a pass of as many ops that
+  // comes before it, with a pattern of as many ops; each copied op names the op it copies
+  // (Op::cost_of), which names none (it is priced; checked at the pass's ends). InternalError
+  // otherwise.
   void add_copied_pass(const CopiedPass& c) {
-    if (c.pattern < 0 || as_size(c.pattern) >= pass_patterns_.size() || c.base < 0 || as_size(c.base) + as_size(c.count) > ops.size() ||
-        c.source < 0 || c.source + c.count > c.base ||
+    if (c.pattern < 0 || as_size(c.pattern) >= pass_patterns_.size() || c.base < 0 || c.count < 0 ||
+        as_size(c.base) + as_size(c.count) > ops.size() || c.source < 0 || c.source + c.count > c.base ||
         (!copied_passes_.empty() && c.base < copied_passes_.back().base + copied_passes_.back().count) ||
         pass_patterns_[as_size(c.pattern)].first.size() != as_size(c.count) + 1)
       bad_copied_pass();
+    // Its ops name the ops they copy (Op::cost_of), which are priced, not copies themselves (checked
+    // at both ends of the pass: the builder makes every copy so).
+    if (c.count > 0) {
+      const std::int32_t last = c.count - 1;
+      if (ops[as_size(c.base)].cost_of != c.source || ops[as_size(c.base + last)].cost_of != c.source + last ||
+          ops[as_size(c.source)].cost_of >= 0 || ops[as_size(c.source + last)].cost_of >= 0)
+        bad_copied_pass();
+    }
+    // An edge added into one of its ops before they were: it has listed in-edges.
+    if (edges_ahead_)
+      for (std::int32_t k = 0; k < c.count; ++k)
+        if (nodes_[as_size(c.base + k)].in_count > 0) listed_into_copies_ = true;
     copied_passes_.push_back(c);
     copied_end_ = c.base + c.count;
   }
   // Whether an op of a copied pass may have listed in-edges too (an edge was added into an op
-  // before the end of the latest copied pass); a step graph's builder adds none.
+  // before the end of the latest copied pass, or into a copied op before it was added); a step
+  // graph's builder adds none.
   [[nodiscard]] bool listed_edges_into_copies() const { return listed_into_copies_; }
   [[nodiscard]] const std::vector<CopiedPass>& copied_passes() const { return copied_passes_; }
   [[nodiscard]] const PassPattern& pass_pattern(std::int32_t k) const { return pass_patterns_[as_size(k)]; }
-  // The predecessors in the edge array only: all of them unless the op is in a copied pass.
+  // The predecessors and successors in the edge array only: all of them unless the op is in a
+  // copied pass or precedes one.
   [[nodiscard]] Neighbours listed_predecessors(std::int32_t op) const {
     const Node& n = nodes_[as_size(op)];
     return {this, n.first_in, n.in_count, false};
+  }
+  [[nodiscard]] Neighbours listed_successors(std::int32_t op) const {
+    const Node& n = nodes_[as_size(op)];
+    return {this, n.first_out, n.out_count, true};
   }
 
   // Throws InternalError on a cycle (naming an op on it), an op on a device that does not exist,
@@ -494,6 +514,7 @@ class StepGraph {
                         "only replay_in_index_order reads such a graph");
   }
   [[noreturn]] static void bad_copied_pass();
+  [[noreturn]] static void bad_pass_pattern();
   [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;
   std::vector<Node> nodes_;  // per op (and per op an edge names before it is added), and spare ones
   std::size_t node_ops_ = 0;  // nodes in use: [0, node_ops_)
@@ -502,6 +523,7 @@ class StepGraph {
   std::vector<CopiedPass> copied_passes_;
   std::int32_t copied_end_ = 0;  // the op after the latest copied pass
   bool listed_into_copies_ = false;
+  bool edges_ahead_ = false;  // an edge was added into an op not added yet
 };
 
 }  // namespace stepsim::sim
