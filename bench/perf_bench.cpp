@@ -179,8 +179,8 @@ int phases(const char* file) {
     const auto report = stepsim::report::make_report(s, step, trace, tally, timeline, false);
     lap(6);
     ++simulated;
-    ops += static_cast<double>(step.graph.ops.size());
-    const auto n = static_cast<double>(step.graph.ops.size());
+    ops += static_cast<double>(step.graph.op_count());
+    const auto n = static_cast<double>(step.graph.op_count());
     for (auto& b : bins)
       if (n < b.max_ops) {
         ++b.candidates;
@@ -188,7 +188,7 @@ int phases(const char* file) {
         for (int i = 0; i < 7; ++i) b.spent[i] += own[i];
         break;
       }
-    for (const auto& op : step.graph.ops) copies += op.cost_of >= 0 ? 1.0 : 0.0;
+    for (const auto& copy : step.graph.copied_passes()) copies += copy.count;
     return true;
   }, true, sc::CandidateLoad::JsonOnly);
   double total = 0;
@@ -198,8 +198,7 @@ int phases(const char* file) {
   for (int i = 0; i < 7; ++i)
     std::printf("  %-18s %8.3f CPU-s %6.1f %% %8.1f ns/op\n", names[i], spent[i], total > 0 ? 100 * spent[i] / total : 0.0,
                 ops > 0 ? 1e9 * spent[i] / ops : 0.0);
-  // Ops of passes recorded once and copied (Op::cost_of): what a graph that kept each repeated
-  // pass once would not hold.
+  // Ops of passes recorded once and copied (StepGraph::CopiedPass): those the graph does not store.
   std::printf("  ops copied from a recorded pass: %.1f %%\n", ops > 0 ? 100.0 * copies / ops : 0.0);
   std::printf("by graph size (ns per op: build, costing, replay, memory timeline, report):\n");
   double lower = 0;

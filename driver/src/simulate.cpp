@@ -227,7 +227,7 @@ Simulation simulate(const scenarios::Scenario& scenario, const SimulateOptions& 
   Simulation out;
   out.step = sim::build_step(s, cluster, compute, bo);
   // The estimate again with the ops built, before the engine and the timeline add theirs.
-  const auto graph_ops = static_cast<double>(out.step.graph.ops.size());
+  const auto graph_ops = static_cast<double>(out.step.graph.op_count());
   // The SimGrid platform, prepared once for the flow limit and the replay.
   std::optional<sim::SimGridPreparation> prepared;
   if (engine == sim::EngineKind::SimGrid) {

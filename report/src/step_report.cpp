@@ -188,7 +188,7 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   r.attention_kernel = s.training.attention == scenarios::Attention::Unfused ? std::string("unfused")
                                                                             : s.software.attention_curves.implementation;
   r.gpus = s.world_size();
-  r.ops = static_cast<std::int64_t>(g.ops.size());
+  r.ops = static_cast<std::int64_t>(g.op_count());
   r.step_time_s = trace.makespan_s;
   r.tokens_per_step = static_cast<double>(s.training.global_batch) * static_cast<double>(s.training.seq_len);
   r.tokens_per_s = r.step_time_s > 0 ? r.tokens_per_step / r.step_time_s : 0;

@@ -365,7 +365,7 @@ class Builder {
   std::int32_t comm_op(OpKind kind, Collective coll, Stream stream, std::int64_t stage, Phase phase, std::int32_t grp,
                        double message_bytes, double count, const char* label, std::int64_t mb, std::int64_t chunk,
                        std::int64_t peer = -1) {
-    const auto id = static_cast<std::int32_t>(out_.graph.ops.size());
+    const auto id = static_cast<std::int32_t>(out_.graph.op_count());
     Op& op = out_.graph.emplace_op();
     op.kind = kind;
     op.collective = coll;
@@ -402,7 +402,7 @@ class Builder {
     const double bytes = prog_.shape.activation_bytes_per_element * b.params;
     const auto op = comm_op(OpKind::Collective, Collective::AllGather, Stream::DpComm, stage, Phase::ParamGather,
                             group(shard_group(), stage), bytes, 1.0, "dp.param_ag", -1, chunk);
-    out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
+    out_.graph.stored_op(op).layer = static_cast<std::int32_t>(b.lowest_layer);
     return op;
   }
 
@@ -449,7 +449,7 @@ class Builder {
 
   std::int32_t compute_op(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, std::int64_t first_layer,
                           std::int32_t w, const char* label) {
-    const auto id = static_cast<std::int32_t>(out_.graph.ops.size());
+    const auto id = static_cast<std::int32_t>(out_.graph.op_count());
     Op& op = out_.graph.emplace_op();
     op.kind = OpKind::Compute;
     op.phase = phase;
@@ -491,7 +491,8 @@ class Builder {
     if (t.usable) return replay(t, forward, stage, ps.chunk, ps.micro_batch, last, dep, wait);
     if (t.recorded) return emit();
     Recording rec;
-    rec.base = static_cast<std::int32_t>(out_.graph.ops.size());
+    rec.base = static_cast<std::int32_t>(out_.graph.op_count());
+    const std::size_t rec_at = out_.graph.ops.size();  // where its ops are stored
     rec.last = last;
     rec.input = dep;
     rec.wait = wait;
@@ -512,7 +513,10 @@ class Builder {
     if (!t.usable) return;
     t.micro_batch = static_cast<std::int32_t>(ps.micro_batch);
     t.first_op = rec.base;
-    t.ops.assign(out_.graph.ops.begin() + rec.base, out_.graph.ops.end());
+    t.ops.assign(out_.graph.ops.begin() + static_cast<std::ptrdiff_t>(rec_at), out_.graph.ops.end());
+    t.compute_flops.clear();
+    for (const Op& o : t.ops)
+      if (o.kind == OpKind::Compute) t.compute_flops.push_back(out_.graph.works[static_cast<std::size_t>(o.work)].flops);
     t.edges.assign(recorded_edges_.begin(), recorded_edges_.end());
     if (opt_.compact_copies) make_pattern(t);
   }
@@ -562,6 +566,7 @@ class Builder {
     std::int32_t micro_batch = -1;
     std::int32_t first_op = -1;  // the recorded pass's first op in the graph
     std::vector<Op> ops;
+    std::vector<double> compute_flops;  // the FLOPs of its compute ops, in order
     std::vector<std::pair<std::int32_t, std::int32_t>> edges;
     // With compact_copies: the graph's pattern of the copies' in-edges, and the edges it leaves out.
     std::int32_t pattern = -1;
@@ -582,6 +587,8 @@ class Builder {
     for (const auto& [a, b] : t.edges)
       if (a >= n || b >= n || a < kWaitRef || b < kWaitRef) return;
     StepGraph::PassPattern p;
+    p.source = t.first_op;
+    p.micro_batch = t.micro_batch;
     p.first.assign(t.ops.size() + 1, 0);
     for (const auto& [a, b] : t.edges)
       if (b >= 0) ++p.first[static_cast<std::size_t>(b) + 1];
@@ -602,25 +609,30 @@ class Builder {
   // ends; the graph emit_forward or emit_backward would have made.
   void replay(const PassTemplate& t, bool forward, std::int64_t stage, std::int64_t chunk, std::int64_t mb, std::int32_t last,
               std::int32_t input, std::int32_t wait) {
-    const auto base = static_cast<std::int32_t>(out_.graph.ops.size());
+    const auto base = static_cast<std::int32_t>(out_.graph.op_count());
     const auto mb32 = static_cast<std::int32_t>(mb);
     auto& stage_flops = stage_flops_[static_cast<std::size_t>(stage)];
-    out_.graph.append_ops(t.ops.data(), t.ops.size(), [&](Op& o, std::size_t k) {
-      if (o.micro_batch == t.micro_batch) o.micro_batch = mb32;
-      // Priced as the recorded pass's op it copies (the same work, group, size and count).
-      o.cost_of = t.first_op + static_cast<std::int32_t>(k);
-      if (o.kind == OpKind::Compute) {
-        stage_flops += out_.graph.works[static_cast<std::size_t>(o.work)].flops;
-        max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
-      }
-    });
     // The ops the references kLastRef, kInputRef and kWaitRef name, at outside[-1 - ref].
     const std::int32_t outside[3] = {last, input, wait};
     const auto at = [&](std::int32_t r) { return r >= 0 ? base + r : outside[-1 - r]; };
     if (t.pattern >= 0) {
-      out_.graph.add_copied_pass({base, static_cast<std::int32_t>(t.ops.size()), t.first_op, t.pattern, {last, input, wait}});
+      // Not stored: the graph notes the copy (its ops are those of the recorded pass).
+      out_.graph.add_copied_pass(t.pattern, {last, input, wait}, mb32);
+      for (const double flops : t.compute_flops) {
+        stage_flops += flops;
+        max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
+      }
       for (const auto& [a, b] : t.loose_edges) out_.graph.add_edge(at(a), at(b));
     } else {
+      out_.graph.append_ops(t.ops.data(), t.ops.size(), [&](Op& o, std::size_t k) {
+        if (o.micro_batch == t.micro_batch) o.micro_batch = mb32;
+        // Priced as the recorded pass's op it copies (the same work, group, size and count).
+        o.cost_of = t.first_op + static_cast<std::int32_t>(k);
+      });
+      for (const double flops : t.compute_flops) {
+        stage_flops += flops;
+        max_stage_flops_ = std::max(max_stage_flops_, stage_flops);
+      }
       for (const auto& [a, b] : t.edges) out_.graph.add_edge(at(a), at(b));
     }
     const std::size_t sl = slot(stage, chunk, mb);
@@ -757,7 +769,7 @@ class Builder {
         for (std::size_t k = 0; k < bs.size(); ++k)
           if (gathers[k] >= 0 && in_group(bs[k], first, count))
             edge(gathers[k], op);
-      auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
+      auto& o = out_.graph.stored_op(op);
       if (head) o.alloc_bytes = chunk_bytes_[chunk_slot(stage, chunk)] + (last_virtual ? output_bytes_ : 0);
       // The bf16 logits beside their fp32 copy while the loss runs.
       if (tail && last_virtual) {
@@ -816,7 +828,7 @@ class Builder {
   // A zero-time op that waits for `preds` (those >= 0): the op to depend on when several must end.
   std::int32_t join_op(std::int64_t stage, Stream stream, Phase phase, const char* label, std::initializer_list<std::int32_t> preds,
                        const std::vector<std::int32_t>& more = {}) {
-    const auto id = static_cast<std::int32_t>(out_.graph.ops.size());
+    const auto id = static_cast<std::int32_t>(out_.graph.op_count());
     Op& op = out_.graph.emplace_op();
     op.kind = OpKind::Delay;
     op.phase = phase;
@@ -870,10 +882,10 @@ class Builder {
   // time is the compute's plus whatever of the ring the window did not hide.
   std::int32_t add_cp(std::int64_t stage, std::int64_t chunk, std::int64_t mb, Phase phase, const GroupComm& comm,
                       std::int32_t compute, std::int32_t end) {
-    const std::int32_t work = out_.graph.ops[static_cast<std::size_t>(compute)].work;
+    const std::int32_t work = out_.graph.stored_op(compute).work;
     const auto before = join_op(stage, Stream::CpComm, phase, "cp.wait", {});
     starts_with(compute, before);
-    auto& w = out_.graph.ops[static_cast<std::size_t>(before)];
+    auto& w = out_.graph.stored_op(before);
     w.work = work;
     const double ring = d(s_.parallel.cp_ring_size());
     w.count = (ring - 1.0) / ring;
@@ -998,7 +1010,7 @@ class Builder {
       const auto op = compute_op(stage, chunk, mb, Phase::Backward, first, gw.work, "bwd");
       if (head) wait_for_send(stage, false, op);
       if (prev >= 0) edge(prev, op);
-      auto& o = out_.graph.ops[static_cast<std::size_t>(op)];
+      auto& o = out_.graph.stored_op(op);
       // The working set (on the loss's chunk, the bf16 gradient of the logits cast from the fp32
       // one, beside it, first): memory::backward_pass_alloc_bytes.
       const std::int64_t working = backward_alloc_[chunk_slot(stage, chunk)];
@@ -1035,14 +1047,14 @@ class Builder {
     const double bytes = prog_.shape.grad_bytes_per_param * b.params;
     const auto op = comm_op(OpKind::Collective, kind, Stream::DpComm, stage, Phase::GradReduce, group(shard_group(), stage),
                             bytes, 1.0, distopt ? "dp.grad_rs" : "dp.grad_ar", -1, chunk);
-    out_.graph.ops[static_cast<std::size_t>(op)].layer = static_cast<std::int32_t>(b.lowest_layer);
+    out_.graph.stored_op(op).layer = static_cast<std::int32_t>(b.lowest_layer);
     edge(after, op);
     grad_ops_[static_cast<std::size_t>(stage)].push_back(op);
     if (!distopt || !several_instances()) return;
     const auto ar = comm_op(OpKind::Collective, Collective::AllReduce, Stream::DpComm, stage, Phase::GradReduce,
                             group(GroupKind::DataContextReplicas, stage), bytes / d(s_.parallel.shard_group_size()), 1.0,
                             "dp.grad_ar_instances", -1, chunk);
-    out_.graph.ops[static_cast<std::size_t>(ar)].layer = static_cast<std::int32_t>(b.lowest_layer);
+    out_.graph.stored_op(ar).layer = static_cast<std::int32_t>(b.lowest_layer);
     edge(op, ar);
     grad_ops_[static_cast<std::size_t>(stage)].push_back(ar);
   }
@@ -1099,7 +1111,7 @@ class Builder {
     // cost model's; the op is a delay over the world group).
     const auto norm_op = join_op(0, Stream::DpComm, Phase::GradReduce, "grad_norm_ar", {}, ready);
     {
-      auto& o = out_.graph.ops[static_cast<std::size_t>(norm_op)];
+      auto& o = out_.graph.stored_op(norm_op);
       o.collective = Collective::AllReduce;
       o.group = group(GroupKind::World, 0);
     }

@@ -450,15 +450,17 @@ class Coster {
     const bool network = !cl_.spec().ideal_network;
     // Op i priced: a copy of an op of a repeated pass as that op, priced before it; the others from
     // their work or their collective.
-    const auto price = [&](std::size_t i) {
-      Op& op = g_.ops[i];
+    // Op i, stored at ops[at].
+    const auto price = [&](std::size_t i, std::size_t at) {
+      Op& op = g_.ops[at];
       if (op.cost_of >= 0) {
         const auto src = static_cast<std::size_t>(op.cost_of);
-        if (src >= i || !same_price(g_.ops[src], op))
+        const std::int64_t src_at = src < i ? g_.position(op.cost_of) : -1;
+        if (src_at < 0 || !same_price(g_.ops[static_cast<std::size_t>(src_at)], op))
           throw InternalError("op " + std::to_string(i) + " is priced as op " + std::to_string(src) +
-                              ", which is not an earlier op of the same kind, work, group, size and count");
-        op.duration_s = g_.ops[src].duration_s;
-        op.plan = g_.ops[src].plan;
+                              ", which is not an earlier stored op of the same kind, work, group, size and count");
+        op.duration_s = g_.ops[static_cast<std::size_t>(src_at)].duration_s;
+        op.plan = g_.ops[static_cast<std::size_t>(src_at)].plan;
         return;
       }
       switch (op.kind) {
@@ -485,14 +487,14 @@ class Coster {
           break;
       }
     };
-    // The passes copied as patterns (BuildOptions::compact_copies) stay unpriced: each op lasts
-    // what the op it copies lasts (StepGraph::CopiedPass), which the one-pass replay reads.
-    std::size_t i = 0;
+    // The stored ops. (The ops of a copied pass (BuildOptions::compact_copies) are not: each lasts
+    // what the op it copies lasts (StepGraph::CopiedPass), which the one-pass replay reads.)
+    std::size_t i = 0, at = 0;
     for (const auto& copy : g_.copied_passes()) {
-      for (; i < static_cast<std::size_t>(copy.base); ++i) price(i);
+      for (; i < static_cast<std::size_t>(copy.base); ++i, ++at) price(i, at);
       i += static_cast<std::size_t>(copy.count);
     }
-    for (; i < g_.ops.size(); ++i) price(i);
+    for (; at < g_.ops.size(); ++i, ++at) price(i, at);
   }
 
  private:

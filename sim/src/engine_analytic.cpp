@@ -61,7 +61,7 @@ Trace scheduled(const StepGraph& graph) {
 template <typename Ended>
 std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
   graph.check_nodes();
-  const std::size_t n = graph.ops.size();
+  const std::size_t n = graph.op_count();
   const std::size_t num_streams = graph.devices.size() * static_cast<std::size_t>(kNumStreams);
   // When each op ends, written at its turn before anything reads it (its successors come later),
   // so that the array is reused from one replay to the next without being cleared.
@@ -99,15 +99,15 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
     makespan_s = std::max(makespan_s, end_s);
     return true;
   };
-  // The ops up to each copied pass, then the pass's ops, whose in-edges are also its pattern's
-  // (compact graphs; none elsewhere).
-  std::size_t i = 0;
+  // The stored ops up to each copied pass, then the pass's ops, whose in-edges are also its
+  // pattern's (compact graphs; none elsewhere). `at`: the place in `ops` of the next stored op.
+  std::size_t i = 0, at = 0;
   const bool listed_into_copies = graph.listed_edges_into_copies();
   for (const auto& copy : graph.copied_passes()) {
-    for (; i < static_cast<std::size_t>(copy.base); ++i) {
-      graph.check_op(i);
+    for (; i < static_cast<std::size_t>(copy.base); ++i, ++at) {
+      graph.check_op(at);
       Moment r;
-      if (!listed(i, r) || !place(i, graph.ops[i], r)) return std::nullopt;
+      if (!listed(i, r) || !place(i, graph.ops[at], r)) return std::nullopt;
     }
     const auto& pattern = graph.pass_pattern(copy.pattern);
     // Read once: the stores to `end` could alias them.
@@ -118,7 +118,7 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
     const auto count = static_cast<std::size_t>(copy.count);
     // A copied op is placed as the op it copies (its pass's recorded op, earlier: its device,
     // stream, duration and memory), checked by check_op at its turn.
-    const Op* source = graph.ops.data() + copy.source;
+    const Op* source = graph.ops.data() + pattern.stored;
     for (std::size_t k = 0; k < count; ++k, ++i) {
       Moment r;
       if (listed_into_copies && !listed(i, r)) return std::nullopt;
@@ -132,10 +132,10 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
       if (!place(i, source[k], r)) return std::nullopt;
     }
   }
-  for (; i < n; ++i) {
-    graph.check_op(i);
+  for (; i < n; ++i, ++at) {
+    graph.check_op(at);
     Moment r;
-    if (!listed(i, r) || !place(i, graph.ops[i], r)) return std::nullopt;
+    if (!listed(i, r) || !place(i, graph.ops[at], r)) return std::nullopt;
   }
   return makespan_s;
 }
@@ -145,7 +145,7 @@ std::optional<double> one_pass(const StepGraph& graph, Ended&& ended) {
 std::optional<Trace> replay_in_index_order(const StepGraph& graph) {
   Trace trace;
   trace.engine = EngineKind::Analytic;
-  trace.ops.resize(graph.ops.size());
+  trace.ops.resize(graph.op_count());
   const auto makespan_s = one_pass(graph, [&](const Op&, std::size_t i, double start_s, double end_s) { trace.ops[i] = {start_s, end_s}; });
   if (!makespan_s) return std::nullopt;
   trace.makespan_s = *makespan_s;

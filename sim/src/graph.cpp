@@ -255,7 +255,7 @@ void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges) {
 
 std::int32_t StepGraph::add_op(Op op) {
   emplace_op() = std::move(op);
-  return static_cast<std::int32_t>(ops.size() - 1);
+  return static_cast<std::int32_t>(op_count() - 1);
 }
 
 std::int32_t StepGraph::add_pass_pattern(PassPattern pattern) {
@@ -263,17 +263,55 @@ std::int32_t StepGraph::add_pass_pattern(PassPattern pattern) {
       !std::is_sorted(pattern.first.begin(), pattern.first.end()) ||
       std::any_of(pattern.refs.begin(), pattern.refs.end(), [](std::int32_t r) { return r < -3; }))
     bad_pass_pattern();
+  // Its source pass: stored ops, one after another in `ops` (no copied pass among them), priced
+  // (the builder records a pass of ops it emits; checked at both ends).
+  const std::int32_t n = pattern.size();
+  if (pattern.source < 0 || as_size(pattern.source) + as_size(n) > op_count()) bad_pass_pattern();
+  const std::int64_t first = n > 0 ? position(pattern.source) : 0;
+  const std::int64_t last = n > 0 ? position(pattern.source + n - 1) : -1;
+  if (n > 0 && (first < 0 || last - first != n - 1 || ops[static_cast<std::size_t>(first)].cost_of >= 0 ||
+                ops[static_cast<std::size_t>(last)].cost_of >= 0))
+    bad_pass_pattern();
+  pattern.stored = static_cast<std::int32_t>(first);
   pass_patterns_.push_back(std::move(pattern));
   return static_cast<std::int32_t>(pass_patterns_.size() - 1);
 }
 
 void StepGraph::bad_pass_pattern() {
-  throw InternalError("step graph: a pass pattern whose edge ranges do not cover its ends in order, or with an end outside the pass "
-                      "other than its three outside ops");
+  throw InternalError("step graph: a pass pattern whose edge ranges do not cover its ends in order, with an end outside the pass "
+                      "other than its three outside ops, or whose source is not a pass of stored, priced ops");
 }
 
-void StepGraph::bad_copied_pass() {
-  throw InternalError("step graph: a copied pass out of order, past the ops, of no earlier pass, of a copy or with a pattern of another size");
+void StepGraph::bad_copied_pass() { throw InternalError("step graph: a copied pass of a pattern that does not exist"); }
+
+void StepGraph::not_stored(std::int32_t i) const {
+  throw InternalError("step graph: op " + std::to_string(i) + (i >= 0 && as_size(i) < op_count() ? " is in a copied pass (not stored)" : " does not exist") +
+                      " (the graph has " + std::to_string(op_count()) + " ops)");
+}
+
+std::int64_t StepGraph::position_before_copies_end(std::int32_t i) const {
+  // The latest copied pass that begins at or before op i.
+  const auto after = std::upper_bound(copied_passes_.begin(), copied_passes_.end(), i,
+                                      [](std::int32_t op, const CopiedPass& c) { return op < c.base; });
+  if (after == copied_passes_.begin()) return i;
+  const CopiedPass& c = *(after - 1);
+  if (i < c.base + c.count) return -1;
+  return static_cast<std::int64_t>(c.stored_before) + (i - c.base - c.count);
+}
+
+Op StepGraph::op_at(std::int32_t i) const {
+  if (i < 0 || as_size(i) >= op_count()) not_stored(i);
+  const std::int64_t at = position(i);
+  if (at >= 0) return ops[static_cast<std::size_t>(at)];
+  const auto after = std::upper_bound(copied_passes_.begin(), copied_passes_.end(), i,
+                                      [](std::int32_t op, const CopiedPass& c) { return op < c.base; });
+  const CopiedPass& c = *(after - 1);
+  const PassPattern& p = pass_patterns_[as_size(c.pattern)];
+  const std::int32_t k = i - c.base;
+  Op o = ops[as_size(p.stored + k)];
+  if (o.micro_batch == p.micro_batch) o.micro_batch = c.micro_batch;
+  o.cost_of = c.source + k;
+  return o;
 }
 
 void StepGraph::too_many_ops() {
@@ -289,8 +327,8 @@ void StepGraph::bad_edge(std::int32_t before, std::int32_t after) const {
 }
 
 std::string StepGraph::describe(std::int32_t op) const {
-  if (op < 0 || as_index(op) >= ops.size()) return "missing op " + std::to_string(op);
-  const Op& o = ops[as_index(op)];
+  if (op < 0 || as_index(op) >= op_count()) return "missing op " + std::to_string(op);
+  const Op o = op_at(op);
   std::string s = o.label.empty() ? std::string(kind_name(o.kind)) : o.label.str();
   if (o.micro_batch >= 0) s += ", micro-batch " + std::to_string(o.micro_batch);
   if (o.chunk >= 0) s += ", chunk " + std::to_string(o.chunk);
@@ -306,7 +344,10 @@ void StepGraph::op_error(std::size_t i) const {
   const auto num_devices = static_cast<std::int64_t>(devices.size());
   const auto num_plans = static_cast<std::int64_t>(plans.size());
   const Op& o = ops[i];
-  const auto id = static_cast<std::int32_t>(i);
+  // Its index: its place in `ops` and the copied ops before it.
+  auto id = static_cast<std::int32_t>(i);
+  for (const auto& c : copied_passes_)
+    if (c.stored_before <= id) id += c.count;
   if (o.device < 0 || o.device >= num_devices) {
     throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
                         ", but the graph has " + std::to_string(num_devices) + " devices");
@@ -329,7 +370,7 @@ void StepGraph::op_error(std::size_t i) const {
                         std::to_string(o.peer_device) + " (it must be another of the " +
                         std::to_string(num_devices) + " devices)");
   }
-  throw InternalError("step graph: " + name_op(*this, static_cast<std::int32_t>(i)) + " failed its check");
+  throw InternalError("step graph: " + name_op(*this, id) + " failed its check");
 }
 
 void StepGraph::validate_ops() const {
@@ -340,23 +381,23 @@ void StepGraph::validate_ops() const {
 }
 
 void StepGraph::check_nodes() const {
-  if (node_ops_ < ops.size()) {
-    throw InternalError("step graph: " + std::to_string(ops.size() - node_ops_) +
+  if (node_ops_ < op_count()) {
+    throw InternalError("step graph: " + std::to_string(op_count() - node_ops_) +
                         " ops were pushed into `ops` directly; add ops with add_op()");
   }
 }
 
 void StepGraph::validate_edges_and_plans() const {
   check_nodes();
-  for (std::size_t i = ops.size(); i < node_ops_; ++i) {
+  for (std::size_t i = op_count(); i < node_ops_; ++i) {
     const auto missing = static_cast<std::int32_t>(i);
     if (nodes_[i].in_count > 0) {
       throw InternalError("step graph: edge from " + name_op(*this, listed_predecessors(missing).front()) + " to missing op " +
-                          std::to_string(missing) + " (the graph has " + std::to_string(ops.size()) + " ops)");
+                          std::to_string(missing) + " (the graph has " + std::to_string(op_count()) + " ops)");
     }
     if (nodes_[i].out_count > 0) {
       throw InternalError("step graph: edge from missing op " + std::to_string(missing) + " to " +
-                          name_op(*this, listed_successors(missing).front()) + " (the graph has " + std::to_string(ops.size()) +
+                          name_op(*this, listed_successors(missing).front()) + " (the graph has " + std::to_string(op_count()) +
                           " ops)");
     }
   }

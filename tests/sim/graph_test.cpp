@@ -345,28 +345,48 @@ TEST_CASE("graph: a compact plan makes the plan it was given, flow by flow, and 
 }
 
 TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, replay as edges would") {
-  // Ops 0 and 1 on device 0 (1 s, 2 s), op 2 on device 1 (10 s), op 3 a copy of op 1 (placed as
-  // op 1: 2 s, whatever its own duration) whose pattern says: after the op the copy names as
-  // outside[0] (op 1). A listed edge 2 -> 3 too.
+  // Ops 0 and 1 on device 0 (1 s, 2 s; op 1 of micro-batch 4), op 2 on device 1 (10 s), op 3 a
+  // copy of op 1 for micro-batch 7 (not stored: placed as op 1, 2 s) whose pattern says: after
+  // the op the copy names as outside[0] (op 1). A listed edge 2 -> 3 too.
   sim::StepGraph g;
   g.devices.resize(2);
-  for (const auto& [device, duration_s] : std::vector<std::pair<std::int32_t, double>>{{0, 1}, {0, 2}, {1, 10}, {0, 0}}) {
+  for (const auto& [device, duration_s] : std::vector<std::pair<std::int32_t, double>>{{0, 1}, {0, 2}, {1, 10}}) {
     auto op = compute_op(device, "op");
     op.duration_s = duration_s;
     g.add_op(op);
   }
-  g.ops[3].cost_of = 1;
+  g.ops[1].micro_batch = 4;
   sim::StepGraph listed = g;
-  listed.ops[3].duration_s = 2;
+  auto copy = g.ops[1];
+  copy.micro_batch = 7;
+  copy.cost_of = 1;
+  listed.add_op(copy);
   g.add_edge(0, 1);
   sim::StepGraph::PassPattern pattern;
   pattern.first = {0, 1};
   pattern.refs = {-1};
+  pattern.source = 1;
+  pattern.micro_batch = 4;
   const auto p = g.add_pass_pattern(pattern);
-  g.add_copied_pass({3, 1, 1, p, {1, -1, -1}});
+  CHECK(g.add_copied_pass(p, {1, -1, -1}, 7) == 3);
+  CHECK(g.op_count() == 4);
+  CHECK(g.ops.size() == 3);
   CHECK_FALSE(g.listed_edges_into_copies());
+  // The copy reads as the op it copies, of its micro-batch, priced as that op; it is not stored.
+  const auto at3 = g.op_at(3);
+  CHECK(at3.micro_batch == 7);
+  CHECK(at3.cost_of == 1);
+  CHECK(at3.duration_s == 2.0);
+  CHECK(at3.label == "op");
+  CHECK(g.op_at(1).micro_batch == 4);
+  CHECK(g.position(3) == -1);
+  CHECK(g.position(2) == 2);
+  CHECK_THROWS_AS((void)g.stored_op(3), stepsim::InternalError);
+  CHECK_THROWS_AS((void)g.op_at(4), stepsim::InternalError);
+  CHECK(g.describe(3) == "op, micro-batch 7, stage 0 (device 0)");
   const auto alone = sim::replay_in_index_order(g);
   REQUIRE(alone.has_value());
+  REQUIRE(alone->ops.size() == 4);
   CHECK(alone->ops[3].start_s == 3.0);
   CHECK(alone->ops[3].end_s == 5.0);
   g.add_edge(2, 3);
@@ -383,29 +403,38 @@ TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, r
     CHECK(with->ops[i].end_s == expected.ops[i].end_s);
   }
   CHECK(with->ops[3].start_s == 10.0);
-  // A pattern of another size, a copy past the ops, before the previous copy's end or of a later
-  // pass: refused.
-  CHECK_THROWS_AS(g.add_copied_pass({2, 2, 0, p, {1, -1, -1}}), stepsim::InternalError);
-  CHECK_THROWS_AS(g.add_copied_pass({4, 1, 1, p, {1, -1, -1}}), stepsim::InternalError);
-  CHECK_THROWS_AS(g.add_copied_pass({3, 1, 1, p, {1, -1, -1}}), stepsim::InternalError);
+  // An op stored after the copy: op 4, at place 3 of `ops`, changed through stored_op.
+  CHECK(g.add_op(compute_op(1, "after")) == 4);
+  CHECK(g.position(4) == 3);
+  g.stored_op(4).duration_s = 1;
+  CHECK(g.ops[3].duration_s == 1.0);
+  CHECK(g.op_at(4).label == "after");
+  // A copy of a pattern that does not exist: refused.
+  CHECK_THROWS_AS(g.add_copied_pass(p + 1, {1, -1, -1}, 0), stepsim::InternalError);
+  CHECK_THROWS_AS(g.add_copied_pass(-1, {1, -1, -1}, 0), stepsim::InternalError);
+  // A pattern whose source is past the ops, a copied pass (not stored), a pass with a copy in it,
+  // or an op that is itself priced as another (a copy listed as an op): refused.
+  for (const std::int32_t source : {5, 3, -1}) {
+    CAPTURE(source);
+    sim::StepGraph::PassPattern bad = pattern;
+    bad.source = source;
+    CHECK_THROWS_AS(g.add_pass_pattern(bad), stepsim::InternalError);
+  }
+  sim::StepGraph::PassPattern across;
+  across.first = {0, 0, 0};
+  across.source = 2;  // ops 2 and 3: op 3 is a copy
+  CHECK_THROWS_AS(g.add_pass_pattern(across), stepsim::InternalError);
   sim::StepGraph h = listed;
-  const auto q = h.add_pass_pattern(pattern);
-  CHECK_THROWS_AS(h.add_copied_pass({1, 1, 2, q, {0, -1, -1}}), stepsim::InternalError);
-  // A copy of a copy (its ops are unpriced), or an op that does not name the op it copies: refused.
-  h.ops[2].cost_of = 1;
-  h.ops[3].cost_of = 2;
-  h.add_copied_pass({2, 1, 1, q, {1, -1, -1}});
-  CHECK_THROWS_AS(h.add_copied_pass({3, 1, 2, q, {1, -1, -1}}), stepsim::InternalError);
-  sim::StepGraph u = listed;
-  u.ops[3].cost_of = -1;
-  const auto uq = u.add_pass_pattern(pattern);
-  CHECK_THROWS_AS(u.add_copied_pass({3, 1, 1, uq, {1, -1, -1}}), stepsim::InternalError);
+  sim::StepGraph::PassPattern of_copy = pattern;
+  of_copy.source = 3;  // listed.ops[3] names op 1 as the op it copies
+  CHECK_THROWS_AS(h.add_pass_pattern(of_copy), stepsim::InternalError);
   // Patterns whose ranges do not cover their ends in order, or with an end past the outside ops.
   for (const auto& [first, refs] : std::vector<std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>>>{
            {{}, {}}, {{1, 1}, {0}}, {{0, 2}, {0}}, {{0, 2, 1}, {0, 0}}, {{0, 1}, {-4}}}) {
     sim::StepGraph::PassPattern bad;
     bad.first = first;
     bad.refs = refs;
+    bad.source = 0;
     CHECK_THROWS_AS(h.add_pass_pattern(bad), stepsim::InternalError);
   }
 }
@@ -419,13 +448,13 @@ TEST_CASE("graph: an edge added into an op before it was, then copied: the repla
   g.add_edge(0, 2);
   g.add_op(compute_op(0, "a"));
   g.ops.back().duration_s = 1;
-  g.add_op(compute_op(0, "a"));
-  g.ops.back().cost_of = 1;
   sim::StepGraph::PassPattern pattern;
   pattern.first = {0, 1};
   pattern.refs = {-1};
-  g.add_copied_pass({2, 1, 1, g.add_pass_pattern(pattern), {1, -1, -1}});
+  pattern.source = 1;
+  CHECK(g.add_copied_pass(g.add_pass_pattern(pattern), {1, -1, -1}, -1) == 2);
   CHECK(g.listed_edges_into_copies());
+  g.validate_edges_and_plans();
   const auto t = sim::replay_in_index_order(g);
   REQUIRE(t.has_value());
   CHECK(t->ops[2].start_s == 10.0);

@@ -57,8 +57,9 @@ struct SimulateOptions {
   bool timeline_points = true;
   // With the analytic engine and no communication rows, build the graph with
   // sim::BuildOptions::compact_copies (the same figures, less to build and to read): where the
-  // one-pass replay takes it, the returned step.graph answers no edge queries, its copied passes
-  // are unpriced and `trace` holds the makespan alone; where it declines, the graph is built again
+  // one-pass replay takes it, the returned step.graph answers no edge queries, does not store the
+  // ops of its copied passes (StepGraph::op_at reads them) and `trace` holds the makespan alone;
+  // where it declines, the graph is built again
   // with its edges and replayed as without this option. A sweep row reads the report alone.
   bool compact_graph = false;
 };

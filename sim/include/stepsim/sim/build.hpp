@@ -31,9 +31,10 @@ struct BuildOptions {
   // copy them for the other micro-batches whose passes are the same (those that neither wait for
   // parameter gathers nor reduce gradients); the graph is the same either way. Off only to test that.
   bool reuse_passes = true;
-  // With reuse_passes: keep a copied pass's edges as a pattern of the recorded pass's edges
-  // (StepGraph::CopiedPass) instead of listing them. Such a graph is read by
-  // replay_in_index_order alone (the trace is the same); what a sweep builds.
+  // With reuse_passes: note a copied pass (StepGraph::CopiedPass) instead of storing its ops and
+  // listing its edges: its ops are those of the recorded pass, its edges a pattern of the recorded
+  // pass's. Such a graph is read by replay_in_index_order alone (the trace is the same); what a
+  // sweep builds.
   bool compact_copies = false;
   costmodel::CommSettings comm;  // used by build_step's costing pass
 };

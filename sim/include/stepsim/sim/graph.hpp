@@ -313,35 +313,30 @@ class StepGraph {
   std::vector<CommGroup> groups;
   PlanList plans;  // filled by the costing pass
 
+  // Appends op (its index: op_count() - 1 after the call).
   std::int32_t add_op(Op op);
-  // Appends a default op and returns it to be filled in place (its index is ops.size() - 1 after
+  // Appends a default op and returns it to be filled in place (its index is op_count() - 1 after
   // the call); the reference is valid until the next op is added.
   Op& emplace_op() {
-    if (ops.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
+    if (op_count() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
     Op& op = ops.emplace_back();
-    ensure_nodes(ops.size());
+    ensure_nodes(op_count());
     return op;
   }
-  // Appends copies of `n` ops (indices ops.size() ... ops.size() + n - 1), as emplace_op() and an
-  // assignment of each would.
-  void append_ops(const Op* first, std::size_t n) {
-    if (ops.size() + n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
-    ops.insert(ops.end(), first, first + n);
-    ensure_nodes(ops.size());
-  }
-  // The same, each copy passed to `patch(Op&, k)` (k: its place among the n) as it is made.
+  // Appends copies of `n` ops (indices op_count() ... op_count() + n - 1), each passed to
+  // `patch(Op&, k)` (k: its place among the n) as it is made.
   template <typename Patch>
   void append_ops(const Op* first, std::size_t n, Patch&& patch) {
-    if (ops.size() + n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
+    if (op_count() + n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
     for (std::size_t k = 0; k < n; ++k) patch(ops.emplace_back(first[k]), k);
-    ensure_nodes(ops.size());
+    ensure_nodes(op_count());
   }
   // `before` must finish before `after` starts. (Inline: a sweep adds millions.)
   [[gnu::always_inline]] void add_edge(std::int32_t before, std::int32_t after) {
     if (before < 0 || after < 0 || edges_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
       bad_edge(before, after);
     if (after < copied_end_) listed_into_copies_ = true;  // (or into an op before the latest copy)
-    if (as_size(after) >= ops.size()) edges_ahead_ = true;  // into an op not added yet
+    if (as_size(after) >= op_count()) edges_ahead_ = true;  // into an op not added yet
     // An edge may name an op that is added later; validate() reports it if it never is.
     ensure_nodes(std::max(as_size(before), as_size(after)) + 1);
     const auto id = static_cast<std::int32_t>(edges_.size());
@@ -360,7 +355,7 @@ class StepGraph {
     Node& to = nodes_[as_size(after)];
     append(to.first_in, to.last_in, to.in_count, &Edge::next_in);
   }
-  // The hardware FLOPs op i executes: those of its work for a compute op, else 0.
+  // The hardware FLOPs ops[i] executes: those of its work for a compute op, else 0.
   [[nodiscard]] double op_flops(std::size_t i) const {
     const Op& o = ops[i];
     return o.kind == OpKind::Compute && o.work >= 0 ? works[static_cast<std::size_t>(o.work)].flops : 0.0;
@@ -383,53 +378,77 @@ class StepGraph {
     return edges_.size();
   }
 
-  // ---- Passes copied without listing their edges (BuildOptions::compact_copies)
-  // The in-edges of the ops of a recorded pass, for its copies: op r of the pass has the ends
-  // refs[first[r]] ... refs[first[r + 1] - 1], in the order the edges were added; an end is an op
-  // of the pass by its place (>= 0) or, as -1 - k, the op a copy names as its outside[k].
+  // ---- Passes copied without their ops (BuildOptions::compact_copies)
+  // A graph's ops are `ops` in index order, except the ops of its copied passes: those are not
+  // stored, each is the op of its pass's recorded pass that it copies (op_at). op_count() counts
+  // them all; without copied passes (every graph but a sweep's) op i is ops[i].
+  // The recorded pass of ops [source, source + size()) (stored), and the in-edges of its ops for
+  // its copies: op r of the pass has the ends refs[first[r]] ... refs[first[r + 1] - 1], in the
+  // order the edges were added; an end is an op of the pass by its place (>= 0) or, as -1 - k,
+  // the op a copy names as its outside[k]. The recorded pass's ops of micro-batch `micro_batch`
+  // are, in a copy, of the copy's micro-batch.
   struct PassPattern {
     std::vector<std::int32_t> first;
     std::vector<std::int32_t> refs;
+    std::int32_t source = -1;
+    std::int32_t micro_batch = -1;
+    std::int32_t stored = -1;  // where the recorded pass is in `ops` (set by add_pass_pattern)
+    [[nodiscard]] std::int32_t size() const { return static_cast<std::int32_t>(first.size()) - 1; }
   };
-  // Ops [base, base + count) copy the recorded pass of ops [source, source + count): each has the
-  // listed in-edges (if any) and the in-edges of op (i - base) of pattern `pattern`. The costing
-  // pass leaves them unpriced (duration_s 0, no plan): each lasts what the op it copies lasts, and
-  // the one-pass replay reads that op.
+  // Ops [base, base + count) copy the recorded pass of pattern `pattern` (ops [source, source +
+  // count)): each is the op it copies, of micro-batch `micro_batch` where that op is of the
+  // pattern's, priced as it (Op::cost_of), with the listed in-edges (if any) and the in-edges of
+  // op (i - base) of the pattern. Not stored: the costing pass prices the op it copies, and the
+  // one-pass replay places it as that op.
   struct CopiedPass {
     std::int32_t base = 0;
     std::int32_t count = 0;
     std::int32_t source = 0;
     std::int32_t pattern = -1;
+    std::int32_t micro_batch = -1;
+    std::int32_t stored_before = 0;  // the stored ops before it (ops.size() when it was added)
     std::array<std::int32_t, 3> outside{-1, -1, -1};
   };
   // A pattern's `first` starts at 0, never decreases and ends at refs.size(); its refs are places
-  // (>= 0) or outside ops (-1 ... -3). InternalError otherwise.
+  // (>= 0) or outside ops (-1 ... -3); its source pass is of stored ops, the first and last of
+  // them priced (no copies: Op::cost_of < 0). InternalError otherwise.
   std::int32_t add_pass_pattern(PassPattern pattern);
-  // Copies come in op order, each after the ops of the one before, of a pass of as many ops that
-  // comes before it, with a pattern of as many ops; each copied op names the op it copies
-  // (Op::cost_of), which names none (it is priced; checked at the pass's ends). InternalError
-  // otherwise.
-  void add_copied_pass(const CopiedPass& c) {
-    if (c.pattern < 0 || as_size(c.pattern) >= pass_patterns_.size() || c.base < 0 || c.count < 0 ||
-        as_size(c.base) + as_size(c.count) > ops.size() || c.source < 0 || c.source + c.count > c.base ||
-        (!copied_passes_.empty() && c.base < copied_passes_.back().base + copied_passes_.back().count) ||
-        pass_patterns_[as_size(c.pattern)].first.size() != as_size(c.count) + 1)
-      bad_copied_pass();
-    // Its ops name the ops they copy (Op::cost_of), which are priced, not copies themselves (checked
-    // at both ends of the pass: the builder makes every copy so).
-    if (c.count > 0) {
-      const std::int32_t last = c.count - 1;
-      if (ops[as_size(c.base)].cost_of != c.source || ops[as_size(c.base + last)].cost_of != c.source + last ||
-          ops[as_size(c.source)].cost_of >= 0 || ops[as_size(c.source + last)].cost_of >= 0)
-        bad_copied_pass();
-    }
+  // Appends a copy of pattern `pattern`'s pass for micro-batch `micro_batch`, with `outside` for
+  // its refs -1 ... -3 (-1 where the copy has no such op): ops [op_count(), op_count() + its size).
+  // Returns its first op. InternalError for a pattern that does not exist.
+  std::int32_t add_copied_pass(std::int32_t pattern, std::array<std::int32_t, 3> outside, std::int32_t micro_batch) {
+    if (pattern < 0 || as_size(pattern) >= pass_patterns_.size()) bad_copied_pass();
+    const PassPattern& p = pass_patterns_[as_size(pattern)];
+    const std::size_t base = op_count();
+    const auto count = as_size(p.size());
+    if (base + count >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) too_many_ops();
+    const auto b = static_cast<std::int32_t>(base);
+    copied_passes_.push_back({b, p.size(), p.source, pattern, micro_batch, static_cast<std::int32_t>(ops.size()), outside});
+    copied_ops_ += count;
+    copied_end_ = b + p.size();
+    ensure_nodes(op_count());
     // An edge added into one of its ops before they were: it has listed in-edges.
     if (edges_ahead_)
-      for (std::int32_t k = 0; k < c.count; ++k)
-        if (nodes_[as_size(c.base + k)].in_count > 0) listed_into_copies_ = true;
-    copied_passes_.push_back(c);
-    copied_end_ = c.base + c.count;
+      for (std::size_t k = 0; k < count; ++k)
+        if (nodes_[base + k].in_count > 0) listed_into_copies_ = true;
+    return b;
   }
+  // Every op: the stored ones and those of the copied passes.
+  [[nodiscard]] std::size_t op_count() const { return ops.size() + copied_ops_; }
+  // Where op i (0 <= i < op_count()) is in `ops`, or -1 for an op of a copied pass.
+  [[nodiscard]] std::int64_t position(std::int32_t i) const {
+    if (i >= copied_end_) return static_cast<std::int64_t>(i) - static_cast<std::int64_t>(copied_ops_);
+    return position_before_copies_end(i);
+  }
+  // Stored op i, to be changed (InternalError for an op of a copied pass or past the ops).
+  [[nodiscard]] Op& stored_op(std::int32_t i) {
+    const std::int64_t at = i >= 0 && as_size(i) < op_count() ? position(i) : -1;
+    if (at < 0) not_stored(i);
+    return ops[static_cast<std::size_t>(at)];
+  }
+  // Op i as stored, or as its copied pass copies it: the op it copies, of the copy's micro-batch
+  // where that op is of the recorded one, Op::cost_of naming it. InternalError past the ops.
+  [[nodiscard]] Op op_at(std::int32_t i) const;
   // Whether an op of a copied pass may have listed in-edges too (an edge was added into an op
   // before the end of the latest copied pass, or into a copied op before it was added); a step
   // graph's builder adds none.
@@ -463,7 +482,7 @@ class StepGraph {
   // missing ops, the plans' setups, repeats and flow sizes. For a pass that reads every op anyway
   // and calls check_op() on each (the stream scheduler), so that the ops are read once.
   void validate_edges_and_plans() const;
-  // The checks of validate_ops() on op i (its device, stream, duration, plan index and peer
+  // The checks of validate_ops() on ops[i] (its device, stream, duration, plan index and peer
   // device); throws the InternalError validate_ops() would. Needs check_nodes()'s condition.
   void check_op(std::size_t i) const {
     const Op& o = ops[i];
@@ -514,6 +533,8 @@ class StepGraph {
                         "only replay_in_index_order reads such a graph");
   }
   [[noreturn]] static void bad_copied_pass();
+  [[noreturn]] void not_stored(std::int32_t i) const;
+  [[nodiscard]] std::int64_t position_before_copies_end(std::int32_t i) const;
   [[noreturn]] static void bad_pass_pattern();
   [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;
   std::vector<Node> nodes_;  // per op (and per op an edge names before it is added), and spare ones
@@ -521,6 +542,7 @@ class StepGraph {
   std::vector<Edge> edges_;
   std::vector<PassPattern> pass_patterns_;
   std::vector<CopiedPass> copied_passes_;
+  std::size_t copied_ops_ = 0;   // ops of the copied passes (not stored)
   std::int32_t copied_end_ = 0;  // the op after the latest copied pass
   bool listed_into_copies_ = false;
   bool edges_ahead_ = false;  // an edge was added into an op not added yet
