@@ -141,18 +141,73 @@ struct StoredRing {
   }
 };
 
+// The distinct (route cost, size recipe, from a GPU to itself or not) of a ring's flows with its
+// routes, in the order they first come: a flow's time and its term (OnePlan::Term) are those of
+// its pair, so that the ring is priced from these at any size as from every flow.
+struct RingPair {
+  std::int32_t cost = 0;  // PlanRoutes::costs
+  std::int32_t run = 0;   // StoredRing::runs
+  bool self = false;
+  bool operator==(const RingPair&) const = default;
+};
+
+std::vector<RingPair> ring_pairs(const StoredRing& ring, const costmodel::PlanRoutes& routes) {
+  std::size_t flows = 0;
+  for (const auto& [recipe, n] : ring.runs) flows += n;
+  if (routes.rounds.size() != 1 || routes.rounds.front().size() != flows)
+    throw InternalError("plan cache: a ring's routes are not one round of its flows");
+  std::vector<RingPair> pairs;
+  std::size_t f = 0;
+  for (std::size_t run = 0; run < ring.runs.size(); ++run)
+    for (std::size_t k = 0; k < ring.runs[run].second; ++k, ++f) {
+      const costmodel::FlowRoute& route = routes.rounds.front()[f];
+      const RingPair p{route.cost, static_cast<std::int32_t>(run), route.src_gpu == route.dst_gpu};
+      if (!pairs.empty() && pairs.back() == p) continue;
+      if (std::find(pairs.begin(), pairs.end(), p) == pairs.end()) pairs.push_back(p);
+    }
+  return pairs;
+}
+
 // The ring collective of `ring` in `bytes` under the tuner's `choice` (the ring), priced with
-// the routes of its flows: plan_collective's plan and price_one's pricing of it, without making
-// the flows anew (costmodel::RingShape).
-OnePlan price_ring(const StoredRing& ring, const std::shared_ptr<const costmodel::PlanRoutes>& routes,
+// the routes of its flows and their distinct pairs (ring_pairs): plan_collective's plan and
+// price_one's pricing of it, without making the flows anew (costmodel::RingShape) or reading each
+// one. The slowest flow and the set of terms are those of the pairs; the flows' sizes are the
+// recipes' runs.
+OnePlan price_ring(const StoredRing& ring, const std::vector<RingPair>& pairs, const std::shared_ptr<const costmodel::PlanRoutes>& routes,
                    const costmodel::TunerChoice& choice, double bytes, const costmodel::CommSettings& settings) {
   const double chunk = costmodel::ring_chunk_bytes(bytes, ring.ranks, choice, ring.graph_Bps);
-  std::vector<double> sizes;
-  sizes.reserve(ring.flows);
-  for (const auto& [recipe, n] : ring.runs) sizes.insert(sizes.end(), n, recipe.bytes(chunk));
+  std::vector<std::pair<double, std::int64_t>> runs;
+  std::vector<double> run_bytes;
+  runs.reserve(ring.runs.size());
+  run_bytes.reserve(ring.runs.size());
+  for (const auto& [recipe, n] : ring.runs) {
+    runs.emplace_back(recipe.bytes(chunk), static_cast<std::int64_t>(n));
+    run_bytes.push_back(runs.back().first);
+  }
   double setup_s = settings.collective_setup_s;
   setup_s += std::max(0.0, choice.latency_s - ring.route_latency_s);
-  return price_flows(std::move(sizes), {ring.repeat}, setup_s, choice.algorithm, choice.protocol, routes);
+  OnePlan one;
+  // As contended_time_s and price_flows over the flows: the slowest flow with a link (a flow
+  // from a GPU to itself moves nothing), the distinct terms of the flows between two GPUs.
+  double slowest_s = 0.0;
+  auto& terms = one.round_terms.emplace_back();
+  for (const RingPair& p : pairs) {
+    const costmodel::RouteCost& c = routes->costs[static_cast<std::size_t>(p.cost)];
+    const double b = run_bytes[static_cast<std::size_t>(p.run)];
+    if (c.share_Bps != std::numeric_limits<double>::infinity()) slowest_s = std::max(slowest_s, c.latency_s + b / c.share_Bps);
+    if (p.self) continue;
+    const OnePlan::Term t{c.latency_s, b, c.bottleneck_Bps};
+    if (std::find(terms.begin(), terms.end(), t) == terms.end()) terms.push_back(t);
+  }
+  double contended_s = setup_s;
+  contended_s += static_cast<double>(ring.repeat) * slowest_s;
+  one.contended_s = contended_s;
+  one.repeats = {ring.repeat};
+  one.range = flow_range(one.repeats, run_bytes);
+  one.setup_s = setup_s;
+  one.plan = std::make_shared<const CompactPlan>(runs, one.repeats, setup_s, choice.algorithm, choice.protocol, routes);
+  one.time_s = one.bandwidth_time_s(one.setup_s, 1.0);
+  return one;
 }
 
 // `count` back-to-back identical collectives as one plan: the rounds carry count x the bytes,
@@ -222,7 +277,7 @@ class PlanCache {
       const costmodel::TunerChoice choice = costmodel::choose(ring->shape->tuner, in.bytes, in.settings->algorithm);
       if (choice.algorithm == costmodel::NcclAlgorithm::Ring) {
         ++stats_.ring_shapes_used;
-        auto one = std::make_shared<const OnePlan>(price_ring(*ring->shape, ring->routes, choice, in.bytes, *in.settings));
+        auto one = std::make_shared<const OnePlan>(price_ring(*ring->shape, ring->pairs, ring->routes, choice, in.bytes, *in.settings));
         // Counted as a plan in full is (its flows; new_ring left room for them): a later size keeps
         // only its sizes' runs beside the shared routes, and is not counted.
         if (noted_now) items_ += static_cast<std::int64_t>(ring->shape->flows);
@@ -325,6 +380,7 @@ class PlanCache {
     costmodel::CommSettings settings;
     std::shared_ptr<const StoredRing> shape;
     std::shared_ptr<const costmodel::PlanRoutes> routes;
+    std::vector<RingPair> pairs;  // ring_pairs(*shape, *routes)
   };
   const RingEntry* ring_of(const topology::Cluster& cluster, std::uint64_t group_hash, const PlanInputs& in) const {
     // A size the plan would reject (negative, NaN) or cannot be a ring is planned in full.
@@ -370,8 +426,10 @@ class PlanCache {
     const auto ring_routes = routes(cluster, group_hash, in.kind, instances, ends);
     items_ += flows;
     ++stats_.rings_noted;
-    return &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings,
-                                                  std::make_shared<const StoredRing>(shape), ring_routes})->second;
+    auto stored = std::make_shared<const StoredRing>(shape);
+    auto pairs = ring_pairs(*stored, *ring_routes);
+    return &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::move(stored),
+                                                  ring_routes, std::move(pairs)})->second;
   }
 
   // Every field of the settings: a field added to CommSettings changes its size and stops the

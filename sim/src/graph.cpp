@@ -163,7 +163,7 @@ CompactPlan::CompactPlan(const CommPlan& plan, std::shared_ptr<const costmodel::
   repeats_.reserve(plan.rounds.size());
   for (const auto& round : plan.rounds) {
     repeats_.push_back(round.repeat);
-    for (const auto& f : round.flows) add_flow(f.bytes);
+    for (const auto& f : round.flows) add_flows(f.bytes, 1);
   }
   byte_runs_.shrink_to_fit();
 }
@@ -178,16 +178,32 @@ CompactPlan::CompactPlan(std::span<const double> flow_bytes, std::vector<std::in
   }
   if (!ends_ || ends_->rounds.size() != repeats_.size() || flows != flow_bytes.size())
     throw InternalError("compact plan: the flows do not go between the given ends");
-  for (const double b : flow_bytes) add_flow(b);
+  for (const double b : flow_bytes) add_flows(b, 1);
   byte_runs_.shrink_to_fit();
 }
 
-void CompactPlan::add_flow(double bytes) {
+CompactPlan::CompactPlan(std::span<const std::pair<double, std::int64_t>> flow_runs, std::vector<std::int64_t> repeats, double setup_s,
+                         costmodel::NcclAlgorithm algorithm, costmodel::NcclProtocol protocol,
+                         std::shared_ptr<const costmodel::PlanRoutes> ends)
+    : ends_(std::move(ends)), repeats_(std::move(repeats)), setup_s_(setup_s), algorithm_(algorithm), protocol_(protocol) {
+  std::size_t flows = 0, sized = 0;
+  if (ends_) {
+    for (const auto& round : ends_->rounds) flows += round.size();
+  }
+  for (const auto& [bytes, n] : flow_runs) sized += n > 0 ? static_cast<std::size_t>(n) : 0;
+  if (!ends_ || ends_->rounds.size() != repeats_.size() || flows != sized)
+    throw InternalError("compact plan: the flows do not go between the given ends");
+  for (const auto& [bytes, n] : flow_runs)
+    if (n > 0) add_flows(bytes, n);
+  byte_runs_.shrink_to_fit();
+}
+
+void CompactPlan::add_flows(double bytes, std::int64_t n) {
   // Runs of the same size, bit for bit (a ring's flows are all one size).
   if (!byte_runs_.empty() && std::bit_cast<std::uint64_t>(byte_runs_.back().first) == std::bit_cast<std::uint64_t>(bytes))
-    ++byte_runs_.back().second;
+    byte_runs_.back().second += n;
   else
-    byte_runs_.emplace_back(bytes, 1);
+    byte_runs_.emplace_back(bytes, n);
 }
 
 const CommPlan& CompactPlan::plan() const {

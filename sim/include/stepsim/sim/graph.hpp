@@ -166,13 +166,16 @@ class CompactPlan {
   // after round), with the rounds' `repeats`, its setup, algorithm and protocol.
   CompactPlan(std::span<const double> flow_bytes, std::vector<std::int64_t> repeats, double setup_s, costmodel::NcclAlgorithm algorithm,
               costmodel::NcclProtocol protocol, std::shared_ptr<const costmodel::PlanRoutes> ends);
+  // The same with the flows' sizes as runs of equal ones (size, flows), round after round.
+  CompactPlan(std::span<const std::pair<double, std::int64_t>> flow_runs, std::vector<std::int64_t> repeats, double setup_s,
+              costmodel::NcclAlgorithm algorithm, costmodel::NcclProtocol protocol, std::shared_ptr<const costmodel::PlanRoutes> ends);
   [[nodiscard]] const CommPlan& plan() const;
   [[nodiscard]] double setup_s() const { return setup_s_; }
   [[nodiscard]] costmodel::NcclAlgorithm algorithm() const { return algorithm_; }
   [[nodiscard]] costmodel::NcclProtocol protocol() const { return protocol_; }
 
  private:
-  void add_flow(double bytes);  // the next flow's size, into byte_runs_
+  void add_flows(double bytes, std::int64_t n);  // the next n flows' size, into byte_runs_
   std::shared_ptr<const costmodel::PlanRoutes> ends_;
   std::vector<std::pair<double, std::int64_t>> byte_runs_;  // the flows' sizes, round after round: (size, flows)
   std::vector<std::int64_t> repeats_;
