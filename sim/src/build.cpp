@@ -162,7 +162,13 @@ class Builder {
     const std::int64_t ops = p_ * v_ * m_ * 2 * (per_layer * per_group + 1) + 8 * p_;
     constexpr std::int64_t kMaxReserved = std::int64_t{1} << 22;
     const auto n = static_cast<std::size_t>(std::min(ops, kMaxReserved));
-    out_.graph.reserve(n, 2 * n);
+    if (!opt_.compact_copies || !opt_.reuse_passes) return out_.graph.reserve(n, 2 * n);
+    // Copied passes store no ops and list no edges: room for a few emitted passes per stage, chunk
+    // and direction and the step's other ops, and for a copy of every pass.
+    const std::int64_t emitted = p_ * v_ * 2 * 4 * (per_layer * per_group + 1) + 8 * p_;
+    const auto stored = static_cast<std::size_t>(std::min({emitted, ops, kMaxReserved}));
+    const auto passes = static_cast<std::size_t>(std::min(p_ * v_ * m_ * 2, kMaxReserved));
+    out_.graph.reserve(stored, 2 * stored, passes, n - std::min(n, stored));
   }
 
   // ---- work: kernel lists and compute work, shared by the ops that run them

@@ -263,10 +263,11 @@ CommPlan& PlanList::operator[](std::size_t i) {
   return const_cast<CommPlan&>(*e.one);
 }
 
-void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges) {
+void StepGraph::reserve(std::size_t num_ops, std::size_t num_edges, std::size_t copied_passes, std::size_t copied_ops) {
   ops.reserve(num_ops);
-  nodes_.reserve(num_ops);
+  nodes_.reserve(num_ops + copied_ops);
   edges_.reserve(num_edges);
+  copied_passes_.reserve(copied_passes);
 }
 
 std::int32_t StepGraph::add_op(Op op) {

@@ -363,8 +363,9 @@ class StepGraph {
     const Op& o = ops[i];
     return o.kind == OpKind::Compute && o.work >= 0 ? works[static_cast<std::size_t>(o.work)].flops : 0.0;
   }
-  // Room for `ops` ops and `edges` edges without reallocation.
-  void reserve(std::size_t ops, std::size_t edges);
+  // Room for `ops` stored ops, `edges` edges, `copied_passes` copied passes of `copied_ops` ops in
+  // all without reallocation.
+  void reserve(std::size_t ops, std::size_t edges, std::size_t copied_passes = 0, std::size_t copied_ops = 0);
 
   // An op's successors and predecessors. Not on a graph with copied passes (InternalError): the
   // edges of those are not listed (replay_in_index_order reads them from their patterns).
