@@ -10,6 +10,7 @@
 
 #include "stepsim/memory/round.hpp"
 #include "stepsim/memory/timeline.hpp"
+#include "stepsim/scenarios/error.hpp"
 
 using namespace stepsim;
 
@@ -77,7 +78,38 @@ TEST_CASE("build_timeline: shuffled events across devices, equal times and relea
       CHECK(got.oom->op == want.oom->op);
       CHECK(got.oom->bytes_over == want.oom->bytes_over);
     }
+    // The same events given device by device (a spare fourth list, empty): the same timeline.
+    std::vector<std::vector<memory::MemEvent>> split(4);
+    for (const auto& e : ev) split[static_cast<std::size_t>(e.device)].push_back(e);
+    const auto by_device = memory::build_timeline_by_device(split, stat, cap, 0.1);
+    REQUIRE(by_device.devices.size() == want.devices.size());
+    for (std::size_t d = 0; d < want.devices.size(); ++d) {
+      CAPTURE(d);
+      CHECK(by_device.devices[d].peak_bytes == want.devices[d].peak_bytes);
+      CHECK(by_device.devices[d].peak_time_s == want.devices[d].peak_time_s);
+      CHECK(by_device.devices[d].peak_op == want.devices[d].peak_op);
+      REQUIRE(by_device.devices[d].points.size() == want.devices[d].points.size());
+      for (std::size_t i = 0; i < want.devices[d].points.size(); ++i) {
+        CHECK(by_device.devices[d].points[i].time_s == want.devices[d].points[i].time_s);
+        CHECK(by_device.devices[d].points[i].bytes == want.devices[d].points[i].bytes);
+      }
+    }
+    REQUIRE(by_device.oom.has_value() == want.oom.has_value());
+    if (want.oom) {
+      CHECK(by_device.oom->device == want.oom->device);
+      CHECK(by_device.oom->time_s == want.oom->time_s);
+      CHECK(by_device.oom->op == want.oom->op);
+    }
   }
+  // An event on a device the timeline does not have, or in another device's list: refused.
+  auto bad = ev;
+  bad.push_back({1.0, 3, 5, 999});
+  CHECK_THROWS_AS((void)memory::build_timeline(bad, stat, cap, 0.1), InternalError);
+  std::vector<std::vector<memory::MemEvent>> misplaced(3);
+  misplaced[0].push_back({1.0, 1, 5, 0});
+  CHECK_THROWS_AS((void)memory::build_timeline_by_device(misplaced, stat, cap, 0.1), InternalError);
+  std::vector<std::vector<memory::MemEvent>> too_few(2);
+  CHECK_THROWS_AS((void)memory::build_timeline_by_device(too_few, stat, cap, 0.1), InternalError);
 }
 
 TEST_CASE("round_bytes is std::llround: halfway cases, the largest fraction below a half, large and random values") {

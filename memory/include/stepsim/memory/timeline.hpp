@@ -44,7 +44,13 @@ struct Timeline {
 // Events at the same time on one device: releases apply before allocations (a backward that ends
 // when the next forward starts frees first). Deterministic for equal inputs. Without `points` the
 // devices' points stay empty (peaks and the OOM point are the same): what a sweep row needs.
+// InternalError for an event on a device that static_bytes does not have.
 [[nodiscard]] Timeline build_timeline(std::vector<MemEvent> events, const std::vector<std::int64_t>& static_bytes,
                         const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction, bool points = true);
+// The same from each device's events apart (events[d]: device d's, in any order; sorted in place,
+// at least as many lists as devices): build_timeline of all of them.
+[[nodiscard]] Timeline build_timeline_by_device(std::vector<std::vector<MemEvent>>& events, const std::vector<std::int64_t>& static_bytes,
+                                                const std::vector<std::int64_t>& capacity_bytes, double fragmentation_fraction,
+                                                bool points = true);
 
 }  // namespace stepsim::memory

@@ -17,8 +17,8 @@ namespace stepsim::sim {
 // The timeline of every device (static memory, capacity and fragmentation from the graph and `f`).
 [[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const Trace& trace, double fragmentation_fraction,
                                                bool points = true);
-// The same from the step's tally (its memory events).
-[[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, const StepTally& tally, double fragmentation_fraction,
+// The same from the step's tally (its memory events, each device's sorted in place).
+[[nodiscard]] memory::Timeline memory_timeline(const StepGraph& graph, StepTally& tally, double fragmentation_fraction,
                                                bool points = true);
 
 }  // namespace stepsim::sim

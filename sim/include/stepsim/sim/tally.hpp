@@ -86,6 +86,9 @@ class StepTally {
   }
   // The memory events, grouped by device in device order, each device's in op order.
   [[nodiscard]] std::vector<memory::MemEvent> memory_events() const;
+  // Each device's memory events (in op order as tallied; lists past devices() are spare storage),
+  // to be read or sorted in place (memory::build_timeline_by_device).
+  [[nodiscard]] std::vector<std::vector<memory::MemEvent>>& memory_events_by_device() { return events_; }
 
  private:
   std::size_t devices_ = 0;
