@@ -3,7 +3,9 @@
 #include "stepsim/report/format.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <bit>
+#include <charconv>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,10 +33,12 @@ namespace {
 
 using report::grouped;
 
+// A double in a cache key: its bits in hexadecimal (equal keys, equal values; cheaper than
+// printing its digits).
 std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, std::bit_cast<std::uint64_t>(v), 16);
+  return {buf, end};
 }
 
 std::string cluster_key(const scenarios::ClusterSpec& c) {
