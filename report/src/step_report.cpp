@@ -211,8 +211,10 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   // merged() in one pass: each stream's intervals are sorted and disjoint, so taking the earliest
   // head of the streams each time visits every interval in the order merged() sorts them, and
   // joining it to the last interval or starting a new one gives merged()'s disjoint intervals
-  // (a union has one merged form, whose ends are ends of its intervals).
+  // (a union has one merged form, whose ends are ends of its intervals). Where the device's
+  // communication ops came in order of their starts, the tally merged them as they came.
   const auto comm_union = [&](std::size_t dv) -> const std::vector<Interval>& {
+    if (const auto* in_order = tally.comm_in_order(dv)) return *in_order;
     std::array<const Interval*, kStreams> head{}, stop{};
     std::size_t n = 0, total = 0;
     for (std::size_t k = 0; k < kStreams; ++k) {

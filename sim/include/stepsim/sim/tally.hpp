@@ -50,6 +50,8 @@ class IntervalUnion {
   }
   // The intervals as merged_intervals() left them.
   [[nodiscard]] const std::vector<Interval>& intervals() const { return v_; }
+  // Whether every interval so far came in order of its start (the intervals are then merged).
+  [[nodiscard]] bool in_order() const { return sorted_; }
   // The merged intervals (merged in place; valid until the next clear or add).
   [[nodiscard]] const std::vector<Interval>& merged_intervals();
 
@@ -69,8 +71,15 @@ class StepTally {
     const auto dv = static_cast<std::size_t>(op.device);
     if (op.kind == OpKind::Compute)
       compute_[dv].add({start_s, end_s});
-    else if (op.kind != OpKind::Delay)
+    else if (op.kind != OpKind::Delay) {
       comm_[dv * kNumStreams + static_cast<std::size_t>(op.stream)].add({start_s, end_s});
+      // The device's union of all its streams while their ops come in order of their starts.
+      if (comm_in_order_[dv] != 0) {
+        IntervalUnion& all = comm_device_[dv];
+        all.add({start_s, end_s});
+        if (!all.in_order()) comm_in_order_[dv] = 0;
+      }
+    }
     auto& ev = events_[dv];
     if (op.alloc_bytes != 0) ev.push_back({start_s, op.device, op.alloc_bytes, i});
     if (op.free_bytes != 0) ev.push_back({end_s, op.device, -op.free_bytes, i});
@@ -84,6 +93,12 @@ class StepTally {
   [[nodiscard]] IntervalUnion& comm(std::size_t device, Stream stream) {
     return comm_[device * kNumStreams + static_cast<std::size_t>(stream)];
   }
+  // The union of the device's communication over all its streams (merged: the union of the
+  // streams' unions) where its ops came in order of their starts, else nullptr (then merge the
+  // streams' unions).
+  [[nodiscard]] const std::vector<Interval>* comm_in_order(std::size_t device) const {
+    return comm_in_order_[device] != 0 ? &comm_device_[device].intervals() : nullptr;
+  }
   // The memory events, grouped by device in device order, each device's in op order.
   [[nodiscard]] std::vector<memory::MemEvent> memory_events() const;
   // Each device's memory events (in op order as tallied; lists past devices() are spare storage),
@@ -93,6 +108,8 @@ class StepTally {
  private:
   std::size_t devices_ = 0;
   std::vector<IntervalUnion> compute_, comm_;
+  std::vector<IntervalUnion> comm_device_;  // per device, while comm_in_order_
+  std::vector<std::uint8_t> comm_in_order_;
   std::vector<std::vector<memory::MemEvent>> events_;
 };
 
