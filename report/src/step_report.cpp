@@ -201,55 +201,14 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
   }
   r.gpu_memory_bytes = static_cast<std::int64_t>(s.cluster.gpu.memory_bytes);
 
-  // Communication by (device, stream) from the tally: the ops of one stream run one after
-  // another, so each stream's intervals come sorted, and their union is the merge of the streams'
-  // unions.
-  constexpr auto kStreams = static_cast<std::size_t>(sim::kNumStreams);
-  // Kept from one report to the next (a sweep makes thousands): cleared, its storage reused.
-  thread_local std::vector<Interval> comm_all;
-  // The union of a device's communication: merged() of every interval, made from the streams'
-  // merged() in one pass: each stream's intervals are sorted and disjoint, so taking the earliest
-  // head of the streams each time visits every interval in the order merged() sorts them, and
-  // joining it to the last interval or starting a new one gives merged()'s disjoint intervals
-  // (a union has one merged form, whose ends are ends of its intervals). Where the device's
-  // communication ops came in order of their starts, the tally merged them as they came.
-  const auto comm_union = [&](std::size_t dv) -> const std::vector<Interval>& {
-    if (const auto* in_order = tally.comm_in_order(dv)) return *in_order;
-    std::array<const Interval*, kStreams> head{}, stop{};
-    std::size_t n = 0, total = 0;
-    for (std::size_t k = 0; k < kStreams; ++k) {
-      const auto& one = tally.comm(dv, static_cast<sim::Stream>(k)).merged_intervals();
-      if (one.empty()) continue;
-      head[n] = one.data();
-      stop[n] = one.data() + one.size();
-      total += one.size();
-      ++n;
-    }
-    comm_all.clear();
-    comm_all.reserve(total);
-    while (n > 0) {
-      std::size_t best = 0;
-      for (std::size_t k = 1; k < n; ++k)
-        if (*head[k] < *head[best]) best = k;
-      const Interval iv = *head[best];
-      if (!comm_all.empty() && iv.first <= comm_all.back().second)
-        comm_all.back().second = std::max(comm_all.back().second, iv.second);
-      else
-        comm_all.push_back(iv);
-      if (++head[best] == stop[best]) {
-        --n;
-        head[best] = head[n];
-        stop[best] = stop[n];
-      }
-    }
-    return comm_all;
-  };
+  // Each device's communication over all its streams, from the tally: merged as the ops came
+  // while they came in order of their starts, else sorted and merged here.
   double idle_sum = 0, exposed_sum = 0;
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     StageReport st;
     st.stage = g.devices[dv].stage;
     const auto& cm = tally.compute(dv).merged_intervals();
-    const auto& co = comm_union(dv);
+    const auto& co = tally.comm(dv).merged_intervals();
     st.compute_s = length(cm);
     st.exposed_comm_s = uncovered(co, cm);
     st.idle_s = std::max(0.0, r.step_time_s - st.compute_s - st.exposed_comm_s);

@@ -34,14 +34,11 @@ const std::vector<Interval>& IntervalUnion::merged_intervals() {
 void StepTally::reset(const StepGraph& graph) {
   devices_ = graph.devices.size();
   if (compute_.size() < devices_) compute_.resize(devices_);
-  if (comm_.size() < devices_ * kNumStreams) comm_.resize(devices_ * kNumStreams);
+  if (comm_.size() < devices_) comm_.resize(devices_);
   if (events_.size() < devices_) events_.resize(devices_);
-  if (comm_device_.size() < devices_) comm_device_.resize(devices_);
-  comm_in_order_.assign(devices_, 1);
   for (std::size_t dv = 0; dv < devices_; ++dv) {
     compute_[dv].clear();
-    comm_device_[dv].clear();
-    for (std::size_t k = 0; k < kNumStreams; ++k) comm_[dv * kNumStreams + k].clear();
+    comm_[dv].clear();
     events_[dv].clear();
   }
 }

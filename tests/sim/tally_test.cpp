@@ -24,7 +24,7 @@ TEST_CASE("interval union: in order or not, the merged union of its intervals") 
   CHECK(u.merged_intervals() == expected);
 }
 
-TEST_CASE("step tally: unions by device and stream, memory events by device in op order, the same from the replay") {
+TEST_CASE("step tally: compute and communication unions by device, memory events by device in op order, the same from the replay") {
   sim::StepGraph g;
   g.devices.resize(2);
   const auto op = [&](std::int32_t device, sim::OpKind kind, sim::Stream stream, double duration_s, std::int64_t alloc,
@@ -44,13 +44,18 @@ TEST_CASE("step tally: unions by device and stream, memory events by device in o
   const auto b = op(0, sim::OpKind::Compute, sim::Stream::Compute, 2.0, 5, 5);
   const auto c = op(1, sim::OpKind::Collective, sim::Stream::TpComm, 0.5, 0, 0);
   const auto d = op(1, sim::OpKind::Compute, sim::Stream::Compute, 1.0, 0, 10);
+  // On another stream of device 1, after c by index but before it in time: the device's
+  // communication comes out of order of its starts.
+  const auto e = op(1, sim::OpKind::Collective, sim::Stream::PpComm, 0.25, 0, 0);
   g.add_edge(a, c);
   g.add_edge(c, d);
   const auto trace = sim::run_analytic(g);
   sim::StepTally from_trace;
   from_trace.add_trace(g, trace);
   CHECK(from_trace.compute(1).merged_intervals() == std::vector<sim::Interval>{{0, 1}, {1.5, 2.5}});
-  CHECK(from_trace.comm(1, sim::Stream::TpComm).merged_intervals() == std::vector<sim::Interval>{{1, 1.5}});
+  CHECK(trace.ops[static_cast<std::size_t>(e)].start_s == 0.0);
+  CHECK(from_trace.comm(1).merged_intervals() == std::vector<sim::Interval>{{0, 0.25}, {1, 1.5}});
+  CHECK(from_trace.comm(0).merged_intervals().empty());
   CHECK(from_trace.compute(0).merged_intervals() == std::vector<sim::Interval>{{0, 2}});
   const auto events = from_trace.memory_events();
   REQUIRE(events.size() == 4);
@@ -65,6 +70,7 @@ TEST_CASE("step tally: unions by device and stream, memory events by device in o
   REQUIRE(makespan_s.has_value());
   CHECK(*makespan_s == trace.makespan_s);
   CHECK(replayed.compute(1).merged_intervals() == from_trace.compute(1).merged_intervals());
+  CHECK(replayed.comm(1).merged_intervals() == from_trace.comm(1).merged_intervals());
   const auto replayed_events = replayed.memory_events();
   REQUIRE(replayed_events.size() == events.size());
   for (std::size_t k = 0; k < events.size(); ++k) {

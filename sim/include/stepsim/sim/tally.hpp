@@ -1,6 +1,6 @@
 #pragma once
 // What the report and the memory timeline read of a replayed step, tallied op by op in index
-// order: each device's compute intervals and each (device, stream)'s communication intervals,
+// order: each device's compute intervals and its communication intervals (all streams),
 // as merged unions, and each device's memory events (an op's allocation at its start, its release
 // at its end) in op order. Filled from a trace (StepTally::add_trace) or by the one-pass replay as
 // it goes (replay_in_index_order(graph, tally)): the same calls in the same order either way.
@@ -50,8 +50,6 @@ class IntervalUnion {
   }
   // The intervals as merged_intervals() left them.
   [[nodiscard]] const std::vector<Interval>& intervals() const { return v_; }
-  // Whether every interval so far came in order of its start (the intervals are then merged).
-  [[nodiscard]] bool in_order() const { return sorted_; }
   // The merged intervals (merged in place; valid until the next clear or add).
   [[nodiscard]] const std::vector<Interval>& merged_intervals();
 
@@ -71,15 +69,8 @@ class StepTally {
     const auto dv = static_cast<std::size_t>(op.device);
     if (op.kind == OpKind::Compute)
       compute_[dv].add({start_s, end_s});
-    else if (op.kind != OpKind::Delay) {
-      comm_[dv * kNumStreams + static_cast<std::size_t>(op.stream)].add({start_s, end_s});
-      // The device's union of all its streams while their ops come in order of their starts.
-      if (comm_in_order_[dv] != 0) {
-        IntervalUnion& all = comm_device_[dv];
-        all.add({start_s, end_s});
-        if (!all.in_order()) comm_in_order_[dv] = 0;
-      }
-    }
+    else if (op.kind != OpKind::Delay)
+      comm_[dv].add({start_s, end_s});
     auto& ev = events_[dv];
     if (op.alloc_bytes != 0) ev.push_back({start_s, op.device, op.alloc_bytes, i});
     if (op.free_bytes != 0) ev.push_back({end_s, op.device, -op.free_bytes, i});
@@ -90,15 +81,8 @@ class StepTally {
 
   [[nodiscard]] std::size_t devices() const { return devices_; }
   [[nodiscard]] IntervalUnion& compute(std::size_t device) { return compute_[device]; }
-  [[nodiscard]] IntervalUnion& comm(std::size_t device, Stream stream) {
-    return comm_[device * kNumStreams + static_cast<std::size_t>(stream)];
-  }
-  // The union of the device's communication over all its streams (merged: the union of the
-  // streams' unions) where its ops came in order of their starts, else nullptr (then merge the
-  // streams' unions).
-  [[nodiscard]] const std::vector<Interval>* comm_in_order(std::size_t device) const {
-    return comm_in_order_[device] != 0 ? &comm_device_[device].intervals() : nullptr;
-  }
+  // The device's communication, over all its streams.
+  [[nodiscard]] IntervalUnion& comm(std::size_t device) { return comm_[device]; }
   // The memory events, grouped by device in device order, each device's in op order.
   [[nodiscard]] std::vector<memory::MemEvent> memory_events() const;
   // Each device's memory events (in op order as tallied; lists past devices() are spare storage),
@@ -108,8 +92,6 @@ class StepTally {
  private:
   std::size_t devices_ = 0;
   std::vector<IntervalUnion> compute_, comm_;
-  std::vector<IntervalUnion> comm_device_;  // per device, while comm_in_order_
-  std::vector<std::uint8_t> comm_in_order_;
   std::vector<std::vector<memory::MemEvent>> events_;
 };
 
