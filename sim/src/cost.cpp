@@ -290,7 +290,7 @@ class PlanCache {
     const std::int64_t flows = flow_count(plan);
     if (items_ + 2 * flows > kMaxItems) clear();
     const SharedRanks& instances = intern(group_hash, *in.instances);
-    const auto plan_routes = routes(cluster, group_hash, in.kind, instances, plan);
+    const auto plan_routes = routes(cluster, in.kind, instances, plan);
     auto one = std::make_shared<const OnePlan>(price_one(plan, plan_routes));
     items_ += flows;
     entries_.emplace(h, Entry{cluster.instance_id(), in.kind, instances, in.bytes, *in.settings, one});
@@ -327,27 +327,29 @@ class PlanCache {
     return costmodel::plan_collective(cluster, in.kind, in.instances->get(), in.bytes, *in.settings);
   }
 
-  // The routes of `plan`'s flows: those of an earlier plan of the same cluster, collective, group
-  // and algorithm (another size) when its flows are the same, else found and stored. The flows of
-  // a collective depend on its size only through the algorithm NCCL's tuner picks, and the check
-  // of every flow's ends makes that an assertion, not an assumption.
-  std::shared_ptr<const costmodel::PlanRoutes> routes(const topology::Cluster& cluster, std::uint64_t group_hash,
-                                                      workload::Collective kind, const SharedRanks& instances,
-                                                      const costmodel::CommPlan& plan) {
-    const std::uint64_t h = mix(group_hash, static_cast<std::uint64_t>(plan.algorithm));
+  // The routes of `plan`'s flows: those of an earlier plan of the same cluster, group and algorithm
+  // (another size, or another collective over the group) when its flows go between the same ends,
+  // else found and stored (in place of the group's entry for the same collective, if any). The
+  // routes depend on the flows' ends alone, and the check of every flow's ends makes the sharing an
+  // assertion, not an assumption.
+  std::shared_ptr<const costmodel::PlanRoutes> routes(const topology::Cluster& cluster, workload::Collective kind,
+                                                      const SharedRanks& instances, const costmodel::CommPlan& plan) {
+    const std::uint64_t h = mix(mix(cluster.instance_id(), instances.hash()), static_cast<std::uint64_t>(plan.algorithm));
     auto [lo, hi] = routes_.equal_range(h);
+    RouteEntry* same_kind = nullptr;
     for (auto it = lo; it != hi; ++it) {
       RouteEntry& e = it->second;
-      if (e.cluster_id != cluster.instance_id() || e.kind != kind || e.algorithm != plan.algorithm || !(e.instances == instances)) continue;
-      if (e.routes->matches(plan))
+      if (e.cluster_id != cluster.instance_id() || e.algorithm != plan.algorithm || !(e.instances == instances)) continue;
+      if (e.routes->matches(plan)) {
         ++stats_.routes_reused;
-      else
-        e.routes = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
-      return e.routes;
+        return e.routes;
+      }
+      if (e.kind == kind) same_kind = &e;
     }
+    auto found = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
+    if (same_kind != nullptr) return same_kind->routes = std::move(found);
     items_ += flow_count(plan);
-    auto stored = std::make_shared<const costmodel::PlanRoutes>(costmodel::plan_routes(cluster, plan));
-    return routes_.emplace(h, RouteEntry{cluster.instance_id(), kind, instances, plan.algorithm, std::move(stored)})->second.routes;
+    return routes_.emplace(h, RouteEntry{cluster.instance_id(), kind, instances, plan.algorithm, std::move(found)})->second.routes;
   }
 
   static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
@@ -423,7 +425,7 @@ class PlanCache {
     round.repeat = shape.repeat;
     round.flows.reserve(shape.flows.size());
     for (const auto& f : shape.flows) round.flows.push_back(costmodel::Flow{f.src_gpu, f.dst_gpu, 0.0});
-    const auto ring_routes = routes(cluster, group_hash, in.kind, instances, ends);
+    const auto ring_routes = routes(cluster, in.kind, instances, ends);
     items_ += flows;
     ++stats_.rings_noted;
     auto stored = std::make_shared<const StoredRing>(shape);

@@ -24,8 +24,9 @@ void cost_step(StepGraph& graph, const topology::Cluster& cluster, const costmod
 // entry's plan and the count), so the results are those of pricing anew. Bounded (emptied when
 // full); thread-safe. A hit or a miss is a lookup of one (cluster, settings, kind, group, bytes)
 // by a costing pass; a miss prices it. A miss reads the routes of the collective's flows (their
-// links, latencies, bottlenecks and shares) from an earlier miss of the same cluster, collective,
-// group and algorithm when the flows are the same (another size): `routes_reused` counts those.
+// links, latencies, bottlenecks and shares) from an earlier miss of the same cluster, group and
+// algorithm when the flows go between the same ends (another size or another collective over the
+// group): `routes_reused` counts those.
 struct PlanCacheStats {
   std::int64_t hits = 0;
   std::int64_t misses = 0;
