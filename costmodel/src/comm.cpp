@@ -310,16 +310,22 @@ RingShape ring_shape(const topology::Cluster& cluster, Collective kind, const st
   check_settings(settings);
   if (instances.empty() || instances.front().size() < 2) throw InternalError("costmodel: a ring needs instances of two ranks or more");
   RingShape shape;
-  shape.tuner = tuner_input(cluster, kind, instances.front(), settings);
-  shape.graph_Bps = graph_bandwidth_Bps(shape.tuner);
-  shape.ranks = static_cast<std::int64_t>(instances.front().size());
-  shape.repeat = ring_steps(kind, shape.ranks);
   for (const auto& inst : instances) {
-    if (static_cast<std::int64_t>(inst.size()) != shape.ranks) throw InternalError("costmodel: ring instances of different sizes");
+    if (inst.size() != instances.front().size()) throw InternalError("costmodel: ring instances of different sizes");
     ring_step_flows(cluster, settings, inst, [&](const RingFlow& f) { shape.flows.push_back(f); });
   }
-  shape.route_latency_s = 0.0 + static_cast<double>(shape.repeat) * slowest_route_latency_s(cluster, shape.flows);
+  shape.slowest_route_latency_s = slowest_route_latency_s(cluster, shape.flows);
+  set_ring_collective(cluster, kind, instances.front(), settings, shape);
   return shape;
+}
+
+void set_ring_collective(const topology::Cluster& cluster, Collective kind, const std::vector<std::int64_t>& members,
+                         const CommSettings& settings, RingShape& shape) {
+  shape.tuner = tuner_input(cluster, kind, members, settings);
+  shape.graph_Bps = graph_bandwidth_Bps(shape.tuner);
+  shape.ranks = static_cast<std::int64_t>(members.size());
+  shape.repeat = ring_steps(kind, shape.ranks);
+  shape.route_latency_s = 0.0 + static_cast<double>(shape.repeat) * shape.slowest_route_latency_s;
 }
 
 void TreeAlgorithm::plan(const topology::Cluster& cluster, Collective kind, const std::vector<std::vector<std::int64_t>>& instances,

@@ -122,12 +122,20 @@ struct StoredRing {
   std::int64_t ranks = 0;
   std::int64_t repeat = 0;
   double route_latency_s = 0;
+  double slowest_route_latency_s = 0;
   std::size_t flows = 0;
   std::vector<std::pair<costmodel::RingFlow, std::size_t>> runs;  // (recipe, flows), the recipe's ends unset
 
+  // `collective`'s fields that depend on the collective (costmodel::set_ring_collective) and the
+  // flows of `other`, a shape of another collective over the same instances and settings.
+  StoredRing(const costmodel::RingShape& collective, const StoredRing& other)
+      : tuner(collective.tuner), graph_Bps(collective.graph_Bps), ranks(collective.ranks), repeat(collective.repeat),
+        route_latency_s(collective.route_latency_s), slowest_route_latency_s(other.slowest_route_latency_s), flows(other.flows),
+        runs(other.runs) {}
+
   explicit StoredRing(const costmodel::RingShape& shape)
       : tuner(shape.tuner), graph_Bps(shape.graph_Bps), ranks(shape.ranks), repeat(shape.repeat),
-        route_latency_s(shape.route_latency_s), flows(shape.flows.size()) {
+        route_latency_s(shape.route_latency_s), slowest_route_latency_s(shape.slowest_route_latency_s), flows(shape.flows.size()) {
     for (const auto& f : shape.flows) {
       if (!runs.empty() && same_bits(runs.back().first.parts, f.parts) && same_bits(runs.back().first.efficiency, f.efficiency)) {
         ++runs.back().second;
@@ -370,6 +378,7 @@ class PlanCache {
     entries_.clear();
     routes_.clear();
     instances_.clear();
+    ring_groups_.clear();
     rings_.clear();
     items_ = 0;
   }
@@ -413,6 +422,18 @@ class PlanCache {
     const costmodel::TunerInput tuner = costmodel::tuner_input(cluster, in.kind, groups.front(), *in.settings);
     const costmodel::TunerChoice choice = costmodel::choose(tuner, in.bytes, in.settings->algorithm);
     if (choice.algorithm != costmodel::NcclAlgorithm::Ring) return nullptr;
+    // A ring of another collective over the same instances and settings has the same flows: its
+    // shape is this one's but for the fields that depend on the collective, its routes and pairs
+    // are this one's.
+    if (const RingEntry* other = ring_of_group(cluster, in)) {
+      costmodel::RingShape collective;
+      collective.slowest_route_latency_s = other->shape->slowest_route_latency_s;
+      costmodel::set_ring_collective(cluster, in.kind, groups.front(), *in.settings, collective);
+      ++stats_.rings_noted;
+      return &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, other->instances, *in.settings,
+                                                    std::make_shared<const StoredRing>(collective, *other->shape), other->routes,
+                                                    other->pairs})->second;
+    }
     const costmodel::RingShape shape = costmodel::ring_shape(cluster, in.kind, groups, *in.settings);
     const auto flows = static_cast<std::int64_t>(shape.flows.size());
     if (items_ + 2 * flows > kMaxItems) clear();
@@ -430,8 +451,24 @@ class PlanCache {
     ++stats_.rings_noted;
     auto stored = std::make_shared<const StoredRing>(shape);
     auto pairs = ring_pairs(*stored, *ring_routes);
-    return &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::move(stored),
-                                                  ring_routes, std::move(pairs)})->second;
+    const RingEntry* noted = &rings_.emplace(group_hash, RingEntry{cluster.instance_id(), in.kind, instances, *in.settings, std::move(stored),
+                                                                   ring_routes, std::move(pairs)})->second;
+    ring_groups_.emplace(ring_group_hash(cluster, *in.instances), noted);
+    return noted;
+  }
+
+  static std::uint64_t ring_group_hash(const topology::Cluster& cluster, const SharedRanks& instances) {
+    return mix(cluster.instance_id(), instances.hash());
+  }
+
+  // A ring noted for another collective over the same instances and settings, or nullptr.
+  const RingEntry* ring_of_group(const topology::Cluster& cluster, const PlanInputs& in) const {
+    auto [lo, hi] = ring_groups_.equal_range(ring_group_hash(cluster, *in.instances));
+    for (auto it = lo; it != hi; ++it) {
+      const RingEntry& e = *it->second;
+      if (e.cluster_id == cluster.instance_id() && same_settings(e.settings, *in.settings) && e.instances == *in.instances) return &e;
+    }
+    return nullptr;
   }
 
   // Every field of the settings: a field added to CommSettings changes its size and stops the
@@ -461,6 +498,8 @@ class PlanCache {
   };
   std::unordered_multimap<std::uint64_t, RouteEntry> routes_;
   std::unordered_multimap<std::uint64_t, RingEntry> rings_;  // by group hash
+  // The rings whose shape was made (not taken from another collective's), by cluster and instances.
+  std::unordered_multimap<std::uint64_t, const RingEntry*> ring_groups_;
   std::int64_t items_ = 0;
   PlanCacheStats stats_;
 };

@@ -119,10 +119,30 @@ TEST_CASE("comm: a ring's shape gives plan_collective's ring plan of every size,
       const auto shape = stepsim::costmodel::ring_shape(c, kind, instances, settings);
       CHECK(shape.ranks == static_cast<std::int64_t>(instances.front().size()));
       CHECK(shape.repeat == ring_steps(kind, shape.ranks));
+      // The all-reduce's shape set for this collective: this collective's shape.
+      auto other = stepsim::costmodel::ring_shape(c, Collective::AllReduce, instances, settings);
+      stepsim::costmodel::set_ring_collective(c, kind, instances.front(), settings, other);
+      CHECK(other.ranks == shape.ranks);
+      CHECK(other.repeat == shape.repeat);
+      CHECK(other.graph_Bps == shape.graph_Bps);
+      CHECK(other.route_latency_s == shape.route_latency_s);
+      CHECK(other.slowest_route_latency_s == shape.slowest_route_latency_s);
+      REQUIRE(other.flows.size() == shape.flows.size());
+      for (std::size_t i = 0; i < shape.flows.size(); ++i) {
+        CHECK(other.flows[i].src_gpu == shape.flows[i].src_gpu);
+        CHECK(other.flows[i].dst_gpu == shape.flows[i].dst_gpu);
+        CHECK(other.flows[i].parts == shape.flows[i].parts);
+        CHECK(other.flows[i].efficiency == shape.flows[i].efficiency);
+      }
       for (const double bytes : {0.0, 4096.0, 1e6, 3.3e7, 1e9}) {
         CAPTURE(bytes);
         const CommPlan plan = plan_collective(c, kind, instances, bytes, settings);
         const auto choice = stepsim::costmodel::choose(shape.tuner, bytes, settings.algorithm);
+        const auto other_choice = stepsim::costmodel::choose(other.tuner, bytes, settings.algorithm);
+        CHECK(other_choice.algorithm == choice.algorithm);
+        CHECK(other_choice.protocol == choice.protocol);
+        CHECK(other_choice.latency_s == choice.latency_s);
+        CHECK(other_choice.bus_Bps == choice.bus_Bps);
         CHECK(choice.algorithm == plan.algorithm);
         CHECK(choice.protocol == plan.protocol);
         if (plan.algorithm != stepsim::costmodel::NcclAlgorithm::Ring) continue;

@@ -163,12 +163,20 @@ struct RingShape {
   double graph_Bps = 0;       // graph_bandwidth_Bps(tuner)
   std::int64_t ranks = 0;     // per instance
   std::int64_t repeat = 0;    // ring_steps(kind, ranks)
-  double route_latency_s = 0;
+  double route_latency_s = 0;  // repeat x slowest_route_latency_s
+  // The flows and the slowest route latency among them do not depend on the collective.
+  double slowest_route_latency_s = 0;
   std::vector<RingFlow> flows;
 };
 // For AllReduce, ReduceScatter or AllGather over instances of the same size n >= 2.
 [[nodiscard]] RingShape ring_shape(const topology::Cluster& cluster, Collective kind,
                                    const std::vector<std::vector<std::int64_t>>& instances, const CommSettings& settings);
+// The fields of `shape` that depend on the collective (tuner, graph_Bps, ranks, repeat and
+// route_latency_s) for `kind` over instances like `members`, from shape.slowest_route_latency_s:
+// what ring_shape sets after the flows, so that a shape of one collective of a group serves the
+// others (its flows as they are).
+void set_ring_collective(const topology::Cluster& cluster, Collective kind, const std::vector<std::int64_t>& members,
+                         const CommSettings& settings, RingShape& shape);
 
 // What NCCL's tuner sees of a communicator over `members` (in ring order) for `kind`: the ranks,
 // the NVLink domains they span, the NVLink bandwidth of a GPU and the network bandwidth of the
