@@ -492,8 +492,13 @@ class Builder {
     const std::size_t key =
         (((chunk_slot(stage, ps.chunk) * 2 + (forward ? 1U : 0U)) * 2 + (dep >= 0 ? 1U : 0U)) * 2 + (dep == last ? 1U : 0U)) * 2 +
         (wait >= 0 ? 1U : 0U);
-    if (pass_templates_.size() <= key) pass_templates_.resize(static_cast<std::size_t>(p_ * v_) * 16);
-    PassTemplate& t = pass_templates_[key];
+    if (template_of_key_.size() <= key) template_of_key_.resize(static_cast<std::size_t>(p_ * v_) * 16, -1);
+    std::int32_t& index = template_of_key_[key];
+    if (index < 0) {
+      index = static_cast<std::int32_t>(pass_templates_.size());
+      pass_templates_.emplace_back();
+    }
+    PassTemplate& t = pass_templates_[static_cast<std::size_t>(index)];  // (emit() adds none: stays valid)
     if (t.usable) return replay(t, forward, stage, ps.chunk, ps.micro_batch, last, dep, wait);
     if (t.recorded) return emit();
     Recording rec;
@@ -1190,7 +1195,10 @@ class Builder {
   std::vector<std::vector<std::int32_t>> grad_ops_;  // per stage
   std::vector<double> stage_flops_;                  // per stage
   double max_stage_flops_ = 0;
-  std::vector<PassTemplate> pass_templates_;  // by (stage, chunk, direction, has input, input is the stage's last op)
+  std::vector<PassTemplate> pass_templates_;    // those of the keys met
+  // By key (stage, chunk, direction, has input, input is the stage's last op, waits): the index of
+  // its template in pass_templates_, -1 before its first pass.
+  std::vector<std::int32_t> template_of_key_;
   Recording* recording_ = nullptr;            // the pass being recorded
   BuiltStep out_;
 };
