@@ -22,13 +22,23 @@ void merge_in_place(std::vector<Interval>& v) {
   v.resize(n);
 }
 
-const std::vector<Interval>& IntervalUnion::merged_intervals() {
-  if (!sorted_) {
-    merge_in_place(v_);
-    sorted_ = true;
-    last_start_ = v_.empty() ? -std::numeric_limits<double>::infinity() : v_.back().first;
+void IntervalUnion::merge_late() {
+  merge_in_place(late_);
+  // Both lists sorted and merged: taken in order of their starts, each joins the last interval or
+  // follows it.
+  both_.clear();
+  both_.reserve(v_.size() + late_.size());
+  std::size_t a = 0, b = 0;
+  while (a < v_.size() || b < late_.size()) {
+    const Interval iv = b == late_.size() || (a < v_.size() && v_[a] < late_[b]) ? v_[a++] : late_[b++];
+    if (!both_.empty() && iv.first <= both_.back().second)
+      both_.back().second = std::max(both_.back().second, iv.second);
+    else
+      both_.push_back(iv);
   }
-  return v_;
+  v_.swap(both_);
+  late_.clear();
+  last_start_ = v_.empty() ? -std::numeric_limits<double>::infinity() : std::max(last_start_, v_.back().first);
 }
 
 void StepTally::reset(const StepGraph& graph) {

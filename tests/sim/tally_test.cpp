@@ -22,6 +22,24 @@ TEST_CASE("interval union: in order or not, the merged union of its intervals") 
   u.clear();
   for (auto it = in_order.rbegin(); it != in_order.rend(); ++it) u.add(*it);
   CHECK(u.merged_intervals() == expected);
+  // Two streams' intervals interleaved out of order, some overlapping across them, read halfway
+  // and added to after: the merged union of all.
+  const std::vector<sim::Interval> mixed{{5, 6}, {0, 1}, {6, 7}, {1.5, 2}, {9, 10}, {2, 5.5}, {8, 8}, {7.5, 9}};
+  std::vector<sim::Interval> all = mixed;
+  all.push_back({3, 4});
+  all.push_back({11, 12});
+  all.push_back({10, 10.5});
+  sim::merge_in_place(all);
+  CHECK(all == std::vector<sim::Interval>{{0, 1}, {1.5, 7}, {7.5, 10.5}, {11, 12}});
+  u.clear();
+  for (const auto& iv : mixed) u.add(iv);
+  std::vector<sim::Interval> first_half = mixed;
+  sim::merge_in_place(first_half);
+  CHECK(u.merged_intervals() == first_half);
+  u.add({3, 4});
+  u.add({11, 12});
+  u.add({10, 10.5});
+  CHECK(u.merged_intervals() == all);
 }
 
 TEST_CASE("step tally: compute and communication unions by device, memory events by device in op order, the same from the replay") {

@@ -23,20 +23,21 @@ using Interval = std::pair<double, double>;
 // Merges intervals into disjoint sorted ones (touching ones joined, empty ones dropped), in place.
 void merge_in_place(std::vector<Interval>& v);
 
-// A union of intervals kept merged as they come, as merge_in_place would give: while they come in
-// order of their starts (the ops of one stream do), each joins the last merged interval or follows
-// it; the first that starts earlier than one before it turns the list into a plain one, merged at
-// the end. (The merged form of a union is unique, so both give the same intervals.)
+// A union of intervals kept merged as they come, as merge_in_place would give: an interval that
+// starts no earlier than the latest one so far that did (the ops of one stream do) joins the last
+// merged interval or follows it; one that starts earlier (an op of another stream that started
+// before) waits aside, and those are sorted and merged into the others when the union is read.
+// (The merged form of a union is unique, so both give the same intervals.)
 class IntervalUnion {
  public:
   // Empty again, its storage kept for the next step's intervals.
   void clear() {
     v_.clear();
-    sorted_ = true;
+    late_.clear();
     last_start_ = -std::numeric_limits<double>::infinity();
   }
   [[gnu::always_inline]] void add(Interval iv) {
-    if (sorted_ && iv.first >= last_start_) {
+    if (iv.first >= last_start_) {
       last_start_ = iv.first;
       if (iv.second <= iv.first) return;
       if (!v_.empty() && iv.first <= v_.back().second)
@@ -45,17 +46,19 @@ class IntervalUnion {
         v_.push_back(iv);
       return;
     }
-    sorted_ = false;
-    v_.push_back(iv);
+    late_.push_back(iv);
   }
-  // The intervals as merged_intervals() left them.
-  [[nodiscard]] const std::vector<Interval>& intervals() const { return v_; }
-  // The merged intervals (merged in place; valid until the next clear or add).
-  [[nodiscard]] const std::vector<Interval>& merged_intervals();
+  // The merged intervals (valid until the next clear or add).
+  [[nodiscard]] const std::vector<Interval>& merged_intervals() {
+    if (!late_.empty()) merge_late();
+    return v_;
+  }
 
  private:
-  std::vector<Interval> v_;
-  bool sorted_ = true;
+  void merge_late();  // late_ merged into v_
+  std::vector<Interval> v_;     // merged, sorted
+  std::vector<Interval> late_;  // came after a later start
+  std::vector<Interval> both_;  // storage of merge_late
   double last_start_ = -std::numeric_limits<double>::infinity();
 };
 
