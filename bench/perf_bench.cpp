@@ -188,7 +188,9 @@ int phases(const char* file) {
         for (int i = 0; i < 7; ++i) b.spent[i] += own[i];
         break;
       }
+    // Not stored (copied passes of a compact graph), or stored as copies (Op::cost_of).
     for (const auto& copy : step.graph.copied_passes()) copies += copy.count;
+    for (const auto& op : step.graph.ops) copies += op.cost_of >= 0 ? 1.0 : 0.0;
     return true;
   }, true, sc::CandidateLoad::JsonOnly);
   double total = 0;
@@ -198,7 +200,8 @@ int phases(const char* file) {
   for (int i = 0; i < 7; ++i)
     std::printf("  %-18s %8.3f CPU-s %6.1f %% %8.1f ns/op\n", names[i], spent[i], total > 0 ? 100 * spent[i] / total : 0.0,
                 ops > 0 ? 1e9 * spent[i] / ops : 0.0);
-  // Ops of passes recorded once and copied (StepGraph::CopiedPass): those the graph does not store.
+  // Ops of passes recorded once and copied: those a compact graph does not store (StepGraph::CopiedPass)
+  // and copies it stores (where a pass's edges leave it, or in a graph built again with its edges).
   std::printf("  ops copied from a recorded pass: %.1f %%\n", ops > 0 ? 100.0 * copies / ops : 0.0);
   std::printf("by graph size (ns per op: build, costing, replay, memory timeline, report):\n");
   double lower = 0;

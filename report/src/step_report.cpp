@@ -1,7 +1,6 @@
 #include "stepsim/report/step_report.hpp"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <ostream>
 #include <set>
@@ -20,7 +19,6 @@ namespace stepsim::report {
 namespace {
 
 using sim::Interval;
-using sim::IntervalUnion;
 
 std::vector<Interval> merged(std::vector<Interval> v) {
   sim::merge_in_place(v);
@@ -224,8 +222,8 @@ StepReport make_report(const scenarios::Scenario& s, const sim::BuiltStep& step,
     r.stages.push_back(st);
   }
   if (communication_rows) {
-    if (trace.ops.size() != g.ops.size() || !g.copied_passes().empty())
-      throw InternalError("the report's communication rows need the trace and the plan of every op (not a compact graph)");
+    g.require_every_op_stored("the report's communication rows");
+    if (trace.ops.size() != g.ops.size()) throw InternalError("the report's communication rows need the trace of every op");
     r.communication = communication_by_kind(g, trace, tally);
   }
   if (r.step_time_s > 0 && !g.devices.empty()) {
@@ -388,6 +386,7 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
     first = false;
   };
   const auto pid = [](std::int64_t device) { return device + 1; };
+  g.require_every_op_stored("a Chrome trace");
   out << "{\"traceEvents\":[";
   for (std::size_t dv = 0; dv < g.devices.size(); ++dv) {
     const auto& dev = g.devices[dv];
@@ -464,6 +463,7 @@ void write_chrome_trace(std::ostream& out, const scenarios::Scenario& s, const s
 }
 
 std::int64_t chrome_trace_events(const sim::StepGraph& g, const memory::Timeline& timeline) {
+  g.require_every_op_stored("a Chrome trace");
   std::int64_t n = static_cast<std::int64_t>(g.devices.size()) * (1 + sim::kNumStreams);
   for (const auto& op : g.ops) n += op.kind == sim::OpKind::Delay ? 0 : 1;
   for (std::size_t i = 0; i < g.ops.size(); ++i) n += flow_target(g, i) >= 0 ? 2 : 0;

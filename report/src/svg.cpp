@@ -645,6 +645,7 @@ std::string memory_svg(const MemoryPlot& plot, int width_px) {
 }
 
 GanttPlot gantt_plot(const sim::StepGraph& graph, const sim::Trace& trace, const std::string& title) {
+  graph.require_every_op_stored("a Gantt chart");
   GanttPlot p;
   p.title = title;
   p.makespan_s = trace.makespan_s;

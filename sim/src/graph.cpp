@@ -190,7 +190,10 @@ CompactPlan::CompactPlan(std::span<const std::pair<double, std::int64_t>> flow_r
   if (ends_) {
     for (const auto& round : ends_->rounds) flows += round.size();
   }
-  for (const auto& [bytes, n] : flow_runs) sized += n > 0 ? static_cast<std::size_t>(n) : 0;
+  for (const auto& [bytes, n] : flow_runs) {
+    if (n < 0) throw InternalError("compact plan: a run of " + std::to_string(n) + " flows");
+    sized += static_cast<std::size_t>(n);
+  }
   if (!ends_ || ends_->rounds.size() != repeats_.size() || flows != sized)
     throw InternalError("compact plan: the flows do not go between the given ends");
   for (const auto& [bytes, n] : flow_runs)
@@ -306,6 +309,10 @@ void StepGraph::not_stored(std::int32_t i) const {
                       " (the graph has " + std::to_string(op_count()) + " ops)");
 }
 
+void StepGraph::not_every_op_stored(const char* reader) {
+  throw InternalError(std::string(reader) + " needs every op of the step graph stored (not a graph with copied passes, built with compact_copies)");
+}
+
 std::int64_t StepGraph::position_before_copies_end(std::int32_t i) const {
   // The latest copied pass that begins at or before op i.
   const auto after = std::upper_bound(copied_passes_.begin(), copied_passes_.end(), i,
@@ -361,10 +368,10 @@ void StepGraph::op_error(std::size_t i) const {
   const auto num_devices = static_cast<std::int64_t>(devices.size());
   const auto num_plans = static_cast<std::int64_t>(plans.size());
   const Op& o = ops[i];
-  // Its index: its place in `ops` and the copied ops before it.
+  // Its index: its place in `ops` and the ops of the copied passes before it.
   auto id = static_cast<std::int32_t>(i);
   for (const auto& c : copied_passes_)
-    if (c.stored_before <= id) id += c.count;
+    if (static_cast<std::size_t>(c.stored_before) <= i) id += c.count;
   if (o.device < 0 || o.device >= num_devices) {
     throw InternalError("step graph: " + name_op(*this, id) + " runs on device " + std::to_string(o.device) +
                         ", but the graph has " + std::to_string(num_devices) + " devices");
@@ -391,7 +398,7 @@ void StepGraph::op_error(std::size_t i) const {
 }
 
 void StepGraph::validate_ops() const {
-  if (!copied_passes_.empty()) copied_passes_error();  // their ops are unpriced
+  if (!copied_passes_.empty()) copied_passes_error();  // their ops are not stored
   check_nodes();
   for (std::size_t i = 0; i < ops.size(); ++i) check_op(i);
   validate_edges_and_plans();

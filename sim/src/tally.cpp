@@ -54,8 +54,7 @@ void StepTally::reset(const StepGraph& graph) {
 }
 
 void StepTally::add_trace(const StepGraph& graph, const Trace& trace) {
-  if (!graph.copied_passes().empty())
-    throw InternalError("a trace tallied on a graph with copied passes (their ops are not stored; replay_in_index_order tallies them)");
+  graph.require_every_op_stored("a tally of a trace");
   if (trace.ops.size() != graph.ops.size())
     throw InternalError("a trace of " + std::to_string(trace.ops.size()) + " ops for a graph of " + std::to_string(graph.ops.size()));
   reset(graph);

@@ -342,6 +342,20 @@ TEST_CASE("graph: a compact plan makes the plan it was given, flow by flow, and 
   other->rounds[0].pop_back();
   CHECK_THROWS_AS(sim::CompactPlan(plan, other), stepsim::InternalError);
   CHECK_THROWS_AS(sim::CompactPlan(plan, nullptr), stepsim::InternalError);
+  // The same flows given as runs of equal sizes: the same plan; runs that do not count the ends'
+  // flows, or a negative run, refused.
+  const std::vector<std::pair<double, std::int64_t>> runs{{3.0, 1}, {0.1, 1}, {7.5, 1}, {1e9, 1}};
+  const sim::CompactPlan from_runs(runs, {3, 1}, plan.setup_s, plan.algorithm, plan.protocol, ends);
+  REQUIRE(from_runs.plan().rounds.size() == plan.rounds.size());
+  for (std::size_t r = 0; r < plan.rounds.size(); ++r) {
+    CHECK(from_runs.plan().rounds[r].repeat == plan.rounds[r].repeat);
+    REQUIRE(from_runs.plan().rounds[r].flows.size() == plan.rounds[r].flows.size());
+    for (std::size_t f = 0; f < plan.rounds[r].flows.size(); ++f) CHECK(from_runs.plan().rounds[r].flows[f].bytes == plan.rounds[r].flows[f].bytes);
+  }
+  const std::vector<std::pair<double, std::int64_t>> too_few{{3.0, 3}};
+  CHECK_THROWS_AS(sim::CompactPlan(too_few, {3, 1}, plan.setup_s, plan.algorithm, plan.protocol, ends), stepsim::InternalError);
+  const std::vector<std::pair<double, std::int64_t>> negative{{3.0, 5}, {1.0, -1}};
+  CHECK_THROWS_AS(sim::CompactPlan(negative, {3, 1}, plan.setup_s, plan.algorithm, plan.protocol, ends), stepsim::InternalError);
 }
 
 TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, replay as edges would") {
@@ -437,6 +451,36 @@ TEST_CASE("graph: a copied pass's in-edges from its pattern, with listed ones, r
     bad.source = 0;
     CHECK_THROWS_AS(h.add_pass_pattern(bad), stepsim::InternalError);
   }
+}
+
+TEST_CASE("graph: a stored op between copied passes is named by its index in a failed check, and a reader of every op refuses the graph") {
+  // Ops 0 and 1 stored, op 2 a copy of op 1, op 3 stored (on a device that does not exist), op 4
+  // another copy of op 1: op 3, at place 2 of `ops`, is the op the replay's check names.
+  sim::StepGraph g;
+  g.devices.resize(1);
+  g.add_op(compute_op(0, "first"));
+  g.add_op(compute_op(0, "copied"));
+  sim::StepGraph::PassPattern pattern;
+  pattern.first = {0, 0};
+  pattern.source = 1;
+  const auto p = g.add_pass_pattern(pattern);
+  CHECK(g.add_copied_pass(p, {-1, -1, -1}, -1) == 2);
+  CHECK(g.add_op(compute_op(7, "between")) == 3);
+  CHECK(g.add_copied_pass(p, {-1, -1, -1}, -1) == 4);
+  CHECK(g.position(3) == 2);
+  std::string message;
+  try {
+    (void)sim::replay_in_index_order(g);
+  } catch (const stepsim::InternalError& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  CHECK(message.find("op 3 (between") != std::string::npos);
+  CHECK(message.find("device 7") != std::string::npos);
+  CHECK_THROWS_AS(g.require_every_op_stored("a test"), stepsim::InternalError);
+  sim::StepGraph listed;
+  listed.add_op(compute_op(0, "op"));
+  listed.require_every_op_stored("a test");
 }
 
 TEST_CASE("graph: an edge added into an op before it was, then copied: the replay reads it") {

@@ -439,6 +439,10 @@ class StepGraph {
   }
   // Every op: the stored ones and those of the copied passes.
   [[nodiscard]] std::size_t op_count() const { return ops.size() + copied_ops_; }
+  // InternalError naming `reader` on a graph with copied passes: for what reads ops[i] as op i.
+  void require_every_op_stored(const char* reader) const {
+    if (!copied_passes_.empty()) not_every_op_stored(reader);
+  }
   // Where op i (0 <= i < op_count()) is in `ops`, or -1 for an op of a copied pass.
   [[nodiscard]] std::int64_t position(std::int32_t i) const {
     if (i >= copied_end_) return static_cast<std::int64_t>(i) - static_cast<std::int64_t>(copied_ops_);
@@ -538,6 +542,7 @@ class StepGraph {
   }
   [[noreturn]] static void bad_copied_pass();
   [[noreturn]] void not_stored(std::int32_t i) const;
+  [[noreturn]] static void not_every_op_stored(const char* reader);
   [[nodiscard]] std::int64_t position_before_copies_end(std::int32_t i) const;
   [[noreturn]] static void bad_pass_pattern();
   [[noreturn]] void bad_edge(std::int32_t before, std::int32_t after) const;

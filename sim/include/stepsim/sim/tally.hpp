@@ -86,10 +86,11 @@ class StepTally {
   [[nodiscard]] IntervalUnion& compute(std::size_t device) { return compute_[device]; }
   // The device's communication, over all its streams.
   [[nodiscard]] IntervalUnion& comm(std::size_t device) { return comm_[device]; }
-  // The memory events, grouped by device in device order, each device's in op order.
+  // The memory events, grouped by device in device order, each device's in op order (in time order
+  // once memory_timeline has sorted them).
   [[nodiscard]] std::vector<memory::MemEvent> memory_events() const;
-  // Each device's memory events (in op order as tallied; lists past devices() are spare storage),
-  // to be read or sorted in place (memory::build_timeline_by_device).
+  // Each device's memory events (in op order as tallied, until sorted in place; lists past devices()
+  // are spare storage), to be read or sorted in place (memory::build_timeline_by_device).
   [[nodiscard]] std::vector<std::vector<memory::MemEvent>>& memory_events_by_device() { return events_; }
 
  private:
